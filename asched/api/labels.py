@@ -1,0 +1,142 @@
+"""Label selectors (metav1.LabelSelector) and node selectors (v1.NodeSelector), parsed once.
+
+Matching follows apimachinery's labels.Selector and component-helpers' nodeaffinity:
+an empty LabelSelector matches everything, an absent one (None) matches nothing; a
+NodeSelectorTerm with no requirements matches nothing; terms are ORed, requirements ANDed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+IN = "In"
+NOT_IN = "NotIn"
+EXISTS = "Exists"
+DOES_NOT_EXIST = "DoesNotExist"
+GT = "Gt"
+LT = "Lt"
+_LABEL_OPS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST})
+_NODE_OPS = _LABEL_OPS | {GT, LT}
+
+
+@dataclass(slots=True, frozen=True)
+class Requirement:
+    key: str
+    operator: str
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        op = self.operator
+        if op == IN:
+            v = labels.get(self.key)
+            return v is not None and v in self.values
+        if op == NOT_IN:
+            v = labels.get(self.key)
+            return v is None or v not in self.values
+        if op == EXISTS:
+            return self.key in labels
+        if op == DOES_NOT_EXIST:
+            return self.key not in labels
+        v = labels.get(self.key)
+        if v is None or len(self.values) != 1:
+            return False
+        try:
+            have, want = int(v), int(next(iter(self.values)))
+        except ValueError:
+            return False
+        return have > want if op == GT else have < want
+
+
+@dataclass(slots=True, frozen=True)
+class LabelSelector:
+    """A parsed metav1.LabelSelector; `requirements` includes matchLabels."""
+
+    requirements: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(r.matches(labels) for r in self.requirements)
+
+    def is_empty(self) -> bool:
+        return not self.requirements
+
+
+@dataclass(slots=True, frozen=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        if not self.match_expressions and not self.match_fields:
+            return False
+        if not all(r.matches(labels) for r in self.match_expressions):
+            return False
+        fields = {"metadata.name": node_name}
+        return all(r.matches(fields) for r in self.match_fields)
+
+
+@dataclass(slots=True, frozen=True)
+class NodeSelector:
+    terms: tuple[NodeSelectorTerm, ...] = ()
+
+    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        return any(t.matches(labels, node_name) for t in self.terms)
+
+
+def _requirement(raw: Any, path: str, ops: frozenset[str]) -> Requirement:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected an object")
+    key, op = raw.get("key"), raw.get("operator")
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"{path}.key: required")
+    if op not in ops:
+        raise ValueError(f"{path}.operator: {op!r} is not one of {sorted(ops)}")
+    values = raw.get("values") or []
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"{path}.values: expected a list of strings")
+    return Requirement(key, op, frozenset(values))
+
+
+def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
+    """None for an absent selector (matches nothing where the API says so)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected an object")
+    reqs: list[Requirement] = []
+    for k, v in sorted((raw.get("matchLabels") or {}).items()):
+        if not isinstance(v, str):
+            raise ValueError(f"{path}.matchLabels.{k}: expected a string")
+        reqs.append(Requirement(k, IN, frozenset((v,))))
+    for i, e in enumerate(raw.get("matchExpressions") or []):
+        reqs.append(_requirement(e, f"{path}.matchExpressions[{i}]", _LABEL_OPS))
+    return LabelSelector(tuple(reqs))
+
+
+def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected an object")
+    exprs = tuple(
+        _requirement(e, f"{path}.matchExpressions[{i}]", _NODE_OPS)
+        for i, e in enumerate(raw.get("matchExpressions") or [])
+    )
+    fields = tuple(
+        _requirement(e, f"{path}.matchFields[{i}]", _NODE_OPS)
+        for i, e in enumerate(raw.get("matchFields") or [])
+    )
+    return NodeSelectorTerm(exprs, fields)
+
+
+def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected an object")
+    terms = raw.get("nodeSelectorTerms") or []
+    return NodeSelector(
+        tuple(
+            parse_node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]")
+            for i, t in enumerate(terms)
+        )
+    )

@@ -1,0 +1,60 @@
+"""Per-cycle scratch data shared by the plugins of one scheduling attempt.
+
+Mirrors kube-scheduler's CycleState, with typed keys: `StateKey[T]` carries its value's
+type, so `state.read(KEY)` is checked by mypy. PreFilter/PreScore write; the fan-out
+stages (Filter, Score) only read. `clone()` is shallow per key, and values that
+preemption's dry runs mutate (through AddPod/RemovePod) implement `clone()` themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+T = TypeVar("T")
+
+
+class Cloneable(Protocol):
+    def clone(self) -> Any: ...
+
+
+class StateKey(Generic[T]):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StateKey({self.name!r})"
+
+
+class CycleState:
+    __slots__ = ("_data", "record_metrics", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, object] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_metrics = False
+
+    def write(self, key: StateKey[T], value: T) -> None:
+        self._data[key.name] = value
+
+    def read(self, key: StateKey[T]) -> T:
+        """Raises KeyError when PreFilter/PreScore did not write the key."""
+        return cast(T, self._data[key.name])
+
+    def get(self, key: StateKey[T]) -> T | None:
+        return cast("T | None", self._data.get(key.name))
+
+    def delete(self, key: StateKey[T]) -> None:
+        self._data.pop(key.name, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        for k, v in self._data.items():
+            clone = getattr(v, "clone", None)
+            c._data[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        c.record_metrics = self.record_metrics
+        return c

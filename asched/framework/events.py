@@ -1,0 +1,99 @@
+"""Cluster events and queueing hints: what can make a rejected pod schedulable again.
+
+Mirrors kube-scheduler's framework.ClusterEvent / QueueingHint. A plugin that rejects pods
+registers the events that may change its verdict; the queue moves a pod out of the
+unschedulable pool only on an event registered by a plugin that rejected it, and only if
+that plugin's hint (when it has one) says Queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum, IntFlag
+
+from asched.api import Pod
+
+
+class EventResource(str, Enum):
+    # Changes to pods other than the one being scheduled (assigned or not).
+    POD = "Pod"
+    # Updates to the unschedulable pod itself.
+    UNSCHEDULED_POD = "UnschedulablePod"
+    NODE = "Node"
+    POD_GROUP = "PodGroup"
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    NAMESPACE = "Namespace"
+    POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    WILDCARD = "*"
+
+
+class ActionType(IntFlag):
+    ADD = 1
+    DELETE = 1 << 1
+    UPDATE_NODE_ALLOCATABLE = 1 << 2
+    UPDATE_NODE_LABEL = 1 << 3
+    UPDATE_NODE_TAINT = 1 << 4
+    UPDATE_NODE_CONDITION = 1 << 5
+    UPDATE_NODE_ANNOTATION = 1 << 6
+    UPDATE_POD_LABEL = 1 << 7
+    # A pod's requests went down, or it finished (frees resources like a delete).
+    UPDATE_POD_SCALE_DOWN = 1 << 8
+    UPDATE_POD_TOLERATION = 1 << 9
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
+    UPDATE_NODE_SPEC_UNSCHEDULABLE = 1 << 11
+    # Any other update (objects without a finer classification, such as PodGroups).
+    UPDATE_OTHER = 1 << 12
+
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_TOLERATION | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_NODE_SPEC_UNSCHEDULABLE | UPDATE_OTHER
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterEvent:
+    resource: EventResource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        """Does this registered event cover the incoming one? (kube-scheduler eventMatch)."""
+        if self.resource not in (EventResource.WILDCARD, incoming.resource):
+            return False
+        return bool(self.action & incoming.action)
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource.value}{self.action.name or int(self.action)}"
+
+
+class QueueingHint(Enum):
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+# (pod that was rejected, old object or None, new object or None) -> hint.
+QueueingHintFn = Callable[[Pod, object | None, object | None], QueueingHint]
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+
+# Events the scheduler itself reports to the queue.
+ASSIGNED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.POD, ActionType.UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(EventResource.POD, ActionType.DELETE, "AssignedPodDelete")
+NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE, "NodeDelete")
+# Used by the periodic flush and on errors: every pod is moved regardless of hints.
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")

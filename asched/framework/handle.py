@@ -1,0 +1,89 @@
+"""What a plugin may use of the scheduler: the Handle (kube-scheduler framework.Handle).
+
+Plugins get a Handle at construction. It is a Protocol so plugins depend on the contract,
+not on the scheduler, and unit tests can build a small one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from asched.api import Pod
+from asched.client.protocol import KubeClient
+from asched.framework.clock import Clock
+from asched.framework.cycle_state import CycleState
+from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Status
+from asched.framework.waiting import WaitingPods
+
+
+class EventRecorder(Protocol):
+    def event(
+        self,
+        regarding: Any,
+        event_type: str,
+        reason: str,
+        action: str,
+        message: str,
+    ) -> None:
+        """Record an event about `regarding` (a Pod, or an ObjectRef); never blocks."""
+        ...
+
+
+class Handle(Protocol):
+    @property
+    def profile_name(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def client(self) -> KubeClient: ...
+
+    @property
+    def snapshot(self) -> SnapshotLister:
+        """The current cycle's snapshot (valid during a scheduling cycle)."""
+        ...
+
+    @property
+    def waiting_pods(self) -> WaitingPods: ...
+
+    @property
+    def events(self) -> EventRecorder: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
+        """The cache of a resource a plugin asked for in `informers()`."""
+        ...
+
+    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
+        """All known pods of a namespace, assigned or not (informer view)."""
+        ...
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        """Move these pods from backoff or the unschedulable pool to the active queue."""
+        ...
+
+    async def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+class NeedsInformers(Protocol):
+    """A plugin that needs more resources watched than nodes and pods."""
+
+    def informers(self) -> Sequence[InformerRequest[Any]]: ...

@@ -1,0 +1,155 @@
+"""One Protocol per extension point (kube-scheduler framework/interface.go).
+
+A plugin class names the Protocols it implements (`class Fit(PreFilterPlugin, FilterPlugin)`)
+so mypy checks its signatures. Optional abilities are their own small Protocols
+(`PreFilterExtensions`, `ScoreNormalizer`, `EnqueueExtensions`). Success is `None`.
+
+Points on the scheduling cycle are plain functions: the cycle must not await the network.
+Filter, Score, PreFilter and PreScore also accept `async def` implementations (for plugins
+that must do I/O); the runtime detects them once at construction. PostFilter and the
+binding points (PreBind, Bind, PostBind) are always `async`.
+
+Obligations:
+- Unreserve must be idempotent and may be called without a matching Reserve.
+- Filter and Score must not write to CycleState; they run for many nodes of one cycle.
+- Score returns an int; errors are raised and become an Error status for the pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from asched.api import Pod
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEventWithHint
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Status
+from asched.framework.types import (
+    NodeScore,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Keeps PreFilter state right when preemption's dry run adds or removes pods."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class AsyncFilterPlugin(Plugin, Protocol):
+    async def filter(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class AsyncScorePlugin(Plugin, Protocol):
+    async def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class ScoreNormalizer(Protocol):
+    """Rescales a Score plugin's raw scores into [0, 100] (kube-scheduler ScoreExtensions)."""
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]:
+        """(status, timeout seconds); the timeout only matters for Wait."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Skip to let the next Bind plugin bind the pod."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    async def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...

@@ -1,0 +1,87 @@
+"""Values passed between the queue, the runtime and the plugins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from asched.api import Pod
+from asched.framework.status import Status
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with its attempt history (kube-scheduler QueuedPodInfo)."""
+
+    pod: Pod
+    # When the pod was added to the queue (QueueSort's tie-breaker).
+    timestamp: float
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    # Plugins that rejected the pod in its last attempt (Unschedulable*).
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    # Plugins that answered Pending in its last attempt.
+    pending_plugins: set[str] = field(default_factory=set)
+    # The PreEnqueue plugin that gates the pod, if any.
+    gating_plugin: str = ""
+    # Set by the queue: when the pod may leave backoff.
+    backoff_expiry: float = 0.0
+    # Moved by an event while it was being scheduled: retry promptly on failure.
+    moved_during_cycle: bool = False
+
+    @property
+    def uid(self) -> str:
+        return self.pod.uid
+
+
+@dataclass(slots=True, frozen=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin allows; None means all (kube-scheduler PreFilterResult)."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True, frozen=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class NodeToStatus:
+    """Why each node was rejected; nodes not listed were not evaluated (kube-scheduler NodeToStatus).
+
+    `absent` is the status assumed for nodes that are not in the map, which PreFilter
+    sets when it rejects every node at once.
+    """
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+    absent: Status | None = None
+
+    def get(self, node: str) -> Status | None:
+        return self.statuses.get(node, self.absent)
+
+    def set(self, node: str, status: Status) -> None:
+        self.statuses[node] = status
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
