@@ -13,7 +13,9 @@ from typing import Any, Protocol
 class ApiError(Exception):
     """A non-2xx answer from the API server."""
 
-    def __init__(self, status: int, reason: str, message: str, method: str = "", path: str = "") -> None:
+    def __init__(
+        self, status: int, reason: str, message: str, method: str = "", path: str = ""
+    ) -> None:
         self.status = status
         self.reason = reason
         self.message = message
@@ -34,6 +36,11 @@ class ApiError(Exception):
         return self.status == 410
 
 
+class TransportError(Exception):
+    """The request got no HTTP answer: connection refused or reset, TLS failure, timeout,
+    or a watch stream cut off mid-event. Retrying later may succeed."""
+
+
 class KubeClient(Protocol):
     async def request(
         self,
@@ -44,7 +51,9 @@ class KubeClient(Protocol):
         params: Mapping[str, str] | None = None,
         content_type: str = "application/json",
     ) -> Any:
-        """JSON request; returns the decoded body (orjson) or raises ApiError."""
+        """JSON request; returns the decoded body (orjson) or raises ApiError.
+
+        Raises TransportError when no answer arrived."""
         ...
 
     def stream_lines(

@@ -88,13 +88,15 @@ class Applier:
         return [await self.apply(obj, namespace) for obj in objs]
 
 
-async def wait_crd_established(client: RestClient, name: str, timeout: float = 30.0) -> None:
-    """Wait until the CRD's Established condition is True (its API is then served)."""
+async def wait_crd_established(client: RestClient, name: str) -> None:
+    """Wait until the CRD's Established condition is True (its API is then served).
+
+    Waits for ever; callers bound it with ``anyio.fail_after``.
+    """
     path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
-    with anyio.fail_after(timeout):
-        while True:
-            crd = await client.get(path)
-            conditions = crd.get("status", {}).get("conditions") or []
-            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-                return
-            await anyio.sleep(0.05)
+    while True:
+        crd = await client.get(path)
+        conditions = crd.get("status", {}).get("conditions") or []
+        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+            return
+        await anyio.sleep(0.05)

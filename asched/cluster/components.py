@@ -30,7 +30,11 @@ KWOK_NODE_IP = "10.0.0.1"
 #: namespace stays Terminating for ever), ownerReference garbage collection, and pod GC
 #: (pods of deleted nodes, terminated pods). Nothing else: no node lifecycle (kwok keeps
 #: nodes Ready), no ReplicaSet/Job controllers (tests create bare pods), no token controller.
-CONTROLLERS = ("namespace-controller", "garbage-collector-controller", "pod-garbage-collector-controller")
+CONTROLLERS = (
+    "namespace-controller",
+    "garbage-collector-controller",
+    "pod-garbage-collector-controller",
+)
 
 
 @dataclass(frozen=True, slots=True)

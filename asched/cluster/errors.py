@@ -17,7 +17,3 @@ class BinariesNotFoundError(ClusterError):
 
 class ClusterStartError(ClusterError):
     """A component exited early or did not become ready in time."""
-
-
-class ClusterNotRunningError(ClusterError):
-    """The CLI found no running cluster in the state directory."""

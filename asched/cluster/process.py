@@ -8,6 +8,7 @@ to a log file, not a pipe, so no task has to drain it and a failed start can sho
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -61,10 +62,8 @@ class ManagedProcess:
         # belong to someone else.
         if self.process.returncode is not None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            pass
 
     async def stop(self, grace: float = DEFAULT_GRACE) -> None:
         """SIGTERM the process group, wait up to *grace* seconds, then SIGKILL it.

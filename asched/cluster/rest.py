@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -54,6 +55,30 @@ def _params(params: Params | None) -> dict[str, str] | None:
     return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in params.items()}
 
 
+class WatchStream:
+    """Events of one watch response, decoded line by line."""
+
+    def __init__(self, path: str, content: aiohttp.StreamReader) -> None:
+        self._path = path
+        self._content = content
+
+    def __aiter__(self) -> WatchStream:
+        return self
+
+    async def __anext__(self) -> JsonObject:
+        while True:
+            line = await self._content.readline()
+            if not line:
+                raise StopAsyncIteration
+            if not line.strip():
+                continue
+            event: JsonObject = orjson.loads(line)
+            if event.get("type") == "ERROR":
+                status = event.get("object") or {}
+                raise ApiError("WATCH", self._path, int(status.get("code", 500)), line)
+            return event
+
+
 class RestClient:
     """Bearer-token JSON client. Use as ``async with RestClient(...) as c:``.
 
@@ -90,7 +115,8 @@ class RestClient:
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
         user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
         ca = cluster.get("certificate-authority-data")
-        ca_pem = base64.b64decode(ca) if ca and not cluster.get("insecure-skip-tls-verify") else None
+        verify = ca and not cluster.get("insecure-skip-tls-verify")
+        ca_pem = base64.b64decode(ca) if verify else None
         return cls(cluster["server"], user["token"], ca_pem=ca_pem, **kwargs)
 
     async def __aenter__(self) -> Self:
@@ -168,7 +194,9 @@ class RestClient:
         content_type: str = MERGE_PATCH,
         params: Params | None = None,
     ) -> JsonObject:
-        return await self.request("PATCH", path, params=params, body=body, content_type=content_type)
+        return await self.request(
+            "PATCH", path, params=params, body=body, content_type=content_type
+        )
 
     async def delete(
         self, path: str, *, params: Params | None = None, body: Any = None
@@ -189,6 +217,43 @@ class RestClient:
             if not cont:
                 return items
             query["continue"] = cont
+
+    async def list_with_version(
+        self, path: str, *, params: Params | None = None, page_size: int = 500
+    ) -> tuple[builtins.list[JsonObject], str]:
+        """Like list(), plus the resourceVersion to start a watch from."""
+        items: builtins.list[JsonObject] = []
+        query = dict(params or {})
+        query["limit"] = page_size
+        while True:
+            page = await self.get(path, params=query)
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            if not meta.get("continue"):
+                return items, str(meta.get("resourceVersion", ""))
+            query["continue"] = meta["continue"]
+
+    @contextlib.asynccontextmanager
+    async def watch(
+        self, path: str, *, resource_version: str = "", params: Params | None = None
+    ) -> AsyncIterator[WatchStream]:
+        """Open a watch; iterate the yielded stream for ``{"type", "object"}`` events.
+
+        The stream ends when the server closes the watch (``timeoutSeconds``); an ERROR
+        event (for example 410 Gone: *resource_version* is too old) is raised as ApiError.
+        """
+        if self._session is None:
+            raise RuntimeError("RestClient used outside `async with`")
+        query: dict[str, str | int | bool] = {**(params or {}), "watch": True}
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        no_timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+        async with self._session.get(
+            self.server + path, params=_params(query), timeout=no_timeout
+        ) as resp:
+            if resp.status != 200:
+                raise ApiError("GET", path, resp.status, await resp.read())
+            yield WatchStream(path, resp.content)
 
     async def exists(self, path: str) -> bool:
         """True on 200, False on 404; other statuses raise ApiError."""

@@ -28,6 +28,11 @@ class EventResource(str, Enum):
     CSI_NODE = "CSINode"
     NAMESPACE = "Namespace"
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    # Workload objects whose selectors PodTopologySpread's default constraints read.
+    SERVICE = "Service"
+    REPLICATION_CONTROLLER = "ReplicationController"
+    REPLICA_SET = "ReplicaSet"
+    STATEFUL_SET = "StatefulSet"
     WILDCARD = "*"
 
 

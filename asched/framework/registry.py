@@ -53,12 +53,44 @@ class PluginArgs(Protocol):
         ...
 
 
+# Extension point (config name) -> the method a plugin class defines for it.
+POINT_METHODS: dict[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+
 @dataclass(frozen=True)
 class PluginSpec:
+    """How to build a plugin: `plugin_type(args, handle)` unless a factory is given."""
+
     name: str
-    # factory(args or None, handle) -> plugin instance
-    factory: Callable[[Any, Handle], Plugin]
+    plugin_type: type
     args_type: type[PluginArgs] | None = None
+    factory: Callable[[Any, Handle], Plugin] | None = None
+
+    def extension_points(self) -> frozenset[str]:
+        """The points the plugin class implements (used to expand multiPoint)."""
+        return frozenset(
+            point for point, method in POINT_METHODS.items()
+            if callable(getattr(self.plugin_type, method, None))
+        )
+
+    def new(self, args: Any, handle: Handle) -> Plugin:
+        if self.factory is not None:
+            return self.factory(args, handle)
+        plugin: Plugin = self.plugin_type(args, handle)
+        return plugin
 
     def parse_args(self, raw: Mapping[str, Any] | None, path: str) -> Any:
         if self.args_type is None:
@@ -132,4 +164,4 @@ def load_import_path(path: str) -> PluginSpec:
     except (ImportError, AttributeError) as exc:
         raise UnknownPluginError(path, []) from exc
     spec = _as_spec(obj, path)
-    return PluginSpec(path, spec.factory, spec.args_type)
+    return PluginSpec(path, spec.plugin_type, spec.args_type, spec.factory)

@@ -1,0 +1,139 @@
+"""`asched run`: wire a configuration into a running scheduler.
+
+Order of events: load and validate the config (a bad one stops here, naming the field) ->
+connect -> start the ops server (/healthz, /readyz, /metrics) -> sync caches -> campaign
+for the Lease (when leader election is on) -> schedule. SIGTERM/SIGINT stop taking new
+pods, reject pods waiting at Permit, let bindings in flight finish, flush events, then
+exit; a second signal exits at once.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import structlog
+
+from asched.client.kubeconfig import load_connection
+from asched.client.rest import RestClient
+from asched.config import SchedulerConfig, load_config
+from asched.framework.clock import RealClock
+from asched.framework.registry import Registry
+from asched.framework.runtime import ProfileSpec
+from asched.leaderelection import LeaderElector
+from asched.looplag import LoopLagMonitor
+from asched.metrics import Metrics
+from asched.plugins.registry import in_tree_registry
+from asched.recorder import EventRecorder
+from asched.scheduler.scheduler import Options, Scheduler
+from asched.server import OpsServer
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class RunOptions:
+    config: Path | None
+    kubeconfig: str | None = None
+    bind_address: str = "0.0.0.0"
+    secure_port: int = 10259
+    leader_elect: bool | None = None  # None: as the config says
+    lease_namespace: str | None = None
+    lease_name: str | None = None
+
+
+def build_registry() -> Registry:
+    """In-tree plugins plus every installed package's `asched.plugins` entry points."""
+    registry = in_tree_registry()
+    registry.load_entry_points()
+    return registry
+
+
+def load(path: Path | None, registry: Registry) -> SchedulerConfig:
+    if path is None:
+        from asched.config import default_config
+
+        return default_config(registry)
+    cfg = load_config(path, registry, filename=str(path))
+    for warning in cfg.warnings:
+        log.warning("config_deviation", file=str(path), detail=warning)
+    return cfg
+
+
+def scheduler_options(cfg: SchedulerConfig) -> Options:
+    profiles = [
+        ProfileSpec(
+            p.scheduler_name,
+            {point: [(r.name, r.weight) for r in refs] for point, refs in p.plugins.items()},
+            dict(p.plugin_args),
+            p.percentage_of_nodes_to_score,
+        )
+        for p in cfg.profiles
+    ]
+    return Options(
+        parallelism=cfg.parallelism,
+        percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
+        pod_initial_backoff_seconds=float(cfg.pod_initial_backoff_seconds),
+        pod_max_backoff_seconds=float(cfg.pod_max_backoff_seconds),
+        profiles=profiles,
+    )
+
+
+async def run(opts: RunOptions) -> int:
+    registry = build_registry()
+    cfg = load(opts.config, registry)
+    kubeconfig = opts.kubeconfig or cfg.client_connection.kubeconfig or None
+    clock = RealClock()
+    connection = await load_connection(kubeconfig)
+    cc = cfg.client_connection
+    async with RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client:
+        metrics = Metrics()
+        recorder = EventRecorder(client, clock, reporting_controller="asched", metrics=metrics)
+        sched = Scheduler(client, registry, scheduler_options(cfg), clock=clock,
+                          events=recorder, metrics=metrics)
+        le = cfg.leader_election
+        leader_elect = le.leader_elect if opts.leader_elect is None else opts.leader_elect
+        elector = None
+        if leader_elect:
+            elector = LeaderElector(
+                client,
+                namespace=opts.lease_namespace or le.resource_namespace,
+                name=opts.lease_name or le.resource_name,
+                lease_duration=le.lease_duration,
+                renew_deadline=le.renew_deadline,
+                retry_period=le.retry_period,
+                clock=clock,
+            )
+        lag = LoopLagMonitor(clock, observe=metrics.loop_lag)
+
+        def readiness() -> tuple[bool, str]:
+            return (True, "") if sched.ready else (False, "informer caches not synced")
+
+        server = OpsServer(metrics, readiness=readiness, host=opts.bind_address,
+                           port=opts.secure_port)
+        async with server, anyio.create_task_group() as tg:
+            log.info("asched_starting", profiles=[p.scheduler_name for p in cfg.profiles],
+                     ops=server.url, leader_elect=leader_elect, qps=cc.qps, burst=cc.burst)
+            tg.start_soon(recorder.run)
+            tg.start_soon(lag.run)
+            tg.start_soon(_on_signals, sched, tg.cancel_scope)
+            await sched.run(elector=elector)
+            with anyio.move_on_after(5):
+                await recorder.drain()
+            tg.cancel_scope.cancel()
+    log.info("asched_stopped")
+    return 0
+
+
+async def _on_signals(sched: Scheduler, scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            if sched.leading and not sched.stopping:
+                log.info("shutdown_requested", signal=signal.Signals(signum).name)
+                sched.shutdown()
+            else:
+                log.info("exiting", signal=signal.Signals(signum).name)
+                scope.cancel()
+                return

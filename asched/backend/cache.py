@@ -1,0 +1,218 @@
+"""The scheduler's cache: nodes, the pods assigned to them, and pods assumed in flight.
+
+Mirrors kube-scheduler's backend/cache: after a pod is scheduled its placement is
+*assumed* (counted on the node at once, so the next cycle does not overcommit) while the
+binding cycle runs; the informer's event for the bound pod *confirms* it; a failed binding
+*forgets* it. Assumed pods do not expire (kube-scheduler dropped the TTL): only binding
+failure or the pod's deletion removes them.
+
+Objects from the informers are never mutated: an assumed pod is a copy with node_name set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import structlog
+
+from asched.api import Node, Pod
+from asched.backend.snapshot import Snapshot
+from asched.framework.nodeinfo import ImageStateSummary, NodeInfo
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod: Pod
+    assumed: bool
+    binding_finished: bool = False
+
+
+class CacheError(RuntimeError):
+    """The cache was asked to do something inconsistent (a scheduler bug)."""
+
+
+class Cache:
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        # Node names in insertion order (a dict as an ordered set); the snapshot lists
+        # nodes in this order.
+        self._order: dict[str, None] = {}
+        self._pods: dict[str, _PodState] = {}
+        self._dirty: set[str] = set()
+        self._order_changed = True
+        self._images: dict[str, dict[str, int]] = {}  # image -> node -> size
+
+    # ---- nodes -----------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        ni = self._nodes.get(node.name)
+        if ni is None:
+            ni = NodeInfo()
+            self._nodes[node.name] = ni
+        if node.name not in self._order:
+            self._order[node.name] = None
+            self._order_changed = True
+        self._set_node(ni, node)
+
+    def update_node(self, node: Node) -> None:
+        self.add_node(node)
+
+    def remove_node(self, name: str) -> None:
+        ni = self._nodes.get(name)
+        if ni is None:
+            return
+        self._forget_images(name)
+        if ni.pods:
+            # Pods still point at it; keep the entry without a node (kube-scheduler does too)
+            # so their deletion events can still be accounted.
+            ni.node = None
+            ni.generation += 1
+        else:
+            del self._nodes[name]
+        self._order.pop(name, None)
+        self._order_changed = True
+        self._dirty.add(name)
+
+    def _set_node(self, ni: NodeInfo, node: Node) -> None:
+        self._forget_images(node.name)
+        for img in node.images:
+            for name in img.names:
+                self._images.setdefault(name, {})[node.name] = img.size_bytes
+        ni.set_node(node)
+        ni.image_states = {
+            name: ImageStateSummary(img.size_bytes, len(self._images.get(name, ())))
+            for img in node.images
+            for name in img.names
+        }
+        self._dirty.add(node.name)
+
+    def _forget_images(self, node_name: str) -> None:
+        ni = self._nodes.get(node_name)
+        if ni is None or ni.node is None:
+            return
+        for img in ni.node.images:
+            for name in img.names:
+                holders = self._images.get(name)
+                if holders is not None:
+                    holders.pop(node_name, None)
+                    if not holders:
+                        del self._images[name]
+
+    def node_names(self) -> list[str]:
+        return list(self._order)
+
+    def node_count(self) -> int:
+        return len(self._order)
+
+    def get_node_info(self, name: str) -> NodeInfo | None:
+        return self._nodes.get(name)
+
+    # ---- pods ------------------------------------------------------------------
+    def _node_info_for(self, node_name: str) -> NodeInfo:
+        ni = self._nodes.get(node_name)
+        if ni is None:
+            ni = NodeInfo()  # pods may arrive before their node
+            self._nodes[node_name] = ni
+        return ni
+
+    def _add(self, pod: Pod) -> None:
+        self._node_info_for(pod.node_name).add_pod(pod)
+        self._dirty.add(pod.node_name)
+
+    def _remove(self, pod: Pod) -> None:
+        ni = self._nodes.get(pod.node_name)
+        if ni is None:
+            return
+        ni.remove_pod(pod)
+        self._dirty.add(pod.node_name)
+        if ni.node is None and not ni.pods:
+            del self._nodes[pod.node_name]
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Count `pod` (a copy with node_name set) on its node before it is bound."""
+        if not pod.node_name:
+            raise CacheError(f"assume_pod: pod {pod.key} has no node")
+        if pod.uid in self._pods:
+            raise CacheError(f"assume_pod: pod {pod.key} is already in the cache")
+        self._add(pod)
+        self._pods[pod.uid] = _PodState(pod, assumed=True)
+
+    def finish_binding(self, pod: Pod) -> None:
+        st = self._pods.get(pod.uid)
+        if st is not None and st.assumed:
+            st.binding_finished = True
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo assume_pod (binding failed or was rejected); a no-op if not assumed."""
+        st = self._pods.get(pod.uid)
+        if st is None or not st.assumed:
+            return
+        self._remove(st.pod)
+        del self._pods[pod.uid]
+
+    def is_assumed(self, uid: str) -> bool:
+        st = self._pods.get(uid)
+        return st is not None and st.assumed
+
+    def add_pod(self, pod: Pod) -> None:
+        """An assigned pod seen by the informer: confirms an assumed pod or adds a new one."""
+        st = self._pods.get(pod.uid)
+        if st is not None:
+            if st.assumed and st.pod.node_name != pod.node_name:
+                log.warning(
+                    "pod_bound_elsewhere", pod=pod.key, assumed=st.pod.node_name,
+                    actual=pod.node_name,
+                )
+            self._remove(st.pod)
+        self._add(pod)
+        self._pods[pod.uid] = _PodState(pod, assumed=False)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        st = self._pods.get(new.uid)
+        if st is None:
+            self.add_pod(new)
+            return
+        self._remove(st.pod)
+        self._add(new)
+        self._pods[new.uid] = _PodState(new, assumed=False)
+
+    def remove_pod(self, pod: Pod) -> None:
+        st = self._pods.pop(pod.uid, None)
+        if st is not None:
+            self._remove(st.pod)
+
+    def get_pod(self, uid: str) -> Pod | None:
+        st = self._pods.get(uid)
+        return st.pod if st is not None else None
+
+    def pod_count(self) -> int:
+        return len(self._pods)
+
+    def assumed_count(self) -> int:
+        return sum(1 for st in self._pods.values() if st.assumed)
+
+    # ---- snapshot --------------------------------------------------------------
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring `snapshot` up to date, cloning only nodes changed since the last call."""
+        rebuild_order = self._order_changed
+        rebuild_affinity = False
+        for name in self._dirty:
+            ni = self._nodes.get(name)
+            old = snapshot.get(name)
+            if ni is None or ni.node is None:
+                if old is not None:
+                    snapshot._drop(name)
+                    rebuild_order = True
+                continue
+            clone = ni.clone()
+            if not snapshot._replace(clone):
+                rebuild_order = True
+            if (old is not None and old.pods_with_affinity) or clone.pods_with_affinity:
+                rebuild_affinity = True
+        self._dirty.clear()
+        if rebuild_order:
+            snapshot.rebuild_lists(list(self._order))
+        elif rebuild_affinity:
+            snapshot.rebuild_lists(None)
+        self._order_changed = False

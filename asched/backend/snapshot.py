@@ -1,0 +1,70 @@
+"""The per-cycle snapshot: an immutable view of every node for one scheduling cycle.
+
+The cache refreshes it incrementally before each cycle (only nodes changed since the last
+refresh are cloned, as kube-scheduler's Cache.UpdateSnapshot does), so a cycle that awaits
+between fan-out chunks still sees one consistent cluster while informers keep writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from asched.framework.nodeinfo import NodeInfo
+
+
+class Snapshot:
+    __slots__ = (
+        "_affinity",
+        "_index",
+        "_list",
+        "_map",
+        "_required_anti_affinity",
+    )
+
+    def __init__(self, node_infos: Sequence[NodeInfo] = ()) -> None:
+        self._map: dict[str, NodeInfo] = {ni.name: ni for ni in node_infos}
+        self._list: list[NodeInfo] = list(node_infos)
+        self._index: dict[str, int] = {ni.name: i for i, ni in enumerate(self._list)}
+        self._affinity: list[NodeInfo] = []
+        self._required_anti_affinity: list[NodeInfo] = []
+        self.rebuild_lists(order=None)
+
+    def rebuild_lists(self, order: Sequence[str] | None) -> None:
+        """Recompute the node list (in `order` if given) and the affinity lists."""
+        if order is not None:
+            self._list = [self._map[n] for n in order if n in self._map]
+            self._index = {ni.name: i for i, ni in enumerate(self._list)}
+        self._affinity = [ni for ni in self._list if ni.pods_with_affinity]
+        self._required_anti_affinity = [
+            ni for ni in self._list if ni.pods_with_required_anti_affinity
+        ]
+
+    # SnapshotLister
+    def node_infos(self) -> Sequence[NodeInfo]:
+        return self._list
+
+    def get(self, node_name: str) -> NodeInfo | None:
+        return self._map.get(node_name)
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return self._affinity
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return self._required_anti_affinity
+
+    def num_nodes(self) -> int:
+        return len(self._list)
+
+    # Written only by Cache.update_snapshot.
+    def _replace(self, ni: NodeInfo) -> bool:
+        """Store a fresh clone; False when the node is new (the lists need a rebuild)."""
+        self._map[ni.name] = ni
+        i = self._index.get(ni.name)
+        if i is None:
+            return False
+        self._list[i] = ni
+        return True
+
+    def _drop(self, name: str) -> None:
+        self._map.pop(name, None)
+        self._index.pop(name, None)

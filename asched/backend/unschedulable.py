@@ -1,0 +1,103 @@
+"""The unschedulable pool: pods that failed and wait for an event, and gated pods.
+
+Mirrors kube-scheduler's unschedulablePods, plus an index by (profile, plugin): a pod is
+filed under each plugin that rejected it (or, when gated, under its gating plugin), so
+an event only visits the pods whose rejecting plugins registered it. With 10k pending
+pods and hundreds of node events a second, a scan of the whole pool per event would
+cost more than scheduling.
+
+Guarantees: one entry per pod UID; the index always matches the plugin sets the pod had
+when it was added (change them only by re-adding); `gated` counts gated pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from asched.framework.types import QueuedPodInfo
+
+# Index bucket for pods rejected without a named plugin: any event of interest may help.
+ANY_PLUGIN = ""
+
+_Key = tuple[str, str]  # (profile, plugin)
+
+
+def _index_keys(qpi: QueuedPodInfo) -> tuple[_Key, ...]:
+    profile = qpi.pod.scheduler_name
+    if qpi.gating_plugin:
+        return ((profile, qpi.gating_plugin),)
+    rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+    if not rejectors:
+        return ((profile, ANY_PLUGIN),)
+    return tuple((profile, plugin) for plugin in sorted(rejectors))
+
+
+class UnschedulablePool:
+    def __init__(self) -> None:
+        self._pods: dict[str, QueuedPodInfo] = {}
+        # uid -> (index keys, gated) as filed, so removal never depends on later mutation.
+        self._filed: dict[str, tuple[tuple[_Key, ...], bool]] = {}
+        self._index: dict[_Key, dict[str, QueuedPodInfo]] = {}
+        self._per_profile: dict[str, int] = {}
+        self.gated = 0
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self._pods.get(uid)
+
+    def pods(self) -> list[QueuedPodInfo]:
+        return list(self._pods.values())
+
+    def profiles(self) -> list[str]:
+        return list(self._per_profile)
+
+    def add(self, qpi: QueuedPodInfo) -> bool:
+        """Add or re-file the pod; True if it was not in the pool before."""
+        fresh = self.remove(qpi.uid) is None
+        uid = qpi.uid
+        keys = _index_keys(qpi)
+        gated = bool(qpi.gating_plugin)
+        self._pods[uid] = qpi
+        self._filed[uid] = (keys, gated)
+        for key in keys:
+            self._index.setdefault(key, {})[uid] = qpi
+        profile = qpi.pod.scheduler_name
+        self._per_profile[profile] = self._per_profile.get(profile, 0) + 1
+        if gated:
+            self.gated += 1
+        return fresh
+
+    def remove(self, uid: str) -> QueuedPodInfo | None:
+        qpi = self._pods.pop(uid, None)
+        if qpi is None:
+            return None
+        keys, gated = self._filed.pop(uid)
+        for key in keys:
+            bucket = self._index[key]
+            del bucket[uid]
+            if not bucket:
+                del self._index[key]
+        profile = keys[0][0]
+        left = self._per_profile[profile] - 1
+        if left:
+            self._per_profile[profile] = left
+        else:
+            del self._per_profile[profile]
+        if gated:
+            self.gated -= 1
+        return qpi
+
+    def filed_under(self, keys: Iterable[_Key]) -> list[QueuedPodInfo]:
+        """Pods filed under any of these (profile, plugin) keys, each once."""
+        found: dict[str, QueuedPodInfo] = {}
+        index = self._index
+        for key in keys:
+            bucket = index.get(key)
+            if bucket:
+                found.update(bucket)
+        return list(found.values())

@@ -1,0 +1,91 @@
+"""The ``asched`` command: one entry point, one subcommand per job.
+
+Each subcommand lives beside the code it drives and registers itself here through an
+``add_*_parser(subparsers)`` / ``run_*_command(args)`` pair, so this module stays a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from asched.cluster.cli import add_cluster_parser, run_cluster_command
+
+
+def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "run", help="run the scheduler against a cluster",
+        description="Schedule pods whose schedulerName matches a profile of --config.",
+    )
+    p.add_argument("--config", type=Path, default=None,
+                   help="KubeSchedulerConfiguration file (default: one default-scheduler "
+                        "profile with kube-scheduler's default plugins)")
+    p.add_argument("--kubeconfig", default=None,
+                   help="kubeconfig (default: clientConnection.kubeconfig, then in-cluster, "
+                        "then ~/.kube/config)")
+    p.add_argument("--bind-address", default="0.0.0.0",
+                   help="address of /healthz, /readyz and /metrics")
+    p.add_argument("--secure-port", type=int, default=10259,
+                   help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks one)")
+    le = p.add_mutually_exclusive_group()
+    le.add_argument("--leader-elect", dest="leader_elect", action="store_true", default=None)
+    le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false")
+    p.add_argument("--lease-namespace", default=None)
+    p.add_argument("--lease-name", default=None)
+    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-format", choices=("json", "text"), default="json")
+
+
+def run_run_command(args: argparse.Namespace) -> int:
+    import anyio
+
+    from asched.app import RunOptions, run
+    from asched.config import ConfigError
+    from asched.logs import configure_logging
+
+    configure_logging(args.log_level, args.log_format)
+    opts = RunOptions(
+        config=args.config, kubeconfig=args.kubeconfig, bind_address=args.bind_address,
+        secure_port=args.secure_port, leader_elect=args.leader_elect,
+        lease_namespace=args.lease_namespace, lease_name=args.lease_name,
+    )
+    try:
+        return anyio.run(run, opts, backend_options=_backend_options())
+    except ConfigError as exc:
+        print(f"asched: invalid configuration {args.config}:\n{exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"asched: {exc}", file=sys.stderr)
+        return 2
+
+
+def _backend_options() -> dict[str, object]:
+    """uvloop when it is installed: a faster event loop for the same code."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="asched", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_run_parser(subparsers)
+    add_cluster_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return run_run_command(args)
+    if args.command == "cluster":
+        return run_cluster_command(args)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""RestClient: asched's production KubeClient, one aiohttp session with keep-alive.
+
+Why not kubernetes_asyncio's generated client: each call costs ~800 us of CPU (its session
+trusts the environment, which hops to a thread pool twice per request), its Watch turns
+every event into model objects, and it cannot deserialize Binding responses (see
+/work/shared/perf.md). This client sends raw JSON paths with orjson bodies and returns
+orjson-decoded bodies; typed decoding happens once, in the informers.
+
+What it guarantees:
+- One session, `trust_env=False`, keep-alive connections (at most `connections`).
+- Every request except watches waits for the qps/burst token bucket, like client-go,
+  which deliberately leaves the watch stream itself unthrottled.
+- Non-2xx answers raise ApiError(status, reason, message) read from the Status body;
+  failures without an answer (refused, reset, TLS, timeout) raise TransportError.
+- A bearer token file is re-read at most once per `TOKEN_FILE_PERIOD` (client-go's cached
+  file token source does the same), so rotated service-account tokens keep working.
+- stream_lines has no total timeout (a watch lives for minutes); its read timeout is the
+  watch's own timeoutSeconds plus a margin, so a dead connection is noticed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import aiohttp
+import anyio
+import orjson
+import structlog
+
+from asched.client.kubeconfig import Connection, load_connection
+from asched.client.lines import LineSplitter
+from asched.client.pager import DEFAULT_PAGE_SIZE, ListPage, list_pages
+from asched.client.protocol import TransportError
+from asched.client.ratelimit import TokenBucket
+from asched.client.status import error_from_response
+from asched.framework.clock import Clock, RealClock
+
+log = structlog.get_logger(__name__)
+
+JSON = "application/json"
+PATCH_CONTENT_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+PatchType = Literal["strategic", "merge", "json"]
+
+# kube-scheduler's client defaults (componentconfig clientConnection.qps/burst).
+DEFAULT_QPS = 50.0
+DEFAULT_BURST = 100
+TOKEN_FILE_PERIOD = 60.0
+# A watch may stay silent until its timeoutSeconds; give the server this much longer.
+WATCH_READ_MARGIN = 30.0
+USER_AGENT = "asched/0.1.0"
+
+_TRANSPORT_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
+
+
+class RestClient:
+    """A KubeClient over one aiohttp session. Close it (`close()` or `async with`)."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        clock: Clock | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+        connections: int = 100,
+    ) -> None:
+        self.connection = connection
+        self._clock = clock or RealClock()
+        self._limiter = TokenBucket(qps, burst, self._clock)
+        self._host = connection.host.rstrip("/")
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self._connect_timeout = connect_timeout
+        self._connections = connections
+        self._session: aiohttp.ClientSession | None = None
+        self._extra: dict[str, Any] = {}
+        if connection.tls_server_name:
+            self._extra["server_hostname"] = connection.tls_server_name
+        if connection.proxy:
+            self._extra["proxy"] = connection.proxy
+        self._authorization = connection.authorization
+        # Monotonic time the token file is due to be read again; None without a file.
+        self._token_due: float | None = None if connection.token_file is None else 0.0
+        self._header_cache: dict[str | None, dict[str, str]] = {}
+
+    @classmethod
+    async def from_kubeconfig(
+        cls, kubeconfig: str | Path | None = None, context: str | None = None, **kwargs: Any
+    ) -> RestClient:
+        """A client for `--kubeconfig` (None: in-cluster or the default kubeconfig)."""
+        return cls(await load_connection(kubeconfig, context), **kwargs)
+
+    @property
+    def limiter(self) -> TokenBucket:
+        return self._limiter
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _http(self) -> aiohttp.ClientSession:
+        # Created on first use: an aiohttp session belongs to the running event loop.
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self._connections, ssl=self.connection.tls, keepalive_timeout=90.0
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=self._timeout,
+                trust_env=False,
+                headers={"Accept": JSON, "User-Agent": USER_AGENT},
+            )
+        return self._session
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        if self._token_due is not None and self._clock.now() >= self._token_due:
+            await self._read_token_file()
+        headers = self._header_cache.get(content_type)
+        if headers is None:
+            headers = {}
+            if self._authorization:
+                headers["Authorization"] = self._authorization
+            if content_type is not None:
+                headers["Content-Type"] = content_type
+            self._header_cache[content_type] = headers
+        return headers
+
+    async def _read_token_file(self) -> None:
+        path = self.connection.token_file
+        assert path is not None
+        # Set first, so concurrent requests keep using the current token meanwhile.
+        self._token_due = self._clock.now() + TOKEN_FILE_PERIOD
+        try:
+            token = (await anyio.Path(path).read_text()).strip()
+        except OSError as exc:
+            # client-go keeps the last good token when a refresh fails.
+            log.warning("token_file_unreadable", path=str(path), error=str(exc))
+            return
+        if not token:
+            log.warning("token_file_empty", path=str(path))
+            return
+        authorization = f"Bearer {token}"
+        if authorization != self._authorization:
+            self._authorization = authorization
+            self._header_cache.clear()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        content_type: str | None,
+    ) -> tuple[int, bytes]:
+        await self._limiter.acquire()
+        headers = await self._headers(content_type)
+        try:
+            async with self._http().request(
+                method, self._host + path, params=params, data=data, headers=headers,
+                **self._extra,
+            ) as resp:
+                return resp.status, await resp.read()
+        except _TRANSPORT_ERRORS as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    # -- KubeClient ----------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = JSON,
+    ) -> Any:
+        """Send *body* (orjson-encoded unless already bytes); return the decoded answer."""
+        data: bytes | None
+        if body is None:
+            data = None
+        elif isinstance(body, bytes | bytearray):
+            data = bytes(body)
+        else:
+            data = orjson.dumps(body)
+        status, raw = await self._send(
+            method, path, params, data, content_type if data is not None else None
+        )
+        if status >= 300:
+            raise error_from_response(status, raw, method=method, path=path)
+        return orjson.loads(raw) if raw else None
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """POST a v1 Binding; the uid precondition makes a recreated namesake pod fail."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
+        body = orjson.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name, "namespace": namespace, "uid": uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            }
+        )
+        # The answer (a Status) carries nothing we use; it is read but not decoded.
+        status, raw = await self._send("POST", path, None, body, JSON)
+        if status >= 300:
+            raise error_from_response(status, raw, method="POST", path=path)
+
+    async def stream_lines(
+        self, path: str, params: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
+        """A watch's newline-delimited JSON lines, as they arrive. Not rate limited."""
+        read_timeout: float | None = None
+        if params is not None and "timeoutSeconds" in params:
+            read_timeout = float(params["timeoutSeconds"]) + WATCH_READ_MARGIN
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self._connect_timeout, sock_read=read_timeout
+        )
+        headers = await self._headers(None)
+        splitter = LineSplitter()
+        try:
+            async with self._http().get(
+                self._host + path, params=params, headers=headers, timeout=timeout,
+                **self._extra,
+            ) as resp:
+                if resp.status >= 300:
+                    raw = await resp.read()
+                    raise error_from_response(resp.status, raw, method="WATCH", path=path)
+                async for chunk in resp.content.iter_any():
+                    for line in splitter.feed(chunk):
+                        yield line
+        except _TRANSPORT_ERRORS as exc:
+            raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+        if splitter.pending.strip():
+            raise TransportError(f"WATCH {path}: stream ended inside an event")
+
+    # -- helpers -------------------------------------------------------------------------
+
+    async def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        return await self.request("GET", path, params=params)
+
+    async def patch(
+        self,
+        path: str,
+        body: Any,
+        patch_type: PatchType = "strategic",
+        *,
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        """PATCH with a strategic-merge, JSON-merge or JSON patch body."""
+        return await self.request(
+            "PATCH", path, body=body, params=params, content_type=PATCH_CONTENT_TYPES[patch_type]
+        )
+
+    def list_pages(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+    ) -> AsyncIterator[ListPage]:
+        """Pages of a collection; see asched.client.pager for the continue-expiry rule."""
+        return list_pages(self, path, params, limit=limit)

@@ -1,0 +1,52 @@
+"""What the scheduler provides to a profile's runtime (and through it, to plugins).
+
+Kept as a Protocol so the framework never imports the scheduler: the scheduler passes an
+object satisfying it, and unit tests pass a small fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from asched.api import Pod
+from asched.client.protocol import KubeClient
+from asched.framework.clock import Clock
+from asched.framework.handle import EventRecorder
+from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
+
+
+class RuntimeMetrics(Protocol):
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+
+class SchedulerServices(Protocol):
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def client(self) -> KubeClient: ...
+
+    @property
+    def events(self) -> EventRecorder: ...
+
+    @property
+    def snapshot(self) -> SnapshotLister: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+    @property
+    def metrics(self) -> RuntimeMetrics | None: ...
+
+    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]: ...
+
+    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]: ...
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
+
+    def has_nominated_pods(self) -> bool: ...
+
+    def activate(self, pods: Sequence[Pod]) -> None: ...

@@ -1,0 +1,274 @@
+"""Prometheus metrics with kube-scheduler's names, labels and buckets.
+
+Dashboards and alerts written for kube-scheduler must work unchanged on asched, so every
+`scheduler_*` metric here mirrors kubernetes/kubernetes pkg/scheduler/metrics/metrics.go
+(v1.37): same name, same label names, same histogram buckets. asched's own additions carry
+the `asched_` prefix.
+
+Each `Metrics` owns its CollectorRegistry (not prometheus_client's global one), so tests and
+several schedulers in one process never collide. Label children are cached per label tuple:
+the scheduling cycle records a handful of observations per pod, and a cached child halves
+their cost (about 0.75 us instead of 1.5 us per observation).
+
+Plugin execution durations are recorded by the framework runtime for about 10% of cycles
+only, as kube-scheduler does (pluginMetricsSamplePercent = 10 in schedule_one.go): timing
+every plugin call of every cycle would cost more than many plugins do. `plugin_execution`
+records whatever it is given; the sampling decision belongs to the runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Generic, TypeVar
+
+import prometheus_client
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+
+# The text exposition format kube-scheduler serves; Prometheus negotiates it everywhere.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Results of a scheduling attempt (label `result`).
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+# Queues of `scheduler_pending_pods` (label `queue`).
+PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """component-base's ExponentialBuckets: `count` upper bounds from `start`, each
+    `factor` times the previous. Multiplied step by step as Go does, so the `le` labels
+    carry the very same floats as kube-scheduler's."""
+    if count < 1 or start <= 0 or factor <= 1:
+        raise ValueError("exponential_buckets needs count >= 1, start > 0, factor > 1")
+    buckets = [float(start)]
+    for _ in range(count - 1):
+        buckets.append(buckets[-1] * factor)
+    return buckets
+
+
+_M = TypeVar("_M", Counter, Gauge, Histogram)
+
+
+class _Children(Generic[_M]):
+    """A labelled metric with its children cached by label values."""
+
+    __slots__ = ("_children", "_metric")
+
+    def __init__(self, metric: _M) -> None:
+        self._metric: _M = metric
+        self._children: dict[tuple[str, ...], _M] = {}
+
+    def get(self, *values: str) -> _M:
+        child = self._children.get(values)
+        if child is None:
+            child = self._metric.labels(*values)
+            self._children[values] = child
+        return child
+
+
+class Metrics:
+    """The scheduler's metrics; one instance per scheduler process (or per test)."""
+
+    def __init__(self, *, process_metrics: bool = True) -> None:
+        # kube-scheduler exposes no `_created` series; prometheus_client adds one per counter
+        # and histogram unless told not to. The switch is process-wide in prometheus_client.
+        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        if process_metrics:
+            # process_cpu_seconds_total and process_resident_memory_bytes, as every Kubernetes
+            # component exposes; benchmarks read CPU seconds and RSS from them.
+            ProcessCollector(registry=r)
+
+        self._attempts = _Children(Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r,
+        ))
+        self._attempt_duration = _Children(Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r,
+        ))
+        self._algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15), registry=r,
+        )
+        self._preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims for preemption initiated by a single pod",
+            buckets=exponential_buckets(1, 2, 7), registry=r,
+        )
+        self._preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now", registry=r,
+        )
+        self._pending = _Children(Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
+            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
+            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
+            "schedule because they are gated.",
+            ["queue"], registry=r,
+        ))
+        # Every queue shows up from the first scrape, as in kube-scheduler.
+        for queue in PENDING_QUEUES:
+            self._pending.get(queue).set(0)
+        self._sli_duration = _Children(Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+            "queue and might involve multiple scheduling attempts.",
+            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r,
+        ))
+        self._pod_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5), registry=r,
+        )
+        self._extension_point = _Children(Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            buckets=exponential_buckets(0.0001, 2, 12), registry=r,
+        ))
+        self._plugin_execution = _Children(Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=exponential_buckets(0.00001, 1.5, 20), registry=r,
+        ))
+        self._incoming = _Children(Counter(
+            "scheduler_queue_incoming_pods_total",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"], registry=r,
+        ))
+        self._permit_wait = _Children(Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r,
+        ))
+        self._cache_size = _Children(Gauge(
+            "scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"], registry=r,
+        ))
+        self._unschedulable = _Children(Gauge(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment "
+            "the gauge for all plugins that caused it to not schedule and so this metric have "
+            "meaning only when broken down by plugin.",
+            ["plugin", "profile"], registry=r,
+        ))
+        self._plugin_evaluation = _Children(Counter(
+            "scheduler_plugin_evaluation_total",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+            ["plugin", "extension_point", "profile"], registry=r,
+        ))
+
+        # asched's own: the event loop is the one resource every cycle shares.
+        self._loop_lag = Histogram(
+            "asched_event_loop_lag_seconds",
+            "How late the event loop woke a periodic sleeper: time spent by other work "
+            "holding the loop.",
+            buckets=exponential_buckets(0.0001, 2, 16), registry=r,
+        )
+        self._binding_in_flight = Gauge(
+            "asched_binding_in_flight",
+            "Binding cycles (Permit wait, PreBind, Bind) currently running.", registry=r,
+        )
+        self._events_dropped = Counter(
+            "asched_events_dropped_total",
+            "Kubernetes Events dropped because the recorder's bounded queue was full.",
+            registry=r,
+        )
+
+    # ---- scheduling attempts ------------------------------------------------------------
+
+    def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """One scheduling attempt ended: `result` is scheduled, unschedulable or error."""
+        self._attempts.get(result, profile).inc()
+        self._attempt_duration.get(result, profile).observe(seconds)
+
+    def observe_algorithm(self, seconds: float) -> None:
+        self._algorithm_duration.observe(seconds)
+
+    def pod_scheduled(self, attempts: int, sli_seconds: float) -> None:
+        """A pod was bound after `attempts` attempts, `sli_seconds` after it was first queued."""
+        self._pod_attempts.observe(attempts)
+        self._sli_duration.get(str(attempts)).observe(sli_seconds)
+
+    # ---- framework ----------------------------------------------------------------------
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        """All plugins of one extension point ran; `status` is the Status code's name."""
+        self._extension_point.get(point, status, profile).observe(seconds)
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin at one extension point (the runtime calls this for sampled cycles)."""
+        self._plugin_execution.get(plugin, point, status).observe(seconds)
+
+    def plugin_evaluation(self, plugin: str, point: str, profile: str) -> None:
+        self._plugin_evaluation.get(plugin, point, profile).inc()
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        self._permit_wait.get(result).observe(seconds)
+
+    # ---- queue and cache ----------------------------------------------------------------
+
+    def set_pending(self, counts: Mapping[str, int]) -> None:
+        """Pending pods per queue; queues missing from `counts` keep their last value."""
+        for queue, count in counts.items():
+            self._pending.get(queue).set(count)
+
+    def incoming(self, queue: str, event: str) -> None:
+        """A pod entered `queue` because of `event` (the queue's QueueMetrics Protocol)."""
+        self._incoming.get(queue, event).inc()
+
+    def unschedulable_changed(self, plugins: Sequence[str], profile: str, delta: int) -> None:
+        """A pod entered (+1) or left (-1) the unschedulable pool, rejected by `plugins`."""
+        for plugin in plugins:
+            self._unschedulable.get(plugin, profile).inc(delta)
+
+    def set_cache_size(self, nodes: int, pods: int, assumed_pods: int) -> None:
+        self._cache_size.get("nodes").set(nodes)
+        self._cache_size.get("pods").set(pods)
+        self._cache_size.get("assumed_pods").set(assumed_pods)
+
+    # ---- preemption ---------------------------------------------------------------------
+
+    def preemption_attempt(self) -> None:
+        self._preemption_attempts.inc()
+
+    def preemption_victims(self, count: int) -> None:
+        self._preemption_victims.observe(count)
+
+    # ---- asched's own -------------------------------------------------------------------
+
+    def loop_lag(self, seconds: float) -> None:
+        self._loop_lag.observe(seconds)
+
+    def binding_in_flight(self, delta: int) -> None:
+        self._binding_in_flight.inc(delta)
+
+    def event_dropped(self) -> None:
+        self._events_dropped.inc()
+
+    # ---- exposition ---------------------------------------------------------------------
+
+    def render(self) -> bytes:
+        """All metrics in the Prometheus text format (CONTENT_TYPE)."""
+        data: bytes = generate_latest(self.registry)
+        return data

@@ -1,0 +1,1 @@
+"""In-tree plugins, one package per plugin (registered in asched.plugins.registry)."""

@@ -1,0 +1,22 @@
+"""Coscheduling (gang scheduling) for scheduler-plugins' PodGroup API.
+
+plugin.py is the thin adapter registered as `Coscheduling`; manager.py holds the gang state
+machine (and the deadlock-freedom argument); status.py writes PodGroup status in batches.
+"""
+
+from asched.framework.registry import PluginSpec
+from asched.plugins.coscheduling.manager import PODGROUP_INFORMER, GangManager
+from asched.plugins.coscheduling.plugin import NAME, Coscheduling, CoschedulingArgs
+from asched.plugins.coscheduling.status import PodGroupStatusWriter
+
+SPEC = PluginSpec(NAME, Coscheduling, CoschedulingArgs)
+
+__all__ = [
+    "NAME",
+    "PODGROUP_INFORMER",
+    "SPEC",
+    "Coscheduling",
+    "CoschedulingArgs",
+    "GangManager",
+    "PodGroupStatusWriter",
+]

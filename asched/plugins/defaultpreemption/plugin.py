@@ -1,0 +1,169 @@
+"""DefaultPreemption: when a pod fits nowhere, evict lower-priority pods to make room.
+
+Mirrors kube-scheduler v1.37 plugins/defaultpreemption and the preemption Evaluator:
+1. eligibility (PodEligibleToPreemptOthers): preemptionPolicy Never never preempts; a pod
+   whose nominated node still holds a terminating lower-priority pod waits for it rather
+   than preempting again, unless Filter now finds that node UnschedulableAndUnresolvable;
+2. candidates: only nodes whose Filter status was Unschedulable (preemption cannot help
+   UnschedulableAndUnresolvable ones), dry-run from a random offset until enough are
+   found (minCandidateNodesPercentage / minCandidateNodesAbsolute);
+3. pick one (pickOneNodeForPreemption) and preempt its victims (see executor.py);
+4. answer: Success with the node as nominated node; or, when no node can be made to fit,
+   Unschedulable with the FitError wording and an empty nominated node (which clears a
+   stale nomination). Every message is prefixed "preemption: ", as upstream does, and the
+   scheduler appends it to its own FailedScheduling message.
+
+Victims are deleted inside PostFilter (upstream's behaviour with SchedulerAsyncPreemption
+off; in 1.37 that gate is on by default and deletes in a goroutine while a PreEnqueue
+gate holds the preemptor back). The scheduling cycle therefore awaits those calls,
+bounded by `parallelism` concurrent requests.
+Difference: a "terminating pod" on the nominated node is any pod with a deletion
+timestamp (upstream 1.31+ also requires its DisruptionTarget condition to say
+PreemptionByScheduler; asched's Pod does not decode that condition).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import structlog
+
+from asched.api import Pod
+from asched.framework.cycle_state import CycleState
+from asched.framework.handle import Handle
+from asched.framework.interfaces import PostFilterPlugin
+from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Code, Status, code_of, error
+from asched.framework.types import NodeToStatus, PostFilterResult
+from asched.plugins.defaultpreemption.args import DefaultPreemptionArgs
+from asched.plugins.defaultpreemption.candidates import (
+    NOT_HELPFUL,
+    dry_run_preemption,
+    no_candidate_message,
+    pick_one_node_for_preemption,
+)
+from asched.plugins.defaultpreemption.executor import Executor
+from asched.plugins.defaultpreemption.pdb import PDB_INFORMER, PodDisruptionBudget
+from asched.plugins.defaultpreemption.victims import may_preempt
+
+NAME = "DefaultPreemption"
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+PREEMPT_NEVER = "Never"
+
+log = structlog.get_logger(__name__)
+
+
+@runtime_checkable
+class PreemptionMetrics(Protocol):
+    """scheduler_preemption_attempts_total and scheduler_preemption_victims."""
+
+    def preemption_attempt(self) -> None: ...
+
+    def preemption_victims(self, count: int) -> None: ...
+
+
+class DefaultPreemption(PostFilterPlugin):
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+        self.args = args or DefaultPreemptionArgs()
+        self._handle = handle
+        self._executor = Executor(handle, NAME)
+        # Where the dry run starts among the candidate nodes (upstream getOffsetRand);
+        # tests replace it to make the start deterministic.
+        self.rng = random.Random()
+        # The Handle contract has no metrics; use the handle's when it offers them.
+        metrics = getattr(handle, "metrics", None)
+        self._metrics = metrics if isinstance(metrics, PreemptionMetrics) else None
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return (PDB_INFORMER,)
+
+    def _pdbs(self) -> Sequence[PodDisruptionBudget]:
+        store: ObjectStore[PodDisruptionBudget] = self._handle.store(PDB_INFORMER)
+        return store.list()
+
+    # ---- PostFilter ----------------------------------------------------------------
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        if self._metrics is not None:
+            self._metrics.preemption_attempt()
+        result, st = await self._preempt(state, pod, statuses)
+        if st is not None and st.reasons:
+            st = Status(st.code, (f"preemption: {st.message()}",), NAME, st.error)
+        return result, st
+
+    async def _preempt(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        nominated = statuses.get(pod.nominated_node_name) if pod.nominated_node_name else None
+        eligible, why = self.pod_eligible_to_preempt_others(pod, nominated)
+        if not eligible:
+            log.debug("preemption_not_eligible", pod=pod.key, reason=why)
+            return None, Status(Code.UNSCHEDULABLE, (why,), NAME)
+
+        all_nodes = self._handle.snapshot.node_infos()
+        if not all_nodes:
+            return None, error("no nodes available", NAME)
+        potential = [
+            ni for ni in all_nodes if code_of(statuses.get(ni.name)) == Code.UNSCHEDULABLE
+        ]
+        candidates = []
+        failed: dict[str, Status] = {}
+        if potential:
+            offset = self.rng.randrange(len(potential))
+            num = self.args.num_candidates(len(potential))
+            run = await dry_run_preemption(
+                self._handle, state, pod, potential, self._pdbs(), offset, num
+            )
+            candidates, failed = run.candidates, run.statuses
+            if run.errors and not candidates:
+                msgs = [e.message() for e in run.errors]
+                msg = msgs[0] if len(msgs) == 1 else f"[{', '.join(msgs)}]"
+                return None, Status(Code.ERROR, (msg,), NAME, run.errors[0].error)
+        else:
+            log.debug("preemption_not_helpful", pod=pod.key)
+
+        best = pick_one_node_for_preemption(candidates)
+        if best is None:
+            log.debug("preemption_no_candidate", pod=pod.key, reason=NOT_HELPFUL)
+            msg = no_candidate_message(len(all_nodes), failed)
+            # An empty nominated node clears the pod's earlier nomination, if any.
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,), NAME)
+
+        log.info("preemption_target_chosen", pod=pod.key, node=best.node_name,
+                 victims=len(best.victims), pdb_violations=best.num_pdb_violations)
+        if self._metrics is not None:
+            self._metrics.preemption_victims(len(best.victims))
+        st = await self._executor.prepare_candidate(best, pod)
+        if st is not None:
+            return None, st
+        return PostFilterResult(best.node_name), None
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, NOT_ELIGIBLE_NEVER
+        node = pod.nominated_node_name
+        if node:
+            # Filter now rejects the nominated node for good: preempting elsewhere is right.
+            if code_of(nominated_node_status) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            ni = self._handle.snapshot.get(node)
+            if ni is not None and any(
+                may_preempt(p, pod) and p.deletion_timestamp is not None for p in ni.pods
+            ):
+                return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+
+SPEC = PluginSpec(NAME, DefaultPreemption, DefaultPreemptionArgs)

@@ -1,0 +1,178 @@
+"""InterPodAffinity's PreFilter state and Filter verdict (kube-scheduler filtering.go).
+
+PreFilter counts, per topology pair (key -> value -> count):
+- existing_anti: existing pods whose required anti-affinity terms match the incoming pod;
+- affinity: existing pods matching all of the incoming pod's required affinity terms;
+- anti: existing pods matching each of the incoming pod's required anti-affinity terms.
+Filter then reads a few entries per node. AddPod/RemovePod move the same counts for
+preemption's dry runs; entries that drop to zero are removed, so an empty map means "no
+matching pod anywhere" (which the first-pod-of-a-group rule relies on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from asched.api import Node, Pod
+from asched.framework.cycle_state import StateKey
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Code, Status
+from asched.plugins.interpodaffinity.terms import (
+    ResolvedTerm,
+    matches_all,
+    required_terms,
+    term_matches,
+)
+
+ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+NAME = "InterPodAffinity"
+# Built once: Filter runs for thousands of nodes per cycle. Preemption cannot add the
+# pods an affinity needs, so that rejection is unresolvable.
+AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,), NAME)
+ANTI_AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE, (ERR_ANTI_AFFINITY,), NAME)
+EXISTING_ANTI_AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE, (ERR_EXISTING_ANTI_AFFINITY,), NAME)
+
+# topology key -> topology value -> number of matching pods
+TopologyCounts = dict[str, dict[str, int]]
+
+
+def add_count(counts: TopologyCounts, labels: Mapping[str, str], key: str, delta: int) -> None:
+    value = labels.get(key)
+    if value is None:
+        return
+    values = counts.get(key)
+    if values is None:
+        values = counts[key] = {}
+    n = values.get(value, 0) + delta
+    if n != 0:
+        values[value] = n
+        return
+    values.pop(value, None)
+    if not values:
+        del counts[key]
+
+
+def _clone(counts: TopologyCounts) -> TopologyCounts:
+    return {k: dict(v) for k, v in counts.items()}
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    pod: Pod
+    affinity_terms: tuple[ResolvedTerm, ...]
+    anti_affinity_terms: tuple[ResolvedTerm, ...]
+    namespace_labels: Mapping[str, str]
+    existing_anti: TopologyCounts
+    affinity: TopologyCounts
+    anti: TopologyCounts
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(
+            self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels,
+            _clone(self.existing_anti), _clone(self.affinity), _clone(self.anti),
+        )
+
+    def update_with_pod(self, other: Pod, node: Node | None, delta: int) -> None:
+        """AddPod/RemovePod: count `other` (on `node`) in or out."""
+        if node is None:
+            return
+        labels = node.labels
+        a = other.affinity
+        for t in required_terms(a.pod_anti_affinity if a is not None else None):
+            if term_matches(t, other.namespace, self.pod, self.namespace_labels):
+                add_count(self.existing_anti, labels, t.topology_key, delta)
+        if matches_all(self.affinity_terms, other):
+            for rt in self.affinity_terms:
+                add_count(self.affinity, labels, rt.topology_key, delta)
+        for rt in self.anti_affinity_terms:
+            if rt.matches(other):
+                add_count(self.anti, labels, rt.topology_key, delta)
+
+
+def compute_pre_filter_state(
+    pod: Pod,
+    *,
+    affinity_terms: tuple[ResolvedTerm, ...],
+    anti_affinity_terms: tuple[ResolvedTerm, ...],
+    namespace_labels: Mapping[str, str],
+    nodes_with_anti_affinity_pods: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+) -> PreFilterState:
+    existing_anti: TopologyCounts = {}
+    for ni in nodes_with_anti_affinity_pods:
+        if ni.node is None:
+            continue
+        labels = ni.node.labels
+        for ep in ni.pods_with_required_anti_affinity:
+            a = ep.affinity
+            for t in required_terms(a.pod_anti_affinity if a is not None else None):
+                if term_matches(t, ep.namespace, pod, namespace_labels):
+                    add_count(existing_anti, labels, t.topology_key, 1)
+
+    affinity: TopologyCounts = {}
+    anti: TopologyCounts = {}
+    if affinity_terms or anti_affinity_terms:
+        for ni in all_nodes:
+            if ni.node is None:
+                continue
+            labels = ni.node.labels
+            for ep in ni.pods:
+                if affinity_terms and matches_all(affinity_terms, ep):
+                    for rt in affinity_terms:
+                        add_count(affinity, labels, rt.topology_key, 1)
+                for rt in anti_affinity_terms:
+                    if rt.matches(ep):
+                        add_count(anti, labels, rt.topology_key, 1)
+    return PreFilterState(
+        pod, affinity_terms, anti_affinity_terms, namespace_labels, existing_anti, affinity, anti
+    )
+
+
+def _satisfies_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    for t in s.affinity_terms:
+        value = labels.get(t.topology_key)
+        if value is None:
+            return False  # every topology key must be on the node
+        if s.affinity.get(t.topology_key, {}).get(value, 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group with affinity to itself: no pod anywhere matches yet and the
+    # pod matches its own terms, so it may go to any node that has the topology keys.
+    return not s.affinity and matches_all(s.affinity_terms, s.pod)
+
+
+def _satisfies_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    if not s.anti:
+        return True
+    for t in s.anti_affinity_terms:
+        value = labels.get(t.topology_key)
+        if value is not None and s.anti.get(t.topology_key, {}).get(value, 0) > 0:
+            return False
+    return True
+
+
+def _satisfies_existing_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    for key, values in s.existing_anti.items():
+        value = labels.get(key)
+        if value is not None and values.get(value, 0) > 0:
+            return False
+    return True
+
+
+def filter_node(s: PreFilterState, node: Node) -> Status | None:
+    labels = node.labels
+    if not _satisfies_affinity(s, labels):
+        return AFFINITY_MISMATCH
+    if not _satisfies_anti_affinity(s, labels):
+        return ANTI_AFFINITY_MISMATCH
+    if not _satisfies_existing_anti_affinity(s, labels):
+        return EXISTING_ANTI_AFFINITY_MISMATCH
+    return None
+
+
+PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilterInterPodAffinity")

@@ -1,0 +1,253 @@
+"""The InterPodAffinity plugin: pod affinity and anti-affinity, required and preferred.
+
+Mirrors kube-scheduler's interpodaffinity (plugin.go). PreFilter counts the matching pods
+per topology pair (see filtering.py) and answers Skip when the pod has no required terms
+and no existing pod's required anti-affinity matches it; PreScore sums weights per pair
+(see scoring.py) and answers Skip when nothing contributes. Terms with a namespaceSelector
+read namespace labels from a namespaces informer this plugin asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from asched.api import Node, Pod
+from asched.api.affinity import PodAffinityTerm
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.handle import Handle
+from asched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreNormalizer,
+    ScorePlugin,
+)
+from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Status, error, skip
+from asched.framework.types import NodeScore, PreFilterResult
+from asched.plugins.interpodaffinity.args import Args
+from asched.plugins.interpodaffinity.filtering import (
+    NAME,
+    PRE_FILTER_KEY,
+    compute_pre_filter_state,
+    filter_node,
+)
+from asched.plugins.interpodaffinity.namespaces import NAMESPACES, Namespace, namespace_labels
+from asched.plugins.interpodaffinity.scoring import (
+    PRE_SCORE_KEY,
+    PreScoreState,
+    compute_topology_score,
+    node_score,
+    normalize,
+)
+from asched.plugins.interpodaffinity.terms import (
+    WeightedTerm,
+    existing_terms_match_all,
+    required_terms,
+    resolve,
+    resolve_all,
+)
+
+_Q = QueueingHint.QUEUE
+_SKIP = QueueingHint.QUEUE_SKIP
+
+
+class InterPodAffinity(
+    PreFilterPlugin, FilterPlugin, PreFilterExtensions, PreScorePlugin, ScorePlugin,
+    ScoreNormalizer, EnqueueExtensions,
+):
+    def __init__(self, args: Args | None, handle: Handle) -> None:
+        self._args = args or Args()
+        self._handle = handle
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return (NAMESPACES,)
+
+    def _namespaces(self) -> ObjectStore[Namespace]:
+        store: ObjectStore[Namespace] = self._handle.store(NAMESPACES)
+        return store
+
+    def _namespace_labels(self, pod: Pod) -> Mapping[str, str]:
+        return namespace_labels(self._namespaces(), pod.namespace)
+
+    # ---- PreFilter / Filter ---------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        a = pod.affinity
+        affinity = required_terms(a.pod_affinity if a is not None else None)
+        anti = required_terms(a.pod_anti_affinity if a is not None else None)
+        with_anti = self._handle.snapshot.have_pods_with_required_anti_affinity()
+        if not affinity and not anti and not with_anti:
+            return None, skip(NAME)
+        store = self._namespaces()
+        s = compute_pre_filter_state(
+            pod,
+            affinity_terms=resolve_all(affinity, pod.namespace, store),
+            anti_affinity_terms=resolve_all(anti, pod.namespace, store),
+            namespace_labels=namespace_labels(store, pod.namespace),
+            nodes_with_anti_affinity_pods=with_anti,
+            all_nodes=nodes,  # every node of the snapshot, as in kube-scheduler
+        )
+        if not s.existing_anti and not affinity and not anti:
+            return None, skip(NAME)
+        state.write(PRE_FILTER_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return self
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return error(f"reading {PRE_FILTER_KEY.name}: PreFilter did not run", NAME)
+        if node_info.node is None:
+            return error("node not found", NAME)
+        return filter_node(s, node_info.node)
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return self._update(state, pod_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return self._update(state, pod_to_remove, node_info, -1)
+
+    def _update(
+        self, state: CycleState, other: Pod, node_info: NodeInfo, delta: int
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return error(f"reading {PRE_FILTER_KEY.name}: PreFilter did not run", NAME)
+        s.update_with_pod(other, node_info.node, delta)
+        return None
+
+    # ---- PreScore / Score -----------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        a = pod.affinity
+        pref_aff = a.pod_affinity.preferred if a is not None and a.pod_affinity else ()
+        pref_anti = (
+            a.pod_anti_affinity.preferred if a is not None and a.pod_anti_affinity else ()
+        )
+        has_constraints = bool(pref_aff or pref_anti)
+        if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return skip(NAME)
+        snapshot = self._handle.snapshot
+        # Without preferred terms of its own, only pods with (anti-)affinity can matter.
+        candidates = (
+            snapshot.node_infos() if has_constraints else snapshot.have_pods_with_affinity()
+        )
+        if not candidates:
+            return skip(NAME)
+        store = self._namespaces()
+        topology_score = compute_topology_score(
+            pod,
+            preferred_affinity=tuple(
+                WeightedTerm(w.weight, resolve(w.term, pod.namespace, store)) for w in pref_aff
+            ),
+            preferred_anti_affinity=tuple(
+                WeightedTerm(w.weight, resolve(w.term, pod.namespace, store)) for w in pref_anti
+            ),
+            namespace_labels=namespace_labels(store, pod.namespace),
+            nodes=candidates,
+            all_pods=has_constraints,
+            hard_pod_affinity_weight=self._args.hard_pod_affinity_weight,
+        )
+        if not topology_score:
+            return skip(NAME)
+        state.write(PRE_SCORE_KEY, PreScoreState(topology_score))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        node = node_info.node
+        return node_score(state.read(PRE_SCORE_KEY), node.labels) if node is not None else 0
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        s = state.get(PRE_SCORE_KEY)
+        if s is not None:
+            normalize(s, scores)
+        return None
+
+    # ---- queueing hints -------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            # Add: an assigned pod may satisfy affinity; UpdatePodLabel: labels may now
+            # match affinity or stop matching anti-affinity; Delete: an anti-affinity
+            # match may be gone.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
+                self._hint_pod_change,
+            ),
+            # UpdateNodeTaint stands in for node adds that arrive while the node is not ready
+            # (kubernetes #110175).
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+                ),
+                self._hint_node_change,
+            ),
+        )
+
+    def _hint_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodChange."""
+        old_pod = old if isinstance(old, Pod) else None
+        new_pod = new if isinstance(new, Pod) else None
+        if old_pod is None and new_pod is None:
+            return _Q
+        if any(p is not None and not p.node_name for p in (old_pod, new_pod)):
+            return _SKIP  # unassigned pods never count
+        terms, anti = _required(pod)
+        ns = pod.namespace
+        if old_pod is not None and new_pod is not None:
+            if not existing_terms_match_all(terms, ns, old_pod) and existing_terms_match_all(
+                terms, ns, new_pod
+            ):
+                return _Q
+            if existing_terms_match_all(anti, ns, old_pod) and not existing_terms_match_all(
+                anti, ns, new_pod
+            ):
+                return _Q
+            return _SKIP
+        if new_pod is not None:
+            return _Q if existing_terms_match_all(terms, ns, new_pod) else _SKIP
+        assert old_pod is not None
+        return _Q if existing_terms_match_all(anti, ns, old_pod) else _SKIP
+
+    def _hint_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange: the node carries a topology key of a required term."""
+        if not isinstance(new, Node):
+            return _Q
+        terms, anti = _required(pod)
+        if any(t.topology_key in new.labels for t in terms + anti):
+            return _Q
+        return _SKIP
+
+
+def _required(pod: Pod) -> tuple[tuple[PodAffinityTerm, ...], tuple[PodAffinityTerm, ...]]:
+    a = pod.affinity
+    if a is None:
+        return (), ()
+    return required_terms(a.pod_affinity), required_terms(a.pod_anti_affinity)

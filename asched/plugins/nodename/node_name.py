@@ -1,0 +1,67 @@
+"""NodeName: a pod that names its node (spec.nodeName) fits only that node.
+
+Mirrors kube-scheduler plugins/nodename: Filter rejects other nodes with
+UnschedulableAndUnresolvable "node(s) didn't match the requested node name"; the pod
+is requeued when the node it names is added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from asched.api import Pod
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.handle import Handle
+from asched.framework.interfaces import EnqueueExtensions, FilterPlugin
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Code, Status, error
+from asched.plugins.helpers import as_node
+
+NAME = "NodeName"
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,), NAME)
+
+
+def fits(pod: Pod, node_name: str) -> bool:
+    return not pod.node_name or pod.node_name == node_name
+
+
+class NodeName(FilterPlugin, EnqueueExtensions):
+    def __init__(self, args: None, handle: Handle) -> None:
+        del args, handle
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return error("node not found", NAME)
+        return None if fits(pod, node.name) else _REJECT
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add
+            ),
+        )
+
+    def _after_node_add(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        node = as_node(new)
+        if node is None:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE if fits(pod, node.name) else QueueingHint.QUEUE_SKIP
+
+
+SPEC = PluginSpec(NAME, NodeName, None)

@@ -1,0 +1,74 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource usage the pod balances.
+
+Mirrors kube-scheduler v1.37 plugins/noderesources/balanced_allocation.go:
+- PreScore computes the pod's real requests (not the non-zero defaults) per configured
+  resource (cpu and memory by default) and answers Skip for a pod that requests none of
+  them (kubernetes#129138: scoring best-effort pods piled them onto one node).
+- Score compares the balance of the node's usage fractions (1 - their standard
+  deviation) with the pod and without it (kubernetes#135573, v1.36+), giving 50..100:
+  75 when the pod leaves the balance unchanged. Node requests are the real Requested.
+- No normalization, no enqueue events (it never rejects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from asched.api import Pod
+from asched.framework.cycle_state import CycleState, StateKey
+from asched.framework.handle import Handle
+from asched.framework.interfaces import PreScorePlugin, ScorePlugin
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Status, skip
+from asched.plugins.noderesources.allocation import (
+    ScoredResource,
+    allocatable_and_requested,
+    pod_requests,
+    scored_resources,
+)
+from asched.plugins.noderesources.args import BalancedAllocationArgs
+from asched.plugins.noderesources.scorers import balanced_improvement
+
+NAME = "NodeResourcesBalancedAllocation"
+Args = BalancedAllocationArgs
+
+_PRE_SCORE_KEY: StateKey[tuple[int, ...]] = StateKey("PreScore" + NAME)
+_SKIP = skip(NAME)
+
+
+class BalancedAllocation(PreScorePlugin, ScorePlugin):
+    def __init__(self, args: BalancedAllocationArgs | None, handle: Handle) -> None:
+        self._args = args or BalancedAllocationArgs()
+        self._handle = handle
+        self._resources: tuple[ScoredResource, ...] = scored_resources(self._args.resources)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        requests = pod_requests(pod, self._resources, use_requested=True)
+        if not any(requests):
+            return _SKIP
+        state.write(_PRE_SCORE_KEY, requests)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        requests = state.get(_PRE_SCORE_KEY)
+        if requests is None:
+            # PreScore disabled in this profile: compute here, as kube-scheduler does.
+            requests = pod_requests(pod, self._resources, use_requested=True)
+            if not any(requests):
+                return 0
+        allocatable, requested = allocatable_and_requested(
+            node_info, self._resources, requests, use_requested=True
+        )
+        allocated = [
+            r - p if a else 0
+            for a, r, p in zip(allocatable, requested, requests, strict=True)
+        ]
+        return balanced_improvement(requested, allocated, allocatable)
+
+
+SPEC = PluginSpec(NAME, BalancedAllocation, BalancedAllocationArgs)

@@ -1,0 +1,324 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how to rank it.
+
+Mirrors kube-scheduler v1.37 plugins/noderesources/fit.go:
+- PreFilter stores the pod's requests (`Pod.requests` already aggregates containers,
+  init containers, sidecars, pod-level requests and overhead like resource.PodRequests).
+- Filter (fitsRequest) collects every insufficient resource: "Too many pods" when the
+  node's pod slots are full, then "Insufficient cpu|memory|ephemeral-storage|<name>" for
+  each requested (non-zero) resource the node cannot fit. A pod requesting nothing only
+  needs a pod slot. ignoredResources / ignoredResourceGroups skip extended resources
+  only. The code is Unschedulable, or UnschedulableAndUnresolvable when some request
+  exceeds the node's whole allocatable (preemption cannot help there).
+- Score uses the configured strategy (LeastAllocated by default, MostAllocated,
+  RequestedToCapacityRatio) over the configured resources, with kube-scheduler's
+  non-zero defaults for unset cpu/memory requests; no normalization.
+- Events: assigned pods deleted or scaled down, nodes added or with more allocatable,
+  each with the queueing hint of isSchedulableAfterPodEvent / isSchedulableAfterNodeChange.
+
+Not mirrored: DRA-backed extended resources (asched does not implement DRA).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from asched.api import Node, Pod
+from asched.framework.cycle_state import CycleState, StateKey
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.handle import Handle
+from asched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Code, Status, error
+from asched.framework.types import PreFilterResult
+from asched.plugins.helpers import as_node, as_pod, is_extended_resource_name
+from asched.plugins.noderesources import scorers
+from asched.plugins.noderesources.allocation import (
+    ScoredResource,
+    allocatable_and_requested,
+    pod_requests,
+    scored_resources,
+)
+from asched.plugins.noderesources.args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    FitArgs,
+    ScoringStrategy,
+)
+
+NAME = "NodeResourcesFit"
+Args = FitArgs
+
+REASON_TOO_MANY_PODS = "Too many pods"
+REASON_INSUFFICIENT_CPU = "Insufficient cpu"
+REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
+REASON_INSUFFICIENT_EPHEMERAL = "Insufficient ephemeral-storage"
+
+_PRE_FILTER_KEY_NAME = "PreFilter" + NAME
+_PRE_SCORE_KEY_NAME = "PreScore" + NAME
+# Distinct statuses are few (reason combinations); reuse them instead of allocating one
+# per rejected node. Bounded in case pods bring many different extended resources.
+_STATUS_CACHE_LIMIT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """The pod's requests as Filter checks them; extended resources already filtered."""
+
+    milli_cpu: int
+    memory: int
+    ephemeral_storage: int
+    # (name, quantity, reason) for requested scalar resources Filter must check.
+    scalars: tuple[tuple[str, int, str], ...]
+
+
+_PRE_FILTER_KEY: StateKey[_Request] = StateKey(_PRE_FILTER_KEY_NAME)
+_PRE_SCORE_KEY: StateKey[tuple[int, ...]] = StateKey(_PRE_SCORE_KEY_NAME)
+
+
+def build_scorer(strategy: ScoringStrategy) -> scorers.Scorer:
+    weights = tuple(r.weight for r in strategy.resources)
+    if strategy.type == LEAST_ALLOCATED:
+        return scorers.least_allocated(weights)
+    if strategy.type == MOST_ALLOCATED:
+        return scorers.most_allocated(weights)
+    return scorers.requested_to_capacity_ratio(weights, strategy.scaled_shape())
+
+
+class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    def __init__(self, args: FitArgs | None, handle: Handle) -> None:
+        self._args = args or FitArgs()
+        self._handle = handle
+        self._ignored = frozenset(self._args.ignored_resources)
+        self._ignored_groups = frozenset(self._args.ignored_resource_groups)
+        self._resources: tuple[ScoredResource, ...] = scored_resources(
+            self._args.scoring_strategy.resources
+        )
+        self._scorer = build_scorer(self._args.scoring_strategy)
+        self._statuses: dict[tuple[bool, tuple[str, ...]], Status] = {}
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    # --- PreFilter / Filter ------------------------------------------------------
+
+    def _ignored_extended(self, name: str) -> bool:
+        if not is_extended_resource_name(name):
+            return False
+        return name in self._ignored or name.split("/", 1)[0] in self._ignored_groups
+
+    def _request(self, pod: Pod) -> _Request:
+        r = pod.requests
+        scalars = tuple(
+            (name, q, f"Insufficient {name}")
+            for name, q in r.scalar.items()
+            if q != 0 and not self._ignored_extended(name)
+        )
+        return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars)
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(_PRE_FILTER_KEY, self._request(pod))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None:
+            return error(f'error reading "{_PRE_FILTER_KEY_NAME}" from cycleState', NAME)
+        short = fits_request(s, node_info)
+        if short is None:
+            return None
+        return self._status(short[1], tuple(short[0]))
+
+    def _status(self, unresolvable: bool, reasons: tuple[str, ...]) -> Status:
+        key = (unresolvable, reasons)
+        st = self._statuses.get(key)
+        if st is None:
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+            st = Status(code, reasons, NAME)
+            if len(self._statuses) >= _STATUS_CACHE_LIMIT:
+                self._statuses.clear()
+            self._statuses[key] = st
+        return st
+
+    # --- PreScore / Score --------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(_PRE_SCORE_KEY, pod_requests(pod, self._resources, use_requested=False))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        requests = state.get(_PRE_SCORE_KEY)
+        if requests is None:
+            # PreScore disabled in this profile: compute here, as kube-scheduler does.
+            requests = pod_requests(pod, self._resources, use_requested=False)
+        allocatable, requested = allocatable_and_requested(
+            node_info, self._resources, requests, use_requested=False
+        )
+        return self._scorer(requested, allocatable)
+
+    # --- queueing hints ----------------------------------------------------------
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # InPlacePodVerticalScaling is GA, so a pod scaling down frees room like a delete.
+        # The pod's own scale-down reaches us as an UnschedulablePod event in asched.
+        pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, pod_actions), self._after_pod_event
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                self._after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+                ),
+                self._after_node_change,
+            ),
+        )
+
+    def _after_pod_event(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        original, modified = as_pod(old), as_pod(new)
+        if modified is None:
+            if original is None:
+                return QueueingHint.QUEUE
+            if not original.node_name and not original.nominated_node_name:
+                # An unscheduled pod held nothing.
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if original is None:
+            return QueueingHint.QUEUE
+        if scaled_down_for(pod, original, modified):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _after_node_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        modified = as_node(new)
+        if modified is None:
+            return QueueingHint.QUEUE
+        request = self._request(pod)
+        if not fits_empty_node(request, modified):
+            return QueueingHint.QUEUE_SKIP
+        original = as_node(old)
+        if original is None:
+            return QueueingHint.QUEUE
+        if requested_resources_increased(request, original, modified):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+
+def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | None:
+    """kube-scheduler fitsRequest: None when the pod fits, else (reasons, unresolvable).
+
+    The common outcome (it fits) is decided without allocating anything.
+    """
+    alloc = node_info.allocatable
+    req = node_info.requested
+    too_many = len(node_info.pods) + 1 > alloc.allowed_pods
+    cpu, mem, eph = s.milli_cpu, s.memory, s.ephemeral_storage
+    cpu_short = cpu > 0 and cpu > alloc.milli_cpu - req.milli_cpu
+    mem_short = mem > 0 and mem > alloc.memory - req.memory
+    eph_short = eph > 0 and eph > alloc.ephemeral_storage - req.ephemeral_storage
+    short_scalars = (
+        [
+            (reason, q > alloc.scalar.get(name, 0))
+            for name, q, reason in s.scalars
+            if q > alloc.scalar.get(name, 0) - req.scalar.get(name, 0)
+        ]
+        if s.scalars
+        else None
+    )
+    if not (too_many or cpu_short or mem_short or eph_short or short_scalars):
+        return None
+    reasons: list[str] = []
+    unresolvable = False
+    if too_many:
+        reasons.append(REASON_TOO_MANY_PODS)
+    if cpu_short:
+        reasons.append(REASON_INSUFFICIENT_CPU)
+        unresolvable = cpu > alloc.milli_cpu
+    if mem_short:
+        reasons.append(REASON_INSUFFICIENT_MEMORY)
+        unresolvable = unresolvable or mem > alloc.memory
+    if eph_short:
+        reasons.append(REASON_INSUFFICIENT_EPHEMERAL)
+        unresolvable = unresolvable or eph > alloc.ephemeral_storage
+    for reason, beyond_node in short_scalars or ():
+        reasons.append(reason)
+        unresolvable = unresolvable or beyond_node
+    return reasons, unresolvable
+
+
+def fits_empty_node(request: _Request, node: Node) -> bool:
+    """isFit: would the pod fit this node if nothing ran on it?
+
+    kube-scheduler checks this without the ignored resources; we honour them, as Filter
+    does, so a pod asking for an ignored resource is not held back by node events.
+    """
+    alloc = node.allocatable
+    if alloc.allowed_pods < 1:
+        return False
+    if request.milli_cpu > alloc.milli_cpu or request.memory > alloc.memory:
+        return False
+    if request.ephemeral_storage > alloc.ephemeral_storage:
+        return False
+    return all(q <= alloc.scalar.get(name, 0) for name, q, _ in request.scalars)
+
+
+def requested_resources_increased(request: _Request, old: Node, new: Node) -> bool:
+    """haveAnyRequestedResourcesIncreased: more pod slots, or more of something requested."""
+    a, b = old.allocatable, new.allocatable
+    if b.allowed_pods > a.allowed_pods:
+        return True
+    if request.milli_cpu > 0 and b.milli_cpu > a.milli_cpu:
+        return True
+    if request.memory > 0 and b.memory > a.memory:
+        return True
+    if request.ephemeral_storage > 0 and b.ephemeral_storage > a.ephemeral_storage:
+        return True
+    return any(b.scalar.get(n, 0) > a.scalar.get(n, 0) for n, _, _ in request.scalars)
+
+
+def scaled_down_for(target: Pod, original: Pod, modified: Pod) -> bool:
+    """isSchedulableAfterPodScaleDown: did a resource the target requests go down?"""
+    if modified.uid == target.uid:
+        return True
+    if not modified.node_name:
+        # An unscheduled pod frees nothing by shrinking.
+        return False
+    want, before, after = target.requests, original.requests, modified.requests
+    if want.milli_cpu and before.milli_cpu > after.milli_cpu:
+        return True
+    if want.memory and before.memory > after.memory:
+        return True
+    if want.ephemeral_storage and before.ephemeral_storage > after.ephemeral_storage:
+        return True
+    return any(
+        q and before.scalar.get(n, 0) > after.scalar.get(n, 0) for n, q in want.scalar.items()
+    )
+
+
+SPEC = PluginSpec(NAME, Fit, FitArgs)

@@ -1,0 +1,158 @@
+"""The node-resources score formulas, as pure functions over per-resource vectors.
+
+Each takes `requested` (the node's requests plus the pod's) and `allocatable`, aligned
+with the configured resources; entries whose allocatable is 0 were zeroed by the caller
+and are skipped, as kube-scheduler does. Integer arithmetic matches Go's int64 (including
+truncating division), so scores equal kube-scheduler's on the same inputs:
+- least_allocated / most_allocated: least_allocated.go, most_allocated.go;
+- requested_to_capacity_ratio: requested_to_capacity_ratio.go with helper
+  BuildBrokenLinearFunction (a resource scoring 0 does not count in the weight sum;
+  the mean is rounded half away from zero, like math.Round);
+- balanced_score: balanced_allocation.go, (1 - std of the fractions) * 100.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from asched.framework.types import MAX_NODE_SCORE
+from asched.plugins.helpers import go_div
+
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+_MAX_UTILIZATION = 100
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    # Requests may exceed capacity because pods without requests count default amounts.
+    requested = min(requested, capacity)
+    return requested * MAX_NODE_SCORE // capacity
+
+
+def least_allocated(weights: Sequence[int]) -> Scorer:
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
+            if cap == 0:
+                continue
+            node_score += least_requested_score(req, cap) * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return score
+
+
+def most_allocated(weights: Sequence[int]) -> Scorer:
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
+            if cap == 0:
+                continue
+            node_score += most_requested_score(req, cap) * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return score
+
+
+def broken_linear(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """helper.BuildBrokenLinearFunction over (utilization, score) points."""
+    points = tuple(shape)
+
+    def f(p: int) -> int:
+        for i, (util, score) in enumerate(points):
+            if p <= util:
+                if i == 0:
+                    return score
+                prev_util, prev_score = points[i - 1]
+                return prev_score + go_div((score - prev_score) * (p - prev_util), util - prev_util)
+        return points[-1][1]
+
+    return f
+
+
+def scaled_utilization(requested: int, capacity: int, top: int) -> int:
+    """requested * top / capacity, with requested clamped to [0, capacity]."""
+    if capacity <= 0 or requested <= 0:
+        return 0
+    if requested >= capacity:
+        return top
+    return requested * top // capacity
+
+
+def round_half_away(x: float) -> int:
+    """Go's math.Round for the non-negative means we compute."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def requested_to_capacity_ratio(
+    weights: Sequence[int], shape: Sequence[tuple[int, int]]
+) -> Scorer:
+    raw = broken_linear(shape)
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(_MAX_UTILIZATION)
+        return raw(scaled_utilization(requested, capacity, _MAX_UTILIZATION))
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, cap, weight in zip(requested, allocatable, weights, strict=True):
+            if cap == 0:
+                continue
+            rs = resource_score(req, cap)
+            if rs > 0:
+                node_score += rs * weight
+                weight_sum += weight
+        if weight_sum == 0:
+            return 0
+        return round_half_away(float(node_score) / float(weight_sum))
+
+    return score
+
+
+def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """(1 - std) * MaxNodeScore over the used fractions, truncated like Go's int64()."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, cap in zip(requested, allocatable, strict=True):
+        if cap == 0:
+            continue
+        fraction = min(float(req) / float(cap), 1.0)
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        # The common cpu+memory case: the std of two values is half their distance.
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / n
+        acc = 0.0
+        for fraction in fractions:
+            acc = acc + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(acc / n)
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_improvement(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """Score the change in balance the pod brings (kubernetes#135573, v1.36+).
+
+    Without the pod and with it, each balance is in [50, 100]; no change scores 75,
+    perfectly balanced to perfectly unbalanced 50, the reverse 100.
+    """
+    with_pod = balanced_score(requested, allocatable)
+    without_pod = balanced_score(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + go_div(half + with_pod - without_pod, 2)

@@ -1,0 +1,144 @@
+"""PodTopologySpread's PreScore state and scores (kube-scheduler scoring.go).
+
+For ScheduleAnyway constraints a node's raw score is, summed over the constraints whose
+key it has, `count * log(domains + 2) + maxSkew - 1`, where `count` is the matching pods
+in the node's domain (over all nodes that pass the inclusion policies) and `domains` is
+the number of domains among the feasible nodes (for the hostname key: the feasible nodes
+themselves, counted per node). Fewer matching pods is better: NormalizeScore maps the raw
+scores to `100 * (max + min - score) / max`, and ignored nodes (missing a topology key
+while the constraints are the pod's own or listed defaults) get 0.
+
+PreScore computes every feasible node's raw score, so Score is one dict lookup.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from asched.api import Pod
+from asched.framework.cycle_state import StateKey
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.types import MAX_NODE_SCORE, NodeScore
+from asched.plugins.podtopologyspread.args import LABEL_HOSTNAME
+from asched.plugins.podtopologyspread.constraints import (
+    Constraint,
+    NodeInclusion,
+    count_matching,
+    node_has_all_keys,
+)
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    constraints: tuple[Constraint, ...]
+    # Feasible nodes missing a topology key; they score 0.
+    ignored_nodes: set[str] = field(default_factory=set)
+    # Per constraint: topology value -> matching pods (hostname constraints stay empty).
+    counts: list[dict[str, int]] = field(default_factory=list)
+    # Per constraint: log(number of domains + 2), so small topologies are not watered down.
+    weights: list[float] = field(default_factory=list)
+    # Feasible node -> raw score.
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+def topology_normalizing_weight(size: int) -> float:
+    return math.log(size + 2)
+
+
+def score_for_count(count: int, max_skew: int, weight: float) -> float:
+    # maxSkew-1 waters down differences between domains: the tolerance for skew.
+    return count * weight + (max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """Go's math.Round for the non-negative raw scores (Python's round() is banker's)."""
+    return math.floor(x + 0.5)
+
+
+def compute_pre_score_state(
+    constraints: tuple[Constraint, ...],
+    pod: Pod,
+    feasible: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+) -> PreScoreState:
+    s = PreScoreState(constraints)
+    s.counts = [{} for _ in constraints]
+    sizes = [0] * len(constraints)
+    for ni in feasible:
+        node = ni.node
+        if node is None:
+            continue
+        if require_all_topologies and not node_has_all_keys(node.labels, constraints):
+            s.ignored_nodes.add(node.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME:
+                continue  # counted per node below
+            value = node.labels.get(c.topology_key, "")
+            if value not in s.counts[i]:
+                s.counts[i][value] = 0
+                sizes[i] += 1
+    for i, c in enumerate(constraints):
+        size = sizes[i]
+        if c.topology_key == LABEL_HOSTNAME:
+            size = len(feasible) - len(s.ignored_nodes)
+        s.weights.append(topology_normalizing_weight(size))
+
+    inclusion = NodeInclusion(pod)
+    ns = pod.namespace
+    for ni in all_nodes:
+        node = ni.node
+        if node is None:
+            continue
+        if require_all_topologies and not node_has_all_keys(node.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not inclusion.includes(c, node):
+                continue
+            m = s.counts[i]
+            value = node.labels.get(c.topology_key, "")
+            # Only domains of feasible nodes are scored (hostname ones are counted per node).
+            if value in m:
+                m[value] += count_matching(ni.pods, c, ns)
+
+    for ni in feasible:
+        node = ni.node
+        if node is None or node.name in s.ignored_nodes:
+            continue
+        total = 0.0
+        for i, c in enumerate(constraints):
+            tp_value = node.labels.get(c.topology_key)
+            if tp_value is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                count = count_matching(ni.pods, c, ns)
+            else:
+                count = s.counts[i][tp_value]
+            total += score_for_count(count, c.max_skew, s.weights[i])
+        s.scores[node.name] = go_round(total)
+    return s
+
+
+def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
+    """Fewer matching pods scores higher; ignored nodes score 0."""
+    lo: int | None = None
+    hi = 0
+    for ns in scores:
+        if ns.name in s.ignored_nodes:
+            continue
+        if lo is None or ns.score < lo:
+            lo = ns.score
+        hi = max(hi, ns.score)
+    for ns in scores:
+        if ns.name in s.ignored_nodes:
+            ns.score = 0
+        elif hi == 0:
+            ns.score = MAX_NODE_SCORE
+        else:
+            ns.score = MAX_NODE_SCORE * (hi + (lo or 0) - ns.score) // hi
+
+
+PRE_SCORE_KEY: StateKey[PreScoreState] = StateKey("PreScorePodTopologySpread")

@@ -1,0 +1,75 @@
+"""Why a pod fits nowhere, and kube-scheduler's exact FailedScheduling wording.
+
+Mirrors pkg/scheduler/framework FitError.Error(): `0/N nodes are available:` followed by
+the PreFilter message, or else the per-node reasons counted and sorted as strings
+(`3 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector`), then the
+PostFilter (preemption) message, each as ` <msg>.`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from asched.framework.status import Code, Status
+from asched.framework.types import NodeToStatus
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin or not status.is_rejected():
+            return
+        if status.code == Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+        else:
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """No node fits the pod (kube-scheduler framework.FitError)."""
+
+    def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod_key = pod_key
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        # Set when PostFilter (preemption) nominated a node for the pod.
+        self.nominated_node_name = ""
+        super().__init__(pod_key)
+
+    def message(self) -> str:
+        d = self.diagnosis
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            statuses = d.node_to_status
+            for st in statuses.statuses.values():
+                for reason in st.reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+            absent = self.num_all_nodes - len(statuses)
+            if absent > 0 and statuses.absent is not None:
+                for reason in statuses.absent.reasons:
+                    counts[reason] = counts.get(reason, 0) + absent
+            parts = sorted(f"{n} {reason}" for reason, n in counts.items())
+            if parts:
+                msg += f" {', '.join(parts)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+    def __str__(self) -> str:
+        return self.message()
+
+
+class NoNodesAvailable(Exception):
+    def __str__(self) -> str:
+        return NO_NODES_AVAILABLE

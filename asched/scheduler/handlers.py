@@ -1,0 +1,181 @@
+"""Informer events into the cache and the queue (kube-scheduler eventhandlers.go).
+
+- Assigned pods (spec.nodeName set, any scheduler) feed the cache: they use resources.
+  Terminal pods leave the cache (their resources are free).
+- Unassigned pods whose schedulerName is one of our profiles feed the queue.
+- Every change that can make a pending pod schedulable is reported to the queue as a
+  ClusterEvent with the old and new objects, for the plugins' queueing hints.
+- A deleted pod waiting at Permit is rejected, so its reservation is released at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import structlog
+
+from asched.api import DecodeError, Node, Pod
+from asched.backend.cache import Cache
+from asched.framework import events as ev
+from asched.framework.events import ActionType, ClusterEvent, EventResource
+
+log = structlog.get_logger(__name__)
+
+
+class QueueSink(Protocol):
+    def add(self, pod: Pod) -> None: ...
+
+    def update(self, old: Pod, new: Pod) -> None: ...
+
+    def delete(self, pod: Pod) -> None: ...
+
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, old: object | None, new: object | None
+    ) -> int: ...
+
+
+def node_update_action(old: Node, new: Node) -> ActionType:
+    """Which kinds of node change happened (kube-scheduler nodeSchedulingPropertiesChange)."""
+    action = ActionType(0)
+    if old.unschedulable != new.unschedulable:
+        action |= ActionType.UPDATE_NODE_SPEC_UNSCHEDULABLE
+    if old.allocatable != new.allocatable:
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= ActionType.UPDATE_NODE_LABEL
+    if old.taints != new.taints:
+        action |= ActionType.UPDATE_NODE_TAINT
+    if old.ready != new.ready:
+        action |= ActionType.UPDATE_NODE_CONDITION
+    if old.annotations != new.annotations:
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    return action
+
+
+class NodeHandler:
+    def __init__(self, cache: Cache, queue: QueueSink) -> None:
+        self._cache = cache
+        self._queue = queue
+
+    def on_add(self, node: Node) -> None:
+        self._cache.add_node(node)
+        self._queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
+
+    def on_update(self, old: Node, new: Node) -> None:
+        self._cache.update_node(new)
+        action = node_update_action(old, new)
+        if action:
+            self._queue.move_all_to_active_or_backoff(
+                ClusterEvent(EventResource.NODE, action, "NodeUpdate"), old, new
+            )
+
+    def on_delete(self, node: Node) -> None:
+        self._cache.remove_node(node.name)
+        self._queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
+
+    def on_decode_error(self, key: str, error: DecodeError) -> None:
+        log.error("node_decode_failed", node=key, field=error.field, error=error.message)
+
+
+class PodHandler:
+    def __init__(
+        self,
+        cache: Cache,
+        queue: QueueSink,
+        responsible: Callable[[Pod], bool],
+        on_gone: Callable[[Pod], None],
+        on_invalid: Callable[[str, DecodeError], None],
+    ) -> None:
+        self._cache = cache
+        self._queue = queue
+        self._responsible = responsible
+        self._on_gone = on_gone
+        self._on_invalid = on_invalid
+        # namespace -> uid -> pod (all pods, for plugins that count group members).
+        self.by_namespace: dict[str, dict[str, Pod]] = {}
+
+    def _index(self, pod: Pod) -> None:
+        self.by_namespace.setdefault(pod.namespace, {})[pod.uid] = pod
+
+    def _unindex(self, pod: Pod) -> None:
+        ns = self.by_namespace.get(pod.namespace)
+        if ns is not None:
+            ns.pop(pod.uid, None)
+            if not ns:
+                del self.by_namespace[pod.namespace]
+
+    def _schedulable(self, pod: Pod) -> bool:
+        return not pod.node_name and not pod.is_terminal() and self._responsible(pod)
+
+    def on_add(self, pod: Pod) -> None:
+        self._index(pod)
+        if pod.node_name:
+            if pod.is_terminal():
+                return
+            self._cache.add_pod(pod)
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, pod)
+        elif self._schedulable(pod) and pod.deletion_timestamp is None:
+            self._queue.add(pod)
+
+    def on_update(self, old: Pod, new: Pod) -> None:
+        self._index(new)
+        if new.node_name:
+            if not old.node_name:
+                # Bound (by us or someone else): it leaves the queue, the cache confirms it.
+                self._queue.delete(new)
+            if new.is_terminal():
+                if not old.is_terminal() and old.node_name:
+                    self._cache.remove_pod(old)
+                    self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, old, None)
+                return
+            if old.node_name:
+                self._cache.update_pod(old, new)
+            else:
+                self._cache.add_pod(new)
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_UPDATE, old, new)
+        elif self._schedulable(new):
+            if self._schedulable(old):
+                self._queue.update(old, new)
+            else:
+                self._queue.add(new)
+        elif self._schedulable(old):
+            self._queue.delete(old)
+
+    def on_delete(self, pod: Pod) -> None:
+        self._unindex(pod)
+        was_assigned = bool(pod.node_name) or self._cache.is_assumed(pod.uid)
+        if pod.node_name or self._cache.get_pod(pod.uid) is not None:
+            self._cache.remove_pod(pod)
+        if not pod.node_name:
+            self._queue.delete(pod)
+        self._on_gone(pod)
+        if was_assigned:
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+
+    def on_decode_error(self, key: str, error: DecodeError) -> None:
+        self._on_invalid(key, error)
+
+
+class ResourceHandler:
+    """Changes to a resource a plugin watches (PodGroups, namespaces, ...) as queue events."""
+
+    def __init__(self, resource: EventResource, queue: Callable[[], QueueSink]) -> None:
+        self._resource = resource
+        self._queue = queue
+        self._add = ClusterEvent(resource, ActionType.ADD, f"{resource.value}Add")
+        self._update = ClusterEvent(resource, ActionType.UPDATE_OTHER, f"{resource.value}Update")
+        self._delete = ClusterEvent(resource, ActionType.DELETE, f"{resource.value}Delete")
+
+    def on_add(self, obj: object) -> None:
+        self._queue().move_all_to_active_or_backoff(self._add, None, obj)
+
+    def on_update(self, old: object, new: object) -> None:
+        self._queue().move_all_to_active_or_backoff(self._update, old, new)
+
+    def on_delete(self, obj: object) -> None:
+        self._queue().move_all_to_active_or_backoff(self._delete, obj, None)
+
+    def on_decode_error(self, key: str, error: DecodeError) -> None:
+        log.error("object_decode_failed", resource=self._resource.value, key=key,
+                  field=error.field, error=error.message)

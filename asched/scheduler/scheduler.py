@@ -1,0 +1,387 @@
+"""The Scheduler: owns the informers, cache, queue, profiles and the two cycles.
+
+Lifecycle (`run()`): start informers -> wait until nodes and pods (and every resource a
+plugin asked for) have synced -> run the scheduling loop (one pod at a time) with binding
+cycles running concurrently in their own task group. `shutdown()` stops taking pods,
+rejects pods waiting at Permit (their reservations are released), lets in-flight
+bindings finish within a deadline, then cancels everything: nothing is left half-bound
+because a binding is a single API call the API server applies atomically.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from asched.api import DecodeError, Pod, decode_node, decode_pod
+from asched.backend.cache import Cache
+from asched.backend.queue import SchedulingQueue
+from asched.backend.snapshot import Snapshot
+from asched.client.protocol import KubeClient
+from asched.framework.clock import Clock, RealClock
+from asched.framework.cycle_state import CycleState
+from asched.framework.handle import EventRecorder
+from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
+from asched.framework.registry import Registry
+from asched.framework.runtime import Framework, ProfileSpec
+from asched.framework.services import RuntimeMetrics
+from asched.framework.status import Status
+from asched.framework.types import QueuedPodInfo
+from asched.informers import Informer
+from asched.scheduler.algorithm import Algorithm
+from asched.scheduler.cycle import binding_cycle, schedule_one
+from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
+from asched.scheduler.podstatus import PodStatusWriter
+
+log = structlog.get_logger(__name__)
+
+
+class Elector(Protocol):
+    async def run(self, on_started_leading: Callable[[], Awaitable[None]]) -> None: ...
+
+
+class SchedulerMetrics(RuntimeMetrics, Protocol):
+    def observe_attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def pod_scheduled(self, attempts: int, sli_seconds: float) -> None: ...
+
+    def set_pending(self, counts: Mapping[str, int]) -> None: ...
+
+    def incoming(self, queue: str, event: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Options:
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    # Binding cycles past Permit that may talk to the API server at once.
+    max_concurrent_binds: int = 256
+    shutdown_grace_seconds: float = 10.0
+    profiles: list[ProfileSpec] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _ObjRef:
+    """An event target for an object we could not decode."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+    api_version: str = "v1"
+    resource_version: str = ""
+
+
+class _NullRecorder:
+    def event(self, regarding: Any, event_type: str, reason: str, action: str,
+              message: str) -> None:
+        log.info("event", reason=reason, message=message, type=event_type)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        client: KubeClient,
+        registry: Registry,
+        options: Options,
+        *,
+        clock: Clock | None = None,
+        events: EventRecorder | None = None,
+        metrics: SchedulerMetrics | None = None,
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.clock: Clock = clock or RealClock()
+        self.events: EventRecorder = events or _NullRecorder()
+        self.metrics = metrics
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.algorithm = Algorithm(options.percentage_of_nodes_to_score)
+        self.bind_limiter = anyio.CapacityLimiter(options.max_concurrent_binds)
+        self.status_writer = PodStatusWriter(client, self.clock)
+        self._stores: dict[str, Informer[Any]] = {}
+        self._stopping = False
+        self._bind_tg: TaskGroup | None = None
+        self._bindings_in_flight = 0
+        self.ready = False
+        self.leading = False
+        services = _Services(self)
+        self.frameworks: dict[str, Framework] = {
+            p.scheduler_name: Framework(p, registry, services) for p in options.profiles
+        }
+        if not self.frameworks:
+            raise ValueError("at least one profile is required")
+        first = next(iter(self.frameworks.values()))
+        hints = {name: fwk.enqueue_hints() for name, fwk in self.frameworks.items()}
+        self.queue = SchedulingQueue(
+            first.less,
+            self.clock,
+            initial_backoff=options.pod_initial_backoff_seconds,
+            max_backoff=options.pod_max_backoff_seconds,
+            pre_enqueue=self._pre_enqueue,
+            hints=hints,
+            metrics=metrics,
+        )
+        self.pod_handler = PodHandler(
+            self.cache, self.queue, self._responsible, self._pod_gone, self._pod_invalid
+        )
+        self.node_informer: Informer[Any] = Informer(
+            client, "/api/v1/nodes", decode_node, NodeHandler(self.cache, self.queue),
+            clock=self.clock, name="nodes",
+        )
+        self.pod_informer: Informer[Any] = Informer(
+            client, "/api/v1/pods", decode_pod, self.pod_handler, clock=self.clock,
+            name="pods",
+        )
+        for fwk in self.frameworks.values():
+            for req in fwk.informer_requests():
+                self._informer_for(req)
+
+    # ---- wiring --------------------------------------------------------------------
+    def _informer_for(self, req: InformerRequest[Any]) -> Informer[Any]:
+        inf = self._stores.get(req.resource)
+        if inf is None:
+            handler = ResourceHandler(req.event_resource, lambda: self.queue)
+            inf = Informer(
+                self.client, req.list_path, req.decode, handler,
+                clock=self.clock, optional=req.optional, name=req.resource,
+            )
+            self._stores[req.resource] = inf
+        return inf
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.scheduler_name)
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.frameworks
+
+    def _pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:
+        fwk = self.frameworks.get(pod.scheduler_name)
+        return None if fwk is None else fwk.run_pre_enqueue(pod)
+
+    def skip_pod(self, pod: Pod) -> bool:
+        """kube-scheduler skipPodSchedule: deleted, or already assumed/bound."""
+        current = self.pod_informer.store.get(pod.key)
+        if current is None or current.uid != pod.uid or current.deletion_timestamp is not None:
+            return True
+        return bool(current.node_name) or self.cache.is_assumed(pod.uid)
+
+    def _pod_gone(self, pod: Pod) -> None:
+        self.status_writer.forget(pod.uid)
+        for fwk in self.frameworks.values():
+            fwk.waiting_pods.reject(pod.uid, "", "pod deleted")
+
+    def _pod_invalid(self, key: str, err: DecodeError) -> None:
+        ns, _, name = key.partition("/")
+        log.error("pod_decode_failed", pod=key, field=err.field, error=err.message)
+        self.events.event(
+            _ObjRef("Pod", ns, name), "Warning", "FailedScheduling", "Scheduling",
+            f"invalid pod: {err.field}: {err.message}",
+        )
+
+    # ---- cycles --------------------------------------------------------------------
+    def start_binding(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str,
+        start: float,
+    ) -> None:
+        assert self._bind_tg is not None
+        self._bind_tg.start_soon(self._binding, fwk, state, qpi, assumed, node, start)
+
+    async def _binding(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str,
+        start: float,
+    ) -> None:
+        self._bindings_in_flight += 1
+        try:
+            await binding_cycle(self, fwk, state, qpi, assumed, node, start)
+        finally:
+            self._bindings_in_flight -= 1
+
+    @property
+    def bindings_in_flight(self) -> int:
+        return self._bindings_in_flight
+
+    def handle_failure(
+        self, fwk: Framework, qpi: QueuedPodInfo, reason: str, message: str, *, error: bool,
+        nominated: str = "",
+    ) -> None:
+        """kube-scheduler handleSchedulingFailure: requeue, event, condition."""
+        pod = qpi.pod
+        current = self.pod_informer.store.get(pod.key)
+        if current is None or current.uid != pod.uid:
+            self.queue.done(pod.uid)
+            return  # deleted meanwhile
+        if current.node_name:
+            self.queue.done(pod.uid)
+            return  # bound by someone else meanwhile
+        qpi.pod = current
+        self.queue.add_unschedulable_if_not_present(qpi, error=error)
+        self.queue.done(pod.uid)
+        if nominated:
+            self.queue.nominator.add_nominated(current, nominated)
+        log.info("pod_unschedulable" if not error else "pod_schedule_error", pod=pod.key,
+                 reason=reason, message=message, attempts=qpi.attempts)
+        self.events.event(current, "Warning", "FailedScheduling", "Scheduling", message)
+        self.status_writer.set_unschedulable(current, reason, message, nominated or None)
+
+    def record_attempt(
+        self, result: str, fwk: Framework, start: float, qpi: QueuedPodInfo | None = None
+    ) -> None:
+        if self.metrics is None:
+            return
+        self.metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
+        if qpi is not None and qpi.initial_attempt_timestamp is not None:
+            self.metrics.pod_scheduled(
+                qpi.attempts, self.clock.now() - qpi.initial_attempt_timestamp
+            )
+
+    # ---- run -----------------------------------------------------------------------
+    def informers(self) -> list[Informer[Any]]:
+        return [self.node_informer, self.pod_informer, *self._stores.values()]
+
+    async def run(
+        self,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+        *,
+        elector: Elector | None = None,
+    ) -> None:
+        """Sync the caches, then schedule (under leadership when an elector is given).
+
+        Caches are synced before campaigning, as kube-scheduler does, so a standby takes
+        over with warm caches.
+        """
+        async with anyio.create_task_group() as tg:
+            for inf in self.informers():
+                tg.start_soon(inf.run)
+            for inf in self.informers():
+                await inf.wait_synced()
+            log.info("caches_synced", nodes=self.cache.node_count(),
+                     pods=self.cache.pod_count())
+            self.ready = True
+            task_status.started()
+            if elector is not None:
+                await elector.run(self._lead)
+            else:
+                await self._lead()
+            tg.cancel_scope.cancel()
+
+    async def _lead(self) -> None:
+        self.leading = True
+        log.info("scheduling_started", profiles=sorted(self.frameworks))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.queue.run)
+            tg.start_soon(self.status_writer.run)
+            for fwk in self.frameworks.values():
+                for p in fwk.plugins.values():
+                    runner = getattr(p, "run", None)
+                    if callable(runner):
+                        tg.start_soon(runner)
+            if self.metrics is not None:
+                tg.start_soon(self._report_pending)
+            async with anyio.create_task_group() as bind_tg:
+                self._bind_tg = bind_tg
+                await self._scheduling_loop()
+                # Stopping: pods at Permit are rejected (and unreserved by their cycles);
+                # bindings already sent finish (each is one atomic API call).
+                for fwk in self.frameworks.values():
+                    for wp in fwk.waiting_pods:
+                        wp.reject("", "scheduler shutting down")
+                with anyio.move_on_after(self.options.shutdown_grace_seconds):
+                    while self._bindings_in_flight:
+                        await anyio.sleep(0.05)
+                bind_tg.cancel_scope.cancel()
+            tg.cancel_scope.cancel()
+        self.leading = False
+
+    async def _scheduling_loop(self) -> None:
+        from asched.backend.queue import QueueClosed
+
+        while not self._stopping:
+            try:
+                qpi = await self.queue.pop()
+            except QueueClosed:
+                return
+            try:
+                await schedule_one(self, qpi)
+            except Exception:
+                # A bug in the cycle must not stop the scheduler: requeue with backoff.
+                log.exception("schedule_one_crashed", pod=qpi.pod.key)
+                self.queue.add_unschedulable_if_not_present(qpi, error=True)
+                self.queue.done(qpi.pod.uid)
+            # One pod per iteration; let informers and bindings run between cycles.
+            await anyio.lowlevel.checkpoint()
+
+    async def _report_pending(self) -> None:
+        while True:
+            assert self.metrics is not None
+            self.metrics.set_pending(self.queue.pending_counts())
+            await self.clock.sleep(1.0)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def shutdown(self) -> None:
+        """Stop taking new pods; run() then drains and returns."""
+        self._stopping = True
+        self.queue.close()
+
+
+class _Services:
+    """SchedulerServices for the runtime, backed by the scheduler."""
+
+    def __init__(self, sched: Scheduler) -> None:
+        self._s = sched
+
+    @property
+    def clock(self) -> Clock:
+        return self._s.clock
+
+    @property
+    def client(self) -> KubeClient:
+        return self._s.client
+
+    @property
+    def events(self) -> EventRecorder:
+        return self._s.events
+
+    @property
+    def snapshot(self) -> SnapshotLister:
+        return self._s.snapshot
+
+    @property
+    def parallelism(self) -> int:
+        return self._s.options.parallelism
+
+    @property
+    def metrics(self) -> RuntimeMetrics | None:
+        return self._s.metrics
+
+    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
+        store: ObjectStore[Any] = self._s._informer_for(request).store
+        return store
+
+    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
+        pods = self._s.pod_handler.by_namespace.get(namespace, {})
+        cache = self._s.cache
+        return [
+            (cache.get_pod(uid) or p) if not p.node_name and cache.is_assumed(uid) else p
+            for uid, p in pods.items()
+        ]
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
+        return self._s.queue.nominator.nominated_pods_for_node(node_name)
+
+    def has_nominated_pods(self) -> bool:
+        return bool(len(self._s.queue.nominator))
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        self._s.queue.activate(pods)

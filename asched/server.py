@@ -1,0 +1,143 @@
+"""The operational HTTP endpoints kube-scheduler serves: health, readiness and metrics.
+
+Kubernetes probes and Prometheus expect /healthz, /livez, /readyz and /metrics on the
+scheduler's port (10259 for kube-scheduler), so manifests and scrape configs written for
+kube-scheduler work for asched. The server runs on the scheduler's own event loop: if
+/healthz answers, the loop is running - which is what liveness must show.
+
+Guarantees: one aiohttp AppRunner per server, started and stopped by `async with` (or
+owned for its whole life by `run()` in the scheduler's task group); no access log lines per
+probe or scrape; the bound port is readable after start (tests bind port 0).
+
+Readiness and liveness are callbacks returning (ok, reason) so the server knows nothing of
+the scheduler: readiness is true once the caches synced and while leading or standing by;
+liveness can add the leader-election watchdog (kube-scheduler's /healthz includes it).
+Plain HTTP only; kube-scheduler's authenticated HTTPS serving is not mirrored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import NoReturn, Self
+
+import anyio
+import structlog
+from aiohttp import web
+
+from asched.metrics import CONTENT_TYPE, Metrics
+
+log = structlog.get_logger(__name__)
+
+Check = Callable[[], tuple[bool, str]]
+
+# All interfaces: kubelet probes and Prometheus scrapes come from outside the pod.
+DEFAULT_HOST = "0.0.0.0"
+DEFAULT_PORT = 10259
+
+
+def _always_ok() -> tuple[bool, str]:
+    return True, ""
+
+
+class OpsServer:
+    """Serves /healthz, /livez, /readyz and /metrics on `host:port`."""
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        *,
+        readiness: Check = _always_ok,
+        liveness: Check = _always_ok,
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+    ) -> None:
+        self._metrics = metrics
+        self._readiness = readiness
+        self._liveness = liveness
+        self._host = host
+        self._requested_port = port
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (differs from the requested one when that was 0)."""
+        if self._port is None:
+            raise RuntimeError("OpsServer is not started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    def _app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/healthz", self._health)
+        app.router.add_get("/livez", self._health)
+        app.router.add_get("/readyz", self._ready)
+        app.router.add_get("/metrics", self._render_metrics)
+        return app
+
+    async def __aenter__(self) -> Self:
+        if self._runner is not None:
+            raise RuntimeError("OpsServer already started")
+        # access_log=None: one log line per probe and scrape would drown the scheduler's logs.
+        runner = web.AppRunner(self._app(), access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self._host, self._requested_port)
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self._port = _bound_port(runner)
+        log.info("ops_server_started", host=self._host, port=self._port)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        runner, self._runner = self._runner, None
+        self._port = None
+        if runner is not None:
+            # Shielded: a cancelled scheduler must still close its listening socket.
+            with anyio.CancelScope(shield=True):
+                await runner.cleanup()
+            log.info("ops_server_stopped")
+
+    async def run(self) -> NoReturn:
+        """Serve until cancelled (for the scheduler's task group)."""
+        async with self:
+            await anyio.sleep_forever()
+        raise AssertionError("unreachable")  # sleep_forever only ends by cancellation
+
+    # ---- handlers -----------------------------------------------------------------------
+
+    async def _health(self, _request: web.Request) -> web.Response:
+        return _check_response(self._liveness)
+
+    async def _ready(self, _request: web.Request) -> web.Response:
+        return _check_response(self._readiness)
+
+    async def _render_metrics(self, _request: web.Request) -> web.Response:
+        return web.Response(body=self._metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+
+def _check_response(check: Check) -> web.Response:
+    ok, reason = check()
+    if ok:
+        return web.Response(text="ok")
+    return web.Response(status=500, text=reason or "not ok")
+
+
+def _bound_port(runner: web.AppRunner) -> int:
+    for address in runner.addresses:
+        # TCP sockets report (host, port) for IPv4 and (host, port, flow, scope) for IPv6.
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    raise RuntimeError(f"no TCP address bound: {runner.addresses!r}")

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Creates (or refreshes) everything asched needs on a fresh machine and prints nothing
+# else on success: a virtualenv in .venv with asched and its dev tools, and the Go-built
+# control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) in
+# the cache outside the checkout. Safe to run again: both steps skip finished work.
+# Needs: Python 3.11+ and Go 1.26+ on PATH, and access to PyPI and the Go module proxy.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+python=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  "$python" -m venv .venv
+fi
+stamp=.venv/.asched-deps
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  touch "$stamp"
+fi
+
+bin_dir=$(hack/controlplane/build.sh | tail -n 1)
+export ASCHED_BIN_DIR="$bin_dir"

@@ -1,0 +1,100 @@
+"""Runs `asched run` as a real process (its own identity and RBAC) for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import anyio
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class AschedProcess:
+    def __init__(self, config: Path | None, kubeconfig: Path, log_path: Path,
+                 extra: list[str] | None = None) -> None:
+        self.config = config
+        self.kubeconfig = kubeconfig
+        self.log_path = log_path
+        self.extra = extra or []
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        argv = [sys.executable, "-m", "asched", "run", "--kubeconfig", str(self.kubeconfig),
+                "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
+                "--log-level", "info", *self.extra]
+        if not any(a.startswith("--leader-elect") or a == "--no-leader-elect"
+                   for a in self.extra):
+            argv.append("--no-leader-elect")
+        if self.config is not None:
+            argv += ["--config", str(self.config)]
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, env=os.environ.copy())
+        log.close()
+
+    async def wait_ready(self, timeout: float = 60.0) -> None:
+        with anyio.fail_after(timeout):
+            async with aiohttp.ClientSession() as http:
+                while True:
+                    if self.proc is not None and self.proc.poll() is not None:
+                        raise RuntimeError(
+                            f"asched exited with {self.proc.returncode}:\n{self.logs()[-3000:]}"
+                        )
+                    try:
+                        async with http.get(f"{self.url}/readyz") as resp:
+                            if resp.status == 200:
+                                return
+                    except aiohttp.ClientError:
+                        pass
+                    await anyio.sleep(0.1)
+
+    async def metrics(self) -> str:
+        async with aiohttp.ClientSession() as http, http.get(f"{self.url}/metrics") as resp:
+            return await resp.text()
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    async def terminate(self, timeout: float = 30.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        with anyio.fail_after(timeout):
+            while self.proc.poll() is None:
+                await anyio.sleep(0.05)
+        return self.proc.returncode
+
+
+@asynccontextmanager
+async def running_asched(config: Path | None, kubeconfig: Path, log_path: Path,
+                         extra: list[str] | None = None) -> AsyncIterator[AschedProcess]:
+    proc = AschedProcess(config, kubeconfig, log_path, extra)
+    proc.start()
+    try:
+        await proc.wait_ready()
+        yield proc
+    finally:
+        proc.kill()

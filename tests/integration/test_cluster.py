@@ -1,0 +1,210 @@
+"""The local control plane does what asched's tests rely on: kwok nodes turn Ready, a pod
+bound by the scheduler identity turns Running and can be deleted, and that identity can do
+no more than manifests/rbac.yaml grants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from asched.cluster import ApiError, JsonObject, LocalCluster, NodeSpec, RestClient, Taint
+from tests.builders import make_pod
+from tests.integration.conftest import NodeFactory, unique
+from tests.integration.helpers import bind, pod_path, poll, status_of
+
+TAINT = Taint("dedicated", "batch", "NoSchedule")
+
+
+def twenty_nodes() -> list[NodeSpec]:
+    return [
+        NodeSpec(
+            name=f"{i:02d}",
+            cpu="8",
+            memory="16Gi",
+            gpus=2 if i % 5 == 0 else 0,
+            labels={"topology.kubernetes.io/zone": f"zone-{i % 3}"},
+            taints=(TAINT,) if i % 2 else (),
+        )
+        for i in range(20)
+    ]
+
+
+async def test_kwok_nodes_become_ready_with_labels_taints_and_resources(
+    kwok_nodes: NodeFactory, admin: RestClient
+) -> None:
+    names = await kwok_nodes(twenty_nodes())
+
+    nodes = {n["metadata"]["name"]: n for n in await admin.list("/api/v1/nodes")}
+    assert set(names) <= set(nodes)
+    for i, name in enumerate(names):
+        node = nodes[name]
+        ready = [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready == ["True"], name
+        assert node["metadata"]["labels"]["topology.kubernetes.io/zone"] == f"zone-{i % 3}"
+        assert node["metadata"]["labels"]["type"] == "kwok"
+        taints = [(t["key"], t["value"], t["effect"]) for t in node["spec"].get("taints", [])]
+        # Only our taint: TaintNodesByCondition is off, so no not-ready taint is added.
+        assert taints == ([("dedicated", "batch", "NoSchedule")] if i % 2 else [])
+        alloc = node["status"]["allocatable"]
+        assert alloc == node["status"]["capacity"]
+        assert (alloc["cpu"], alloc["memory"], alloc["pods"]) == ("8", "16Gi", "110")
+        assert alloc.get("nvidia.com/gpu") == ("2" if i % 5 == 0 else None)
+
+
+async def _pod(admin: RestClient, namespace: str, name: str) -> JsonObject | None:
+    try:
+        return await admin.get(pod_path(namespace, name))
+    except ApiError as err:
+        if err.status == 404:
+            return None
+        raise
+
+
+async def test_pod_bound_by_scheduler_identity_runs_and_deletes(
+    kwok_nodes: NodeFactory,
+    admin: RestClient,
+    scheduler_client: RestClient,
+    namespace: str,
+) -> None:
+    names = await kwok_nodes(twenty_nodes())
+    tainted = names[1]
+    raw: dict[str, Any] = (
+        make_pod("p", namespace)
+        .scheduler("nobody")
+        .cpu("500m")
+        .memory("256Mi")
+        .toleration("dedicated", "batch", "NoSchedule")
+        .raw()
+    )
+    raw["metadata"].pop("uid", None)
+    await admin.post(pod_path(namespace), raw)
+
+    await bind(scheduler_client, namespace, "p", tainted)
+
+    async def running() -> JsonObject | None:
+        pod = await _pod(admin, namespace, "p")
+        assert pod is not None
+        return pod if pod["status"].get("phase") == "Running" else None
+
+    with anyio.fail_after(30):
+        pod = await poll(running)
+    assert pod["spec"]["nodeName"] == tainted
+    assert pod["status"]["podIP"]
+    assert any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"])
+
+    await admin.delete(pod_path(namespace, "p"))
+
+    async def gone() -> bool | None:
+        return True if await _pod(admin, namespace, "p") is None else None
+
+    with anyio.fail_after(30):  # kwok's pod-delete stage finishes the graceful deletion
+        await poll(gone)
+
+
+async def test_scheduler_identity_is_least_privilege(
+    scheduler_client: RestClient, admin: RestClient, namespace: str
+) -> None:
+    sched = scheduler_client
+    node = {"metadata": {"name": unique("forbidden")}}
+    pod = make_pod("x", namespace).raw()
+    pod["metadata"].pop("uid", None)
+
+    forbidden = {
+        "create node": sched.post("/api/v1/nodes", node),
+        "delete namespace": sched.delete(f"/api/v1/namespaces/{namespace}"),
+        "create pod": sched.post(pod_path(namespace), pod),
+        "list secrets": sched.get(f"/api/v1/namespaces/{namespace}/secrets"),
+        "create podgroup": sched.post(
+            f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups",
+            {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "pg"}, "spec": {"minMember": 2}},
+        ),
+        "get lease of another name": sched.get(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+        ),
+    }
+    for what, request in forbidden.items():
+        assert await status_of(request) == 403, what
+
+    allowed = {
+        "list nodes": sched.get("/api/v1/nodes"),
+        "list pods": sched.get("/api/v1/pods"),
+        "list namespaces": sched.get("/api/v1/namespaces"),
+        "list podgroups": sched.get("/apis/scheduling.x-k8s.io/v1alpha1/podgroups"),
+        "list pdbs": sched.get("/apis/policy/v1/poddisruptionbudgets"),
+        "list csinodes": sched.get("/apis/storage.k8s.io/v1/csinodes"),
+        "create event": sched.post(
+            f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+            {
+                "metadata": {"name": unique("ev")},
+                "eventTime": "2026-01-01T00:00:00.000000Z",
+                "reportingController": "asched",
+                "reportingInstance": "asched-test",
+                "action": "Scheduling",
+                "reason": "Scheduled",
+                "type": "Normal",
+                "regarding": {"kind": "Pod", "namespace": namespace, "name": "x"},
+            },
+        ),
+    }
+    for what, request in allowed.items():
+        assert await status_of(request) == 200, what
+
+
+async def test_scheduler_identity_updates_podgroup_status(
+    scheduler_client: RestClient, admin: RestClient, namespace: str
+) -> None:
+    path = f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups"
+    created = await admin.post(
+        path,
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "gang"},
+            "spec": {"minMember": 3, "minResources": {"cpu": "3", "memory": 1024},
+                     "scheduleTimeoutSeconds": 10},
+        },
+    )
+    assert created["spec"]["minResources"] == {"cpu": "3", "memory": 1024}
+
+    patched = await scheduler_client.patch(
+        f"{path}/gang/status", {"status": {"phase": "Scheduling", "scheduled": 2}}
+    )
+    assert patched["status"] == {"phase": "Scheduling", "scheduled": 2}
+    # The status subresource ignores spec changes, and the main resource ignores status.
+    again = await admin.patch(f"{path}/gang", {"status": {"phase": "Failed"}})
+    assert again["status"]["phase"] == "Scheduling"
+
+
+async def test_cluster_exposes_kubeconfigs_for_both_identities(cluster: LocalCluster) -> None:
+    for path, user in (
+        (cluster.admin_kubeconfig, cluster.admin.user),
+        (cluster.scheduler_kubeconfig, "system:asched"),
+    ):
+        async with await RestClient.from_kubeconfig(path) as client:
+            review = await client.post(
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+            )
+        assert review["status"]["userInfo"]["username"] == user
+        assert (path.stat().st_mode & 0o777) == 0o600
+
+
+@pytest.mark.parametrize("grace", [0, None])
+async def test_namespace_deletion_is_finalized(admin: RestClient, grace: int | None) -> None:
+    """kube-controller-manager's namespace controller empties and removes namespaces."""
+    name = unique("gc")
+    await admin.post("/api/v1/namespaces", {"metadata": {"name": name}})
+    pod = make_pod("unbound", name).scheduler("nobody").raw()
+    pod["metadata"].pop("uid", None)
+    await admin.post(pod_path(name), pod)
+    params = {"gracePeriodSeconds": grace} if grace is not None else None
+    await admin.delete(f"/api/v1/namespaces/{name}", params=params)
+
+    async def gone() -> bool | None:
+        return None if await admin.exists(f"/api/v1/namespaces/{name}") else True
+
+    with anyio.fail_after(60):
+        await poll(gone)

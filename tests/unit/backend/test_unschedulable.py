@@ -1,0 +1,64 @@
+"""UnschedulablePool: the (profile, plugin) index and the gated count."""
+
+from __future__ import annotations
+
+import pytest
+
+from asched.backend.unschedulable import ANY_PLUGIN, UnschedulablePool
+from asched.framework.types import QueuedPodInfo
+from tests.builders import make_pod
+
+
+def _qpi(name: str, *plugins: str, gate: str = "", scheduler: str = "s1") -> QueuedPodInfo:
+    qpi = QueuedPodInfo(pod=make_pod(name).scheduler(scheduler).obj(), timestamp=0.0)
+    qpi.unschedulable_plugins = set(plugins)
+    qpi.gating_plugin = gate
+    return qpi
+
+
+def _pool() -> UnschedulablePool:
+    pool = UnschedulablePool()
+    for qpi in (
+        _qpi("fit", "Fit"),
+        _qpi("fit-taint", "Fit", "Taint"),
+        _qpi("taint-other-profile", "Taint", scheduler="s2"),
+        _qpi("no-plugin"),
+        _qpi("gated", "Fit", gate="Gate"),
+    ):
+        pool.add(qpi)
+    return pool
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        pytest.param([("s1", "Fit")], ["fit", "fit-taint"], id="one-plugin"),
+        pytest.param([("s1", "Fit"), ("s1", "Taint")], ["fit", "fit-taint"], id="deduplicated"),
+        pytest.param([("s2", "Taint")], ["taint-other-profile"], id="per-profile"),
+        pytest.param([("s1", ANY_PLUGIN)], ["no-plugin"], id="no-rejector-bucket"),
+        pytest.param([("s1", "Gate")], ["gated"], id="gated-filed-under-gate-only"),
+        pytest.param([("s1", "Unknown")], [], id="nobody"),
+    ],
+)
+def test_filed_under(keys: list[tuple[str, str]], expected: list[str]) -> None:
+    assert sorted(q.pod.name for q in _pool().filed_under(keys)) == expected
+
+
+def test_remove_unindexes_and_counts() -> None:
+    pool = _pool()
+    assert (len(pool), pool.gated, sorted(pool.profiles())) == (5, 1, ["s1", "s2"])
+    for qpi in pool.pods():
+        if qpi.pod.name in ("gated", "taint-other-profile"):
+            pool.remove(qpi.uid)
+    assert (len(pool), pool.gated, pool.profiles()) == (3, 0, ["s1"])
+    assert pool.filed_under([("s1", "Gate"), ("s2", "Taint")]) == []
+
+
+def test_readd_refiles_under_new_plugins() -> None:
+    pool = UnschedulablePool()
+    qpi = _qpi("p", "Fit")
+    assert pool.add(qpi) is True
+    qpi.unschedulable_plugins = {"Taint"}
+    assert pool.add(qpi) is False
+    assert pool.filed_under([("s1", "Fit")]) == []
+    assert pool.filed_under([("s1", "Taint")]) == [qpi]

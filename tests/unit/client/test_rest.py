@@ -1,0 +1,256 @@
+"""RestClient's HTTP plumbing, against a small local aiohttp server.
+
+These check what goes over the wire (paths, headers, bodies) and how answers are turned
+into results and errors; behaviour against a real kube-apiserver is covered by
+tests/integration.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from aiohttp import web
+
+from asched.client.kubeconfig import Connection
+from asched.client.protocol import ApiError, TransportError
+from asched.client.rest import RestClient
+from asched.framework.clock import FakeClock
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class FakeServer:
+    url: str
+    routes: dict[tuple[str, str], Handler] = field(default_factory=dict)
+    seen: list[Seen] = field(default_factory=list)
+
+    def on(self, method: str, path: str, handler: Handler) -> None:
+        self.routes[(method, path)] = handler
+
+    def reply(self, method: str, path: str, status: int, body: Any) -> None:
+        async def handler(_: web.Request) -> web.StreamResponse:
+            return web.Response(status=status, body=orjson.dumps(body),
+                                content_type="application/json")
+        self.on(method, path, handler)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeServer]:
+    fake = FakeServer(url="")
+
+    async def dispatch(request: web.Request) -> web.StreamResponse:
+        fake.seen.append(Seen(request.method, request.path, dict(request.query),
+                              dict(request.headers), await request.read()))
+        handler = fake.routes.get((request.method, request.path))
+        if handler is None:
+            return web.Response(status=404, text="no route")
+        return await handler(request)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", dispatch)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    fake.url = f"http://127.0.0.1:{port}"
+    yield fake
+    await runner.cleanup()
+
+
+@pytest.fixture
+async def client(server: FakeServer) -> AsyncIterator[RestClient]:
+    async with RestClient(Connection.from_token(server.url, "tok"), qps=-1, burst=0) as c:
+        yield c
+
+
+STATUS_409 = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409,
+              "reason": "Conflict", "message": "pod p is already assigned to node n0"}
+
+
+async def test_request_sends_json_and_decodes_the_answer(
+    server: FakeServer, client: RestClient
+) -> None:
+    server.reply("POST", "/api/v1/namespaces/ns/configmaps", 201, {"metadata": {"name": "cm"}})
+
+    got = await client.request("POST", "/api/v1/namespaces/ns/configmaps",
+                               body={"metadata": {"name": "cm"}}, params={"dryRun": "All"})
+
+    assert got == {"metadata": {"name": "cm"}}
+    sent = server.seen[-1]
+    assert sent.query == {"dryRun": "All"}
+    assert orjson.loads(sent.body) == {"metadata": {"name": "cm"}}
+    assert sent.headers["Authorization"] == "Bearer tok"
+    assert sent.headers["Content-Type"] == "application/json"
+    assert sent.headers["Accept"] == "application/json"
+
+
+async def test_bind_posts_a_binding_with_uid_precondition(
+    server: FakeServer, client: RestClient
+) -> None:
+    server.reply("POST", "/api/v1/namespaces/ns/pods/p/binding", 201,
+                 {"kind": "Status", "status": "Success", "code": 201})
+
+    await client.bind("ns", "p", "uid-1", "node-a")
+
+    assert orjson.loads(server.seen[-1].body) == {
+        "apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "uid-1"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+    }
+
+
+async def test_bind_conflict_is_an_api_error(server: FakeServer, client: RestClient) -> None:
+    server.reply("POST", "/api/v1/namespaces/ns/pods/p/binding", 409, STATUS_409)
+
+    with pytest.raises(ApiError) as raised:
+        await client.bind("ns", "p", "uid-1", "node-a")
+
+    assert raised.value.conflict
+    assert (raised.value.reason, raised.value.message) == ("Conflict", STATUS_409["message"])
+
+
+@pytest.mark.parametrize(
+    ("patch_type", "content_type"),
+    [
+        pytest.param("strategic", "application/strategic-merge-patch+json", id="strategic"),
+        pytest.param("merge", "application/merge-patch+json", id="merge"),
+        pytest.param("json", "application/json-patch+json", id="json"),
+    ],
+)
+async def test_patch_content_types(
+    server: FakeServer, client: RestClient, patch_type: Any, content_type: str
+) -> None:
+    server.reply("PATCH", "/api/v1/namespaces/ns/pods/p/status", 200, {})
+
+    await client.patch("/api/v1/namespaces/ns/pods/p/status", {"status": {}}, patch_type)
+
+    assert server.seen[-1].headers["Content-Type"] == content_type
+
+
+def chunked(chunks: list[bytes], status: int = 200, cut: bool = False) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(status=status)
+        await resp.prepare(request)
+        for chunk in chunks:
+            await resp.write(chunk)
+            await anyio.sleep(0.001)  # separate TCP writes, so boundaries fall mid-line
+        if cut and request.transport is not None:
+            request.transport.abort()
+            return resp
+        await resp.write_eof()
+        return resp
+    return handler
+
+
+async def test_stream_lines_reassembles_events(server: FakeServer, client: RestClient) -> None:
+    events = [orjson.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}",
+              "annotations": {"big": "x" * (100_000 * i)}}}}) + b"\n" for i in range(3)]
+    stream = b"".join(events)
+    pieces = [stream[i:i + 7001] for i in range(0, len(stream), 7001)]
+    server.on("GET", "/api/v1/pods", chunked(pieces))
+
+    lines = [line async for line in client.stream_lines("/api/v1/pods", {"watch": "true"})]
+
+    assert lines == [e.rstrip(b"\n") for e in events]
+    assert server.seen[-1].query == {"watch": "true"}
+
+
+async def test_stream_lines_error_status(server: FakeServer, client: RestClient) -> None:
+    server.reply("GET", "/api/v1/pods", 410, {"kind": "Status", "code": 410, "reason": "Expired",
+                                              "message": "too old"})
+
+    with pytest.raises(ApiError) as raised:
+        _ = [line async for line in client.stream_lines("/api/v1/pods")]
+
+    assert raised.value.gone
+
+
+async def test_stream_cut_inside_an_event_is_a_transport_error(
+    server: FakeServer, client: RestClient
+) -> None:
+    server.on("GET", "/api/v1/pods", chunked([b'{"type":"ADDED"}\n{"type":"MOD'], cut=True))
+    got: list[bytes] = []
+
+    async def read_all() -> None:
+        async for line in client.stream_lines("/api/v1/pods"):
+            got.append(line)
+
+    with pytest.raises(TransportError):
+        await read_all()
+
+    assert got == [b'{"type":"ADDED"}']
+
+
+async def test_watch_is_not_rate_limited(server: FakeServer) -> None:
+    server.reply("GET", "/api/v1/nodes", 200, {"items": []})
+    server.on("GET", "/api/v1/pods", chunked([b"{}\n"]))
+    clock = FakeClock()  # never advanced: a second throttled request would wait for ever
+    async with RestClient(Connection.from_token(server.url, "t"), qps=1, burst=1,
+                          clock=clock) as client:
+        await client.request("GET", "/api/v1/nodes")
+        with anyio.fail_after(5):
+            lines = [line async for line in client.stream_lines("/api/v1/pods")]
+        assert lines == [b"{}"]
+        with anyio.move_on_after(0.2) as scope:
+            await client.request("GET", "/api/v1/nodes")
+        assert scope.cancelled_caught, "the second request should wait for a token"
+
+
+async def test_token_file_is_reread_once_a_minute(server: FakeServer, tmp_path: Path) -> None:
+    server.reply("GET", "/version", 200, {})
+    token = tmp_path / "token"
+    token.write_text("one\n")
+    clock = FakeClock()
+    conn = Connection(host=server.url, token_file=token)
+
+    async with RestClient(conn, qps=-1, burst=0, clock=clock) as client:
+        await client.request("GET", "/version")
+        token.write_text("two\n")
+        await client.request("GET", "/version")
+        clock.advance(61.0)
+        await client.request("GET", "/version")
+
+    assert [s.headers["Authorization"] for s in server.seen] == [
+        "Bearer one", "Bearer one", "Bearer two"
+    ]
+
+
+async def test_list_pages_over_http(server: FakeServer, client: RestClient) -> None:
+    async def pods(request: web.Request) -> web.StreamResponse:
+        first = "continue" not in request.query
+        body = {"metadata": {"resourceVersion": "7", **({"continue": "c"} if first else {})},
+                "items": [{"metadata": {"name": "a" if first else "b"}}]}
+        return web.json_response(body)
+    server.on("GET", "/api/v1/pods", pods)
+
+    pages = [p async for p in client.list_pages("/api/v1/pods", limit=1)]
+
+    assert [p.items[0]["metadata"]["name"] for p in pages] == ["a", "b"]
+    assert server.seen[0].query == {"limit": "1"}
+
+
+async def test_connection_refused_is_a_transport_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with RestClient(Connection.from_token(f"http://127.0.0.1:{port}", "t")) as client:
+        with pytest.raises(TransportError):
+            await client.request("GET", "/version")

@@ -1,0 +1,215 @@
+"""Framework runtime: every extension point, error wrapping, Permit wait/allow/reject/timeout."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from asched.framework.cycle_state import CycleState
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Code
+from asched.framework.types import NodeScore, NodeToStatus
+from tests.builders import make_node, make_pod
+from tests.unit.framework.fakes import FakeServices, Gate, Recorder, framework
+
+
+def _ni(name: str, ok: bool = True) -> NodeInfo:
+    b = make_node(name)
+    if ok:
+        b.label("ok", "true")
+    return NodeInfo(b.obj())
+
+
+async def test_filter_rejection_carries_plugin_name() -> None:
+    fwk = framework()
+    st = await fwk.run_filter_plugins(CycleState(), make_pod("p").obj(), _ni("n", ok=False))
+    assert st is not None
+    assert (st.code, st.plugin, st.reasons) == (
+        Code.UNSCHEDULABLE, "Label", ("node(s) didn't have ok=true",)
+    )
+
+
+async def test_plugin_exception_becomes_error_status_tagged_with_plugin() -> None:
+    fwk = framework(filters=("Label", "Boom"))
+    st = await fwk.run_filter_plugins(
+        CycleState(), make_pod("p").label("boom", "1").obj(), _ni("n")
+    )
+    assert st is not None and st.code == Code.ERROR and st.plugin == "Boom"
+    assert "kaboom" in st.message()
+
+
+async def test_async_filter_is_awaited() -> None:
+    fwk = framework(filters=("AsyncFilter",))
+    assert fwk.has_async_filters()
+    st = await fwk.run_filter_plugins(CycleState(), make_pod("p").obj(), _ni("x-slow-reject"))
+    assert st is not None and st.plugin == "AsyncFilter"
+
+
+@pytest.mark.parametrize(
+    ("label", "code", "skipped"),
+    [
+        ("reject", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, False),
+        ("skip", None, True),
+        ("", None, False),
+    ],
+    ids=["rejects", "skip-removes-filter", "passes"],
+)
+async def test_pre_filter_outcomes(label: str, code: Code | None, skipped: bool) -> None:
+    fwk = framework()
+    state = CycleState()
+    pod = make_pod("p").label("prefilter", label).obj()
+    _, st, rejectors = await fwk.run_pre_filter(state, pod, [])
+    assert (st.code if st else None) == code
+    assert ("Label" in state.skip_filter_plugins) == skipped
+    assert rejectors == ({"Label"} if code else set())
+    if skipped:
+        assert fwk.filter_fns(state) == []
+
+
+async def test_pre_filter_empty_node_set_is_unresolvable() -> None:
+    fwk = framework(args={"Label": frozenset()})
+    _, st, rejectors = await fwk.run_pre_filter(CycleState(), make_pod("p").obj(), [])
+    assert st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert rejectors == {"Label"}
+
+
+def test_normalize_and_weight() -> None:
+    fwk = framework(scores=(("Prefer", 3),))
+    scores = {"Prefer": [NodeScore("a", 10), NodeScore("b", 1)]}
+    assert fwk.normalize_and_weigh(CycleState(), make_pod("p").obj(), scores) is None
+    assert [(s.name, s.score) for s in scores["Prefer"]] == [("a", 300), ("b", 30)]
+
+
+def test_out_of_range_score_is_an_error() -> None:
+    fwk = framework(scores=(("Prefer", 1),))
+    fwk.plugins["Prefer"].normalize_score = lambda *a: None  # type: ignore[attr-defined]
+    st = fwk.normalize_and_weigh(CycleState(), make_pod("p").obj(),
+                                 {"Prefer": [NodeScore("a", 101)]})
+    assert st is not None and st.code == Code.ERROR
+
+
+def test_reserve_failure_and_idempotent_unreserve() -> None:
+    fwk = framework()
+    pod = make_pod("p").label("reserve", "fail").obj()
+    st = fwk.run_reserve(CycleState(), pod, "n")
+    assert st is not None and st.plugin == "Gate"
+    fwk.run_unreserve(CycleState(), pod, "n")
+    fwk.run_unreserve(CycleState(), pod, "n")
+    gate = fwk.plugins["Gate"]
+    assert isinstance(gate, Gate) and gate.unreserved == ["p", "p"]
+
+
+def test_permit_reject_is_unschedulable() -> None:
+    fwk = framework()
+    st = fwk.run_permit(CycleState(), make_pod("p").label("permit", "reject").obj(), "n")
+    assert st is not None and st.code == Code.UNSCHEDULABLE and st.plugin == "Gate"
+    assert len(fwk.waiting_pods) == 0
+
+
+async def test_permit_wait_then_allow() -> None:
+    fwk = framework()
+    pod = make_pod("p").label("permit", "wait").obj()
+    st = fwk.run_permit(CycleState(), pod, "n")
+    assert st is not None and st.code == Code.WAIT
+    wp = fwk.waiting_pods.get(pod.uid)
+    assert wp is not None and wp.pending_plugins == ["Gate"]
+    result: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async def waiter() -> None:
+            result.append(await fwk.wait_on_permit(pod))
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()
+        wp.allow("Gate")
+    assert result == [None]
+    assert len(fwk.waiting_pods) == 0
+
+
+async def test_permit_wait_then_reject_by_another_plugin() -> None:
+    fwk = framework()
+    pod = make_pod("p").label("permit", "wait").obj()
+    fwk.run_permit(CycleState(), pod, "n")
+    result: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async def waiter() -> None:
+            result.append(await fwk.wait_on_permit(pod))
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()
+        assert fwk.waiting_pods.reject(pod.uid, "Coscheduling", "sibling failed")
+    st = result[0]
+    assert st is not None and getattr(st, "plugin", "") == "Coscheduling"
+    assert getattr(st, "reasons", ()) == ("sibling failed",)
+
+
+async def test_permit_timeout_rejects_on_injected_clock() -> None:
+    services = FakeServices()
+    fwk = framework(services=services)
+    pod = make_pod("p").label("permit", "wait").label("timeout", "5").obj()
+    fwk.run_permit(CycleState(), pod, "n")
+    result: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async def waiter() -> None:
+            result.append(await fwk.wait_on_permit(pod))
+        tg.start_soon(waiter)
+        await anyio.wait_all_tasks_blocked()
+        services.clock.advance(4.9)
+        await anyio.wait_all_tasks_blocked()
+        assert not result
+        services.clock.advance(0.2)
+    st = result[0]
+    assert st is not None and getattr(st, "code", None) == Code.UNSCHEDULABLE
+    assert "timeout after waiting 5s at plugin Gate" in getattr(st, "reasons", ("",))[0]
+
+
+async def test_bind_skips_to_next_binder() -> None:
+    fwk = framework(binders=("SkipBinder", "Binder"))
+    st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
+    assert st is None
+    assert fwk.plugins["Binder"].bound == [("p", "n1")]  # type: ignore[attr-defined]
+
+
+async def test_bind_all_skip_is_skip_status() -> None:
+    fwk = framework(binders=("SkipBinder",))
+    st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
+    assert st is not None and st.code == Code.SKIP
+
+
+async def test_post_filter_nominates() -> None:
+    fwk = framework()
+    res, st = await fwk.run_post_filter(
+        CycleState(), make_pod("p").label("nominate", "n9").obj(), NodeToStatus()
+    )
+    assert st is None and res is not None and res.nominated_node_name == "n9"
+    res, st = await fwk.run_post_filter(CycleState(), make_pod("q").obj(), NodeToStatus())
+    assert st is not None and st.message() == "preemption: not eligible"
+
+
+async def test_nominated_pods_take_resources_first() -> None:
+    """A nominated higher-priority pod on the node makes a filter see its usage."""
+    services = FakeServices()
+    fwk = framework(filters=("Label",), services=services)
+    node = _ni("n")
+
+    calls: list[int] = []
+
+    def counting_filter(state: CycleState, pod: object, ni: NodeInfo) -> None:
+        calls.append(len(ni.pods))
+
+    fwk._filters = [("Count", counting_filter, False)]  # type: ignore[list-item]
+    services.nominated["n"] = [make_pod("big").priority(100).obj()]
+    st = await fwk.run_filter_plugins_with_nominated_pods(
+        CycleState(), make_pod("p").priority(10).obj(), node
+    )
+    assert st is None
+    assert calls == [1, 0]  # once with the nominated pod added, once without
+    assert not node.pods  # the snapshot's NodeInfo is not mutated
+
+
+def test_enqueue_hints_default_to_all_events_for_plugins_without_extensions() -> None:
+    fwk = framework(filters=("Label", "Boom"))
+    hints = fwk.enqueue_hints()
+    assert hints["Label"] == []
+    assert hints["Boom"][0].event.label == "*"
+
+
+def test_recorder_fake_is_recorder() -> None:
+    assert Recorder().events == []

@@ -1,0 +1,551 @@
+"""The gang state machine: ordering, quorum, timeouts, backoff, the gate, failing fast."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from asched.api import Pod
+from asched.api.podgroup import VOLCANO_GROUP_ANNOTATION, ObjectRef
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import QueueingHint
+from asched.framework.status import Code
+from asched.framework.types import NodeToStatus
+from tests.builders import make_node, make_pod, make_pod_group
+from tests.unit.plugins.coscheduling.fakes import GangHandle, Sim, plugin_for, qpi
+
+NODE_4CPU = make_node("n1").capacity(cpu="4", memory="32Gi", pods="110")
+
+
+def members(group: str, n: int, cpu: str = "1", prefix: str = "") -> list[Pod]:
+    return [make_pod(f"{prefix or group}{i}").pod_group(group).cpu(cpu).obj()
+            for i in range(1, n + 1)]
+
+
+def gang_handle(*groups: tuple[str, int], nodes: int = 1, **pg: object) -> GangHandle:
+    return GangHandle(
+        [make_node(f"n{i}").capacity(cpu="4", pods="110").obj() for i in range(1, nodes + 1)],
+        [make_pod_group(name).min_member(m).obj() for name, m in groups],
+    )
+
+
+# ---- QueueSort ---------------------------------------------------------------------------
+
+def test_queue_sort_keeps_siblings_together_in_group_creation_order() -> None:
+    h = GangHandle([NODE_4CPU.obj()], [
+        make_pod_group("b").created("2026-01-01T00:00:00Z").obj(),
+        make_pod_group("a").created("2026-01-01T00:00:00Z").obj(),
+        make_pod_group("c").created("2025-12-31T00:00:00Z").obj(),
+    ])
+    pl = plugin_for(h)
+    pods = [
+        make_pod("z1").pod_group("a").obj(), make_pod("y9").pod_group("b").obj(),
+        make_pod("a1").pod_group("b").obj(), make_pod("z0").pod_group("a").obj(),
+        make_pod("m").pod_group("c").obj(), make_pod("hi").priority(100).pod_group("b").obj(),
+    ]
+    order = sorted((qpi(p) for p in pods),
+                   key=functools.cmp_to_key(lambda x, y: -1 if pl.less(x, y) else 1))
+    assert [q.pod.name for q in order] == ["hi", "m", "z0", "z1", "a1", "y9"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param(make_pod("p").priority(5), make_pod("q").pod_group("old"),
+                     id="higher-priority-first"),
+        pytest.param(make_pod("q").pod_group("old"), make_pod("p").pod_group("new"),
+                     id="older-group-first"),
+        pytest.param(make_pod("solo"), make_pod("q").pod_group("old"),
+                     id="pod-without-group-by-queue-time"),
+        pytest.param(make_pod("q").pod_group("missing"), make_pod("p").pod_group("new"),
+                     id="unknown-group-falls-back-to-queue-time"),
+    ],
+)
+def test_queue_sort_pairs(first: object, second: object) -> None:
+    h = GangHandle([NODE_4CPU.obj()], [
+        make_pod_group("old").created("2026-01-01T00:00:00Z").obj(),
+        make_pod_group("new").created("2026-02-01T00:00:00Z").obj(),
+    ])
+    pl = plugin_for(h)
+    a, b = qpi(first.obj()), qpi(second.obj())  # type: ignore[attr-defined]
+    assert pl.less(a, b)
+    assert not pl.less(b, a)
+
+
+def test_failed_group_sorts_by_its_failure_time() -> None:
+    """scheduler-plugins' head-of-line fix: a group that failed goes behind newer ones."""
+    old_member = make_pod("o1").pod_group("old").obj()
+    # Both created before the FakeClock's wall time (2023-11-14), as real groups would be.
+    h = GangHandle([NODE_4CPU.obj()], [
+        make_pod_group("old").min_member(2).created("2023-01-01T00:00:00Z").obj(),
+        make_pod_group("new").created("2023-06-01T00:00:00Z").obj(),
+    ])
+    h.add(old_member, make_pod("o2").pod_group("old").obj())
+    pl = plugin_for(h)
+    newer = qpi(make_pod("n1").pod_group("new").obj())
+    assert pl.less(qpi(old_member), newer)
+    pl.permit(CycleState(), old_member, "n1")  # parks without quorum, takes the gate
+    pl.unreserve(CycleState(), old_member, "n1")  # ... and gives up
+    assert pl.less(newer, qpi(old_member))
+
+
+# ---- PreEnqueue ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("pods", "groups", "want"),
+    [
+        pytest.param([make_pod("p")], [], None, id="not-in-a-group"),
+        pytest.param([make_pod("p").pod_group("g")], [],
+                     "waiting for PodGroup default/g to be created", id="podgroup-missing"),
+        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g")],
+                     [make_pod_group("g").min_member(3)],
+                     "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
+                     id="fewer-than-min-member"),
+        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
+                      make_pod("r").pod_group("g").phase("Succeeded")],
+                     [make_pod_group("g").min_member(3)],
+                     "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
+                     id="finished-pods-do-not-count"),
+        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
+                      make_pod("r").annotation(VOLCANO_GROUP_ANNOTATION, "g")],
+                     [make_pod_group("g").min_member(3)], None,
+                     id="volcano-annotation-joins-too"),
+        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
+                      make_pod("r").pod_group("g")],
+                     [make_pod_group("g").min_member(3)], None, id="quorum-exists"),
+    ],
+)
+def test_pre_enqueue_holds_until_group_and_min_member_exist(
+    pods: list[object], groups: list[object], want: str | None
+) -> None:
+    decoded = [p.obj() for p in pods]  # type: ignore[attr-defined]
+    h = GangHandle([NODE_4CPU.obj()], [g.obj() for g in groups])  # type: ignore[attr-defined]
+    h.add(*decoded[1:])  # the first pod is being enqueued, maybe not yet in the view
+    st = plugin_for(h).pre_enqueue(decoded[0])
+    if want is None:
+        assert st is None
+    else:
+        assert st is not None
+        assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert st.message() == want
+        assert st.plugin == "Coscheduling"
+
+
+# ---- PreFilter -----------------------------------------------------------------------------
+
+def _busy(cpu: str) -> Pod:
+    return make_pod("other").cpu(cpu).node("n1").obj()
+
+
+@pytest.mark.parametrize(
+    ("group", "member_cpu", "extra", "want_code", "want"),
+    [
+        pytest.param(make_pod_group("g").min_member(3), "1", [], None, "", id="fits"),
+        pytest.param(make_pod_group("g").min_member(4), "1", [], Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "pre-filter pod g1 cannot find enough sibling pods, current pods number: 3, "
+                     "minMember of group: 4", id="fewer-pods-than-min-member"),
+        pytest.param(make_pod_group("g").min_member(3), "1",
+                     [make_pod("g-gated").pod_group("g").gate("wait").obj()], None, "",
+                     id="gated-extra-member-is-tolerated"),
+        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="8"), "1", [],
+                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "PodGroup default/g can never fit: it needs 8 cpu but the cluster's "
+                     "allocatable cpu is 4", id="min-resources-above-allocatable"),
+        pytest.param(make_pod_group("g").min_member(3), "2", [],
+                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "PodGroup default/g can never fit: it needs 6 cpu but the cluster's "
+                     "allocatable cpu is 4", id="member-requests-above-allocatable"),
+        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="2"), "500m",
+                     [_busy("3")], Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                     "PodGroup default/g does not fit now: its minResources need 2 cpu but 1 "
+                     "is free in the cluster", id="min-resources-above-free"),
+        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="4"), "500m",
+                     [make_pod("g-bound").pod_group("g").cpu("3").node("n1").obj()], None, "",
+                     id="own-assigned-members-count-as-free"),
+    ],
+)
+def test_pre_filter(
+    group: object, member_cpu: str, extra: list[Pod], want_code: Code | None, want: str
+) -> None:
+    h = GangHandle([NODE_4CPU.obj()], [group.obj()])  # type: ignore[attr-defined]
+    pods = members("g", 3, member_cpu)
+    h.add(*pods, *extra)
+    pl = plugin_for(h)
+    st = pl.manager.pre_filter(CycleState(), pods[0], list(h.infos.values()))
+    if want_code is None:
+        assert st is None
+    else:
+        assert st is not None
+        assert (st.code, st.message()) == (want_code, want)
+
+
+def test_pre_filter_rejects_when_gated_members_break_the_quorum() -> None:
+    h = gang_handle(("g", 3))
+    pods = members("g", 2) + [make_pod("g3").pod_group("g").gate("wait").obj()]
+    h.add(*pods)
+    st = plugin_for(h).manager.pre_filter(CycleState(), pods[0], list(h.infos.values()))
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert "cannot proceed due to 1 scheduling-gated pods in PodGroup default/g" in st.message()
+
+
+def test_never_fit_group_gets_a_warning_event_on_the_pod_group() -> None:
+    h = GangHandle([NODE_4CPU.obj()], [make_pod_group("g").min_member(3).obj()])
+    pods = members("g", 3, "2")
+    h.add(*pods)
+    pl = plugin_for(h)
+    for p in pods:
+        pl.manager.pre_filter(CycleState(), p, list(h.infos.values()))
+    [(ref, kind, reason, _, message)] = h.events.recorded  # deduplicated across members
+    assert ref == ObjectRef("PodGroup", "default", "g", h.groups.get("default/g").uid,
+                            "scheduling.x-k8s.io/v1alpha1")
+    assert (kind, reason) == ("Warning", "Unschedulable")
+    assert "can never fit" in message
+
+
+# ---- Permit: wait, then allow all at quorum -----------------------------------------------
+
+async def test_permit_waits_then_allows_every_sibling_at_quorum() -> None:
+    h = gang_handle(("a", 3))
+    pods = members("a", 3)
+    h.add(*pods)
+    pl = plugin_for(h)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        assert await sim.attempt(pods[0]) == "waiting"
+        # The first member to park pulls its siblings out of backoff/unschedulable.
+        assert h.activated_names() == ["a2", "a3"]
+        assert pl.manager.gate_holder == "default/a"
+        assert await sim.attempt(pods[1]) == "waiting"
+        await sim.settle()
+        assert sim.bound == {}
+        assert await sim.attempt(pods[2]) == "bound"
+        await sim.settle()
+    assert sorted(sim.bound) == ["a1", "a2", "a3"]
+    assert pl.manager.gate_holder == ""
+
+
+@pytest.mark.parametrize(
+    ("group_timeout", "args", "want"),
+    [
+        pytest.param(7, {}, 7.0, id="podgroup-schedule-timeout-wins"),
+        pytest.param(None, {"permit_waiting_time_seconds": 30}, 30.0, id="plugin-args"),
+        pytest.param(None, {}, 60.0, id="default"),
+        pytest.param(0, {"permit_waiting_time_seconds": 0}, 60.0, id="zero-means-default"),
+    ],
+)
+def test_permit_timeout(group_timeout: int | None, args: dict[str, int], want: float) -> None:
+    pg = make_pod_group("a").min_member(2)
+    if group_timeout is not None:
+        pg = pg.timeout(group_timeout)
+    h = GangHandle([NODE_4CPU.obj()], [pg.obj()])
+    pods = members("a", 2)
+    h.add(*pods)
+    st, timeout = plugin_for(h, **args).permit(CycleState(), pods[0], "n1")
+    assert st is not None
+    assert st.code == Code.WAIT
+    assert timeout == want
+
+
+def test_permit_without_group_succeeds_and_with_missing_group_rejects() -> None:
+    h = GangHandle([NODE_4CPU.obj()])
+    pl = plugin_for(h)
+    assert pl.permit(CycleState(), make_pod("solo").obj(), "n1") == (None, 0.0)
+    st, _ = pl.permit(CycleState(), make_pod("lost").pod_group("gone").obj(), "n1")
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE
+
+
+# ---- timeout, backoff, Unreserve ---------------------------------------------------------
+
+async def test_permit_timeout_rejects_the_whole_gang_and_backs_off() -> None:
+    h = GangHandle([NODE_4CPU.obj()], [make_pod_group("a").min_member(3).timeout(10).obj()])
+    pods = members("a", 3)
+    h.add(*pods)
+    pl = plugin_for(h, pod_group_backoff_seconds=30)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        await sim.attempt(pods[0])
+        h.clock.advance(5)
+        await sim.attempt(pods[1])
+        await sim.settle()
+        h.clock.advance(5)  # a1's deadline; a2 still had 5s left
+        await sim.settle()
+    assert sim.bound == {}
+    assert sim.outcomes["a1"][-1].startswith("rejected: rejected due to timeout")
+    assert sim.outcomes["a2"][-1] == (
+        "rejected: rejection in Unreserve: PodGroup default/a released its reservation "
+        "because pod a1 was unreserved"
+    )
+    assert all(not p.node_name for p in h.pods.values())  # nothing stays reserved
+    assert pl.manager.gate_holder == ""
+    st = pl.manager.pre_filter(CycleState(), pods[2], list(h.infos.values()))
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st.message() == "PodGroup default/a failed recently; retrying in 30s"
+    [event] = h.events.recorded
+    assert "did not reach minMember 3" in event[4]
+
+    h.activated.clear()
+    h.clock.advance(30)
+    pl.manager.timers.fire_due()
+    assert h.activated_names() == ["a1", "a2", "a3"]
+    assert pl.manager.pre_filter(CycleState(), pods[2], list(h.infos.values())) is None
+
+
+async def test_unreserve_is_idempotent() -> None:
+    h = gang_handle(("a", 3))
+    pods = members("a", 3)
+    h.add(*pods)
+    pl = plugin_for(h, pod_group_backoff_seconds=30)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        await sim.attempt(pods[0])
+        await sim.attempt(pods[1])
+        a1 = h.pods[pods[0].uid]
+        pl.unreserve(CycleState(), a1, "n1")  # e.g. a later Permit plugin rejected a1
+        first_backoff = pl.manager._groups["default/a"].backoff_until
+        h.clock.advance(3)
+        await sim.settle()  # a2 is rejected and its own Unreserve echoes
+        pl.unreserve(CycleState(), a1, "n1")
+        pl.unreserve(CycleState(), make_pod("x").pod_group("a").obj(), "n1")
+    assert sim.outcomes["a2"][-1].startswith("rejected: rejection in Unreserve")
+    assert len(h.events.recorded) == 1
+    assert pl.manager._groups["default/a"].backoff_until == first_backoff
+    assert pl.manager.gate_holder == ""
+
+
+async def test_bind_failure_after_quorum_does_not_back_off_the_group() -> None:
+    h = gang_handle(("a", 2))
+    pods = members("a", 2)
+    h.add(*pods)
+    pl = plugin_for(h, pod_group_backoff_seconds=30)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        await sim.attempt(pods[0])
+        await sim.attempt(pods[1])
+        await sim.settle()
+    assert sorted(sim.bound) == ["a1", "a2"]
+    pl.unreserve(CycleState(), h.pods[pods[1].uid], "n1")  # a2's Bind failed
+    assert not pl.manager.in_backoff("default/a")
+    assert h.events.recorded == []
+
+
+# ---- the gate: no deadlock between competing gangs ----------------------------------------
+
+async def test_gate_serializes_competing_gangs_so_none_is_left_partial() -> None:
+    # 4 cpu for two gangs of 3 x 1 cpu: only one can be placed. Interleaved in the queue,
+    # per-pod Permit would let both reserve a part and wait forever; the gate lets A finish.
+    h = gang_handle(("a", 3), ("b", 3))
+    a, b = members("a", 3), members("b", 3)
+    h.add(*a, *b)
+    pl = plugin_for(h)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        assert await sim.attempt(a[0]) == "waiting"
+        assert await sim.attempt(b[0]) == (
+            "Pending: waiting for PodGroup default/a to finish its reservation"
+        )
+        assert await sim.attempt(a[1]) == "waiting"
+        h.activated.clear()
+        assert await sim.attempt(b[1]) == (
+            "Pending: waiting for PodGroup default/a to finish its reservation"
+        )
+        assert h.activated == []
+        assert await sim.attempt(a[2]) == "bound"
+        await sim.settle()
+        # A completed: the gate is free and B's turned-away members are back in the queue.
+        assert sorted(sim.bound) == ["a1", "a2", "a3"]
+        assert {"b1", "b2"} <= set(h.activated_names())
+        assert await sim.attempt(b[0]) == "waiting"
+        out = await sim.attempt(b[1])
+        assert out.startswith("Unschedulable: PodGroup default/b gets rejected")
+        await sim.settle()
+    assert sorted(sim.bound) == ["a1", "a2", "a3"]  # no partial B
+    assert not any(h.pods[p.uid].node_name for p in b)
+    assert max(len(s) for s in sim.partial_groups_seen) == 1
+
+
+async def test_gate_is_taken_back_when_its_holder_outlives_the_timeout() -> None:
+    h = gang_handle(("a", 3), ("b", 2))
+    a, b = members("a", 3), members("b", 2)
+    h.add(*a, *b)
+    pl = plugin_for(h, permit_waiting_time_seconds=10)
+    pl.permit(CycleState(), a[0], "n1")  # parked, but its binding cycle never times out
+    assert pl.manager.gate_holder == "default/a"
+    h.clock.advance(10)
+    st = pl.manager.pre_filter(CycleState(), b[0], list(h.infos.values()))
+    assert st is not None
+    assert st.code == Code.PENDING
+    h.clock.advance(5)  # the grace is over
+    pl.manager.timers.fire_due()
+    assert pl.manager.gate_holder == ""
+    assert "b1" in h.activated_names()
+    assert pl.manager.pre_filter(CycleState(), b[0], list(h.infos.values())) is None
+
+
+def test_gate_is_released_when_its_pod_group_is_deleted() -> None:
+    h = gang_handle(("a", 3), ("b", 2))
+    a, b = members("a", 3), members("b", 2)
+    h.add(*a, *b)
+    pl = plugin_for(h)
+    pl.permit(CycleState(), a[0], "n1")
+    h.groups.delete("default/a")
+    assert pl.manager.pre_filter(CycleState(), b[0], list(h.infos.values())) is None
+    assert pl.manager.gate_holder == ""
+
+
+@pytest.mark.parametrize(
+    ("pod", "min_member", "bound"),
+    [
+        pytest.param(make_pod("solo"), 3, 0, id="pod-without-group"),
+        pytest.param(make_pod("c1").pod_group("c"), 1, 0, id="single-member-group"),
+        pytest.param(make_pod("c1").pod_group("c"), 2, 1, id="completes-its-quorum"),
+    ],
+)
+def test_gate_lets_through_pods_that_never_wait(pod: object, min_member: int,
+                                                bound: int) -> None:
+    h = gang_handle(("a", 3), ("c", min_member))
+    h.add(*members("a", 3), *[make_pod(f"cb{i}").pod_group("c").node("n1").obj()
+                              for i in range(bound)])
+    pl = plugin_for(h)
+    pl.permit(CycleState(), h.pods[next(iter(h.pods))], "n1")
+    assert pl.manager.gate_holder == "default/a"
+    p = pod.obj()  # type: ignore[attr-defined]
+    h.add(p)
+    assert pl.manager.pre_filter(CycleState(), p, list(h.infos.values())) is None
+
+
+# ---- failing fast ------------------------------------------------------------------------
+
+async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
+    # 8 cpu in total is enough for 1 + 1 + 5, but no node has 5 free.
+    h = gang_handle(("a", 3), nodes=2)
+    a = members("a", 2) + [make_pod("a3").pod_group("a").cpu("5").obj()]
+    h.add(*a)
+    pl = plugin_for(h)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        await sim.attempt(a[0])
+        await sim.attempt(a[1])
+        out = await sim.attempt(a[2])
+        await sim.settle()  # no clock advance: nobody waits for the Permit timeout
+    assert out == ("Unschedulable: PodGroup default/a gets rejected due to Pod a3 is "
+                   "unschedulable even after PostFilter")
+    assert sim.outcomes["a1"][-1].startswith("rejected: optimistic rejection in PostFilter")
+    assert sim.outcomes["a2"][-1].startswith("rejected: optimistic rejection in PostFilter")
+    assert sim.bound == {}
+    assert pl.manager.gate_holder == ""
+    [event] = h.events.recorded
+    assert "pod a3 fits no node: 2 Insufficient cpu" in event[4]
+    # Siblings wait for a3 instead of taking the gate for a gang that cannot complete ...
+    st = pl.manager.pre_filter(CycleState(), a[0], list(h.infos.values()))
+    assert st is not None
+    assert st.code == Code.PENDING
+    assert st.message() == "PodGroup default/a waits for its member a3, which fits no node"
+    # ... until a3 itself is retried.
+    assert pl.manager.pre_filter(CycleState(), a[2], list(h.infos.values())) is None
+    assert pl.manager.pre_filter(CycleState(), a[0], list(h.infos.values())) is None
+
+
+@pytest.mark.parametrize(
+    ("percentage", "assigned", "pods", "rejected"),
+    [
+        # scheduler-plugins' podGroupRejectPercentage cases (minMember 10).
+        pytest.param(10, 9, 12, False, id="default-10pct-9-of-10-keeps"),
+        pytest.param(10, 8, 12, True, id="default-10pct-8-of-10-rejects"),
+        pytest.param(0, 9, 12, True, id="0pct-always-rejects"),
+        pytest.param(100, 0, 12, False, id="100pct-never-rejects"),
+        pytest.param(50, 6, 12, False, id="50pct-6-of-10-keeps"),
+        pytest.param(50, 4, 12, True, id="50pct-4-of-10-rejects"),
+        # Ours: when the untried members cannot make up minMember, reject regardless.
+        pytest.param(100, 9, 10, True, id="cannot-complete-rejects-even-at-100pct"),
+        pytest.param(10, 10, 12, False, id="quorum-already-assigned"),
+    ],
+)
+async def test_post_filter_reject_percentage(
+    percentage: int, assigned: int, pods: int, rejected: bool
+) -> None:
+    h = GangHandle([make_node("n1").capacity(cpu="64", pods="110").obj()],
+                   [make_pod_group("g").min_member(10).obj()])
+    group = members("g", pods)
+    for i, p in enumerate(group):
+        h.add(make_pod(p.name).uid(p.uid).pod_group("g").cpu("1").node("n1").obj()
+              if i < assigned else p)
+    failing = group[assigned] if assigned < pods else group[-1]
+    pl = plugin_for(h, pod_group_reject_percentage=percentage)
+    _, st = await pl.post_filter(CycleState(), failing, NodeToStatus())
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE
+    assert ("gets rejected" in st.message()) == rejected
+    assert (pl.manager.describe()["blocked"] != {}) == rejected
+
+
+async def test_post_filter_is_quiet_after_our_own_pre_filter_rejection() -> None:
+    h = gang_handle(("a", 3), ("b", 2))
+    a, b = members("a", 3), members("b", 2)
+    h.add(*a, *b)
+    pl = plugin_for(h, pod_group_backoff_seconds=30)
+    pl.permit(CycleState(), a[0], "n1")
+    state = CycleState()
+    _, st = pl.pre_filter(state, b[0], list(h.infos.values()))
+    assert st is not None
+    assert st.code == Code.PENDING
+    _, pst = await pl.post_filter(state, b[0], NodeToStatus(absent=st))
+    assert pst is not None
+    assert pst.code == Code.SKIP
+    assert not pl.manager.in_backoff("default/b")  # waiting for the gate is no failure
+    _, pst = await pl.post_filter(CycleState(), make_pod("solo").obj(), NodeToStatus())
+    assert pst is not None
+    assert pst.code == Code.SKIP
+
+
+# ---- timers and hints ---------------------------------------------------------------------
+
+async def test_run_activates_a_group_when_its_backoff_ends() -> None:
+    h = gang_handle(("a", 2))
+    a = members("a", 2)
+    h.add(*a)
+    pl = plugin_for(h, pod_group_backoff_seconds=5)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pl.manager.run)
+        await anyio.wait_all_tasks_blocked()
+        pl.permit(CycleState(), a[0], "n1")
+        h.activated.clear()
+        pl.unreserve(CycleState(), a[0], "n1")  # fails the group: backoff until +5s
+        await anyio.wait_all_tasks_blocked()
+        h.clock.advance(4.9)
+        await anyio.wait_all_tasks_blocked()
+        assert h.activated == []
+        h.clock.advance(0.1)
+        await anyio.wait_all_tasks_blocked()
+        assert h.activated_names() == ["a1", "a2"]
+        tg.cancel_scope.cancel()
+
+
+_HintFn = Callable[[Pod, object | None, object | None], QueueingHint]
+
+
+@pytest.mark.parametrize(
+    ("hint", "old", "new", "want"),
+    [
+        pytest.param("member", None, make_pod("g9").pod_group("g").obj(), QueueingHint.QUEUE,
+                     id="sibling-added"),
+        pytest.param("member", None, make_pod("x").pod_group("other").obj(),
+                     QueueingHint.QUEUE_SKIP, id="other-group-pod-added"),
+        pytest.param("member", None, make_pod("g9", "elsewhere").pod_group("g").obj(),
+                     QueueingHint.QUEUE_SKIP, id="same-name-other-namespace"),
+        pytest.param("group", None, make_pod_group("g").obj(), QueueingHint.QUEUE,
+                     id="own-podgroup-added"),
+        pytest.param("group", make_pod_group("h").obj(), make_pod_group("h").obj(),
+                     QueueingHint.QUEUE_SKIP, id="other-podgroup-updated"),
+    ],
+)
+def test_queueing_hints(hint: str, old: object, new: object, want: QueueingHint) -> None:
+    pl = plugin_for(GangHandle())
+    fn: _HintFn = (pl.manager.hint_member_changed if hint == "member"
+                   else pl.manager.hint_pod_group_changed)
+    assert fn(make_pod("g1").pod_group("g").obj(), old, new) == want

@@ -1,0 +1,426 @@
+"""InterPodAffinity: args, PreFilter/Filter, AddPod/RemovePod, PreScore/Score, hints.
+
+Cases follow what kube-scheduler's interpodaffinity tests cover (filtering_test.go,
+scoring_test.go, plugin_test.go): required affinity and anti-affinity, existing pods'
+anti-affinity, namespaces and namespaceSelector, the first pod of a group, preferred
+terms of both sides and hardPodAffinityWeight.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from asched.api import Node, Pod
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import EventResource, QueueingHint
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.registry import ArgsError
+from asched.framework.status import Code, Status
+from asched.framework.types import NodeScore
+from asched.plugins import interpodaffinity as ipa
+from asched.plugins.interpodaffinity.args import Args
+from asched.plugins.interpodaffinity.filtering import (
+    ERR_AFFINITY,
+    ERR_ANTI_AFFINITY,
+    ERR_EXISTING_ANTI_AFFINITY,
+    PRE_FILTER_KEY,
+)
+from asched.plugins.interpodaffinity.namespaces import Namespace, decode_namespace
+from asched.plugins.interpodaffinity.plugin import InterPodAffinity
+from asched.plugins.interpodaffinity.scoring import PRE_SCORE_KEY
+from tests.builders import PodBuilder, make_node, make_pod
+from tests.unit.plugins.fakes_pods import StoreHandle, cluster
+
+ZONE = "zone"
+HOST = "kubernetes.io/hostname"
+DB = {"app": "db"}
+WEB = {"app": "web"}
+NS = "namespaces/v1"
+OK = None
+AFF = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_AFFINITY)
+ANTI = (Code.UNSCHEDULABLE, ERR_ANTI_AFFINITY)
+EXIST = (Code.UNSCHEDULABLE, ERR_EXISTING_ANTI_AFFINITY)
+
+Outcome = tuple[Code, str] | None
+
+
+def node(name: str, zone: str | None = None) -> Node:
+    b = make_node(name)
+    if zone is not None:
+        b = b.label(ZONE, zone)
+    return b.obj()
+
+
+NODES = [node("n1", "z1"), node("n2", "z1"), node("n3", "z2"), node("n4")]
+THREE = NODES[:3]
+
+
+def on(name: str, node_name: str, labels: dict[str, str] | None = None,
+       ns: str = "default") -> Pod:
+    return make_pod(name, ns).labels(DB if labels is None else labels).node(node_name).obj()
+
+
+def incoming(labels: dict[str, str] | None = None) -> PodBuilder:
+    return make_pod("incoming").labels(WEB if labels is None else labels)
+
+
+def guard(node_name: str, key: str, ns: str = "default", **term: Any) -> Pod:
+    """An existing pod that keeps web pods away (required anti-affinity)."""
+    return make_pod("guard", ns).labels({"app": "guard"}).node(node_name) \
+        .pod_affinity(key, WEB, anti=True, **term).obj()
+
+
+def outcome(st: Status | None) -> Outcome:
+    if st is None:
+        return None
+    assert st.plugin == ipa.NAME
+    return st.code, st.message()
+
+
+def run_filter(pod: Pod, infos: list[NodeInfo],
+               namespaces: list[Namespace] | None = None) -> dict[str, Outcome]:
+    pl = InterPodAffinity(None, StoreHandle(infos, {NS: namespaces or []}))
+    state = CycleState()
+    _, st = pl.pre_filter(state, pod, infos)
+    assert st is None
+    return {ni.name: outcome(pl.filter(state, pod, ni)) for ni in infos}
+
+
+# ---- args ---------------------------------------------------------------------------
+
+
+def test_args_defaults() -> None:
+    assert Args.from_dict({}, "a") == Args(1, False)
+    assert Args.from_dict({"kind": "InterPodAffinityArgs", "hardPodAffinityWeight": 100,
+                           "ignorePreferredTermsOfExistingPods": True}, "a") == Args(100, True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        pytest.param({"hardPodAffinityWeight": -1}, "a.hardPodAffinityWeight", id="negative"),
+        pytest.param({"hardPodAffinityWeight": 101}, "a.hardPodAffinityWeight", id="too-big"),
+        pytest.param({"hardPodAffinityWeight": "1"}, "a.hardPodAffinityWeight", id="string"),
+        pytest.param({"ignorePreferredTermsOfExistingPods": "yes"},
+                     "a.ignorePreferredTermsOfExistingPods", id="not-bool"),
+        pytest.param({"weight": 1}, "a.weight", id="unknown-field"),
+        pytest.param({"kind": "NodeAffinityArgs"}, "a.kind", id="wrong-kind"),
+    ],
+)
+def test_args_validation(raw: dict[str, Any], path: str) -> None:
+    with pytest.raises(ArgsError) as e:
+        Args.from_dict(raw, "a")
+    assert e.value.path == path
+
+
+def test_spec_shape() -> None:
+    assert ipa.SPEC.name == "InterPodAffinity" == ipa.NAME
+    assert ipa.SPEC.args_type is Args
+    assert {"preFilter", "filter", "preScore", "score"} <= ipa.SPEC.extension_points()
+    pl = ipa.SPEC.new(None, StoreHandle())
+    assert isinstance(pl, InterPodAffinity)
+    assert [r.resource for r in pl.informers()] == [NS]
+
+
+def test_decode_namespace() -> None:
+    ns = decode_namespace({"metadata": {"name": "team-a", "labels": {"team": "a"}}})
+    assert ns == Namespace("team-a", {"team": "a"})
+
+
+# ---- PreFilter / Filter -----------------------------------------------------------------
+
+OTHER_NS = [Namespace("other", {"team": "x"}), Namespace("default", {"env": "prod"})]
+
+FILTER_CASES = [
+    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1")], None,
+                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-same-zone"),
+    pytest.param(incoming().pod_affinity(HOST, DB).obj(), [on("db", "n1")], None,
+                 {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF}, id="affinity-same-host"),
+    pytest.param(incoming().pod_affinity(ZONE, match_expressions=[
+                     {"key": "app", "operator": "In", "values": ["db", "cache"]}]).obj(),
+                 [on("c", "n3", {"app": "cache"})], None,
+                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF}, id="affinity-expressions"),
+    pytest.param(incoming(DB).pod_affinity(ZONE, DB).obj(), [], None,
+                 {"n1": OK, "n2": OK, "n3": OK, "n4": AFF}, id="first-pod-matches-own-term"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [], None,
+                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="no-match-no-self-match"),
+    pytest.param(incoming(DB).pod_affinity(ZONE, DB).obj(), [on("db", "n3")], None,
+                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
+                 id="self-match-ignored-once-a-pod-matches"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1", ns="other")], None,
+                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="own-namespace-by-default"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, namespaces=["other"]).obj(),
+                 [on("db", "n1", ns="other")], None,
+                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="term-namespaces"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={
+                     "matchLabels": {"team": "x"}}).obj(),
+                 [on("db", "n1", ns="other")], OTHER_NS,
+                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="namespace-selector"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={
+                     "matchLabels": {"team": "y"}}).obj(),
+                 [on("db", "n1", ns="other")], OTHER_NS,
+                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+                 id="namespace-selector-no-match"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={}).obj(),
+                 [on("db", "n3", ns="far")], None,
+                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF}, id="empty-namespace-selector"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
+                 [on("db", "n1"), on("be", "n1", {"tier": "be"})], None,
+                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+                 id="all-terms-need-one-pod"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
+                 [on("db", "n1", {"app": "db", "tier": "be"})], None,
+                 {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF}, id="all-terms-same-pod"),
+    pytest.param(incoming(DB).pod_affinity(ZONE).obj(), [on("db", "n1")], None,
+                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+                 id="absent-label-selector-matches-nothing"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, anti=True).obj(), [on("db", "n1")], None,
+                 {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK}, id="anti-affinity-zone"),
+    pytest.param(incoming().pod_affinity(HOST, DB, anti=True).obj(), [on("db", "n1")], None,
+                 {"n1": ANTI, "n2": OK, "n3": OK, "n4": OK}, id="anti-affinity-host"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, DB, anti=True).obj(),
+                 [on("db", "n1")], None,
+                 {"n1": ANTI, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-and-anti-affinity"),
+    pytest.param(incoming().obj(), [guard("n1", HOST)], None,
+                 {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK}, id="existing-anti-host"),
+    pytest.param(incoming().obj(), [guard("n1", ZONE)], None,
+                 {"n1": EXIST, "n2": EXIST, "n3": OK, "n4": OK}, id="existing-anti-zone"),
+    pytest.param(incoming().obj(),
+                 [guard("n1", HOST, ns="other", namespace_selector={
+                     "matchLabels": {"env": "prod"}})], OTHER_NS,
+                 {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
+                 id="existing-anti-namespace-selector"),
+    pytest.param(incoming().obj(), [guard("n1", HOST, ns="other", namespaces=["default"])],
+                 None, {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
+                 id="existing-anti-namespaces"),
+    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1"), guard("n2", HOST)],
+                 None, {"n1": OK, "n2": EXIST, "n3": AFF, "n4": AFF},
+                 id="affinity-and-existing-anti"),
+]
+
+
+@pytest.mark.parametrize(("pod", "existing", "namespaces", "want"), FILTER_CASES)
+def test_filter(pod: Pod, existing: list[Pod], namespaces: list[Namespace] | None,
+                want: dict[str, Outcome]) -> None:
+    assert run_filter(pod, cluster(NODES, existing), namespaces) == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing"),
+    [
+        pytest.param(incoming().obj(), [on("db", "n1")], id="no-affinity-anywhere"),
+        pytest.param(incoming().obj(), [guard("n1", HOST, ns="other")],
+                     id="existing-anti-in-other-namespace"),
+        pytest.param(incoming({"app": "api"}).obj(), [guard("n1", HOST)],
+                     id="existing-anti-not-matching"),
+        pytest.param(incoming().pod_affinity(ZONE, DB, weight=10).obj(), [on("db", "n1")],
+                     id="only-preferred-terms"),
+    ],
+)
+def test_pre_filter_skips(pod: Pod, existing: list[Pod]) -> None:
+    infos = cluster(NODES, existing)
+    state = CycleState()
+    _, st = InterPodAffinity(None, StoreHandle(infos)).pre_filter(state, pod, infos)
+    assert st is not None
+    assert st.code == Code.SKIP
+    assert state.get(PRE_FILTER_KEY) is None
+
+
+def test_filter_without_pre_filter_state_is_an_error() -> None:
+    infos = cluster(NODES)
+    st = InterPodAffinity(None, StoreHandle(infos)).filter(CycleState(), incoming().obj(),
+                                                           infos[0])
+    assert st is not None
+    assert st.code == Code.ERROR
+
+
+# ---- AddPod / RemovePod ---------------------------------------------------------------
+
+_DB_N3 = on("db3", "n3")
+_GUARD_N2 = guard("n2", HOST)
+_ANTI_DB = incoming().pod_affinity(ZONE, DB, anti=True).obj()
+_AFF_DB = incoming().pod_affinity(ZONE, DB).obj()
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing", "op", "changed", "want"),
+    [
+        pytest.param(_ANTI_DB, [_DB_N3], "add", on("db1", "n1"),
+                     {"n1": ANTI, "n2": ANTI, "n3": ANTI}, id="add-makes-anti-affinity-fail"),
+        pytest.param(_ANTI_DB, [_DB_N3], "remove", _DB_N3,
+                     {"n1": OK, "n2": OK, "n3": OK}, id="remove-lifts-anti-affinity"),
+        pytest.param(_AFF_DB, [_DB_N3], "add", on("db1", "n1"),
+                     {"n1": OK, "n2": OK, "n3": OK}, id="add-satisfies-affinity"),
+        pytest.param(_AFF_DB, [_DB_N3], "remove", _DB_N3,
+                     {"n1": AFF, "n2": AFF, "n3": AFF}, id="remove-breaks-affinity"),
+        pytest.param(_ANTI_DB, [_DB_N3], "add", guard("n1", HOST),
+                     {"n1": EXIST, "n2": OK, "n3": ANTI}, id="add-existing-anti-affinity"),
+        pytest.param(_ANTI_DB, [_DB_N3, _GUARD_N2], "remove", _GUARD_N2,
+                     {"n1": OK, "n2": OK, "n3": ANTI}, id="remove-existing-anti-affinity"),
+        pytest.param(_ANTI_DB, [_DB_N3], "add", on("web", "n1", WEB),
+                     {"n1": OK, "n2": OK, "n3": ANTI}, id="add-unrelated"),
+        pytest.param(_AFF_DB, [_DB_N3], "add", on("web", "n1", WEB),
+                     {"n1": AFF, "n2": AFF, "n3": OK}, id="add-not-matching-affinity"),
+    ],
+)
+def test_add_remove_pod(pod: Pod, existing: list[Pod], op: str, changed: Pod,
+                        want: dict[str, Outcome]) -> None:
+    infos = cluster(THREE, existing)
+    by_name = {ni.name: ni for ni in infos}
+    pl = InterPodAffinity(None, StoreHandle(infos))
+    state = CycleState()
+    _, st = pl.pre_filter(state, pod, infos)
+    assert st is None
+    before = {n: outcome(pl.filter(state, pod, by_name[n])) for n in want}
+    snapshot = state.clone()
+    fn = pl.add_pod if op == "add" else pl.remove_pod
+    assert fn(state, pod, changed, by_name[changed.node_name]) is None
+    assert {n: outcome(pl.filter(state, pod, by_name[n])) for n in want} == want
+    # A clone taken before the dry run keeps the old verdicts.
+    assert {n: outcome(pl.filter(snapshot, pod, by_name[n])) for n in want} == before
+
+
+def test_add_then_remove_restores_state() -> None:
+    infos = cluster(THREE, [_DB_N3])
+    pl = InterPodAffinity(None, StoreHandle(infos))
+    state = CycleState()
+    pl.pre_filter(state, _AFF_DB, infos)
+    s = state.read(PRE_FILTER_KEY)
+    before = (dict(s.affinity), dict(s.anti), dict(s.existing_anti))
+    extra = on("db1", "n1")
+    pl.add_pod(state, _AFF_DB, extra, infos[0])
+    pl.remove_pod(state, _AFF_DB, extra, infos[0])
+    assert (s.affinity, s.anti, s.existing_anti) == before
+
+
+# ---- PreScore / Score / NormalizeScore ------------------------------------------------
+
+
+def run_score(pod: Pod, infos: list[NodeInfo], args: Args | None = None,
+              namespaces: list[Namespace] | None = None) -> dict[str, int] | None:
+    pl = InterPodAffinity(args, StoreHandle(infos, {NS: namespaces or []}))
+    state = CycleState()
+    st = pl.pre_score(state, pod, infos)
+    if st is not None:
+        assert st.code == Code.SKIP
+        assert state.get(PRE_SCORE_KEY) is None
+        return None
+    scores = [NodeScore(ni.name, pl.score(state, pod, ni)) for ni in infos]
+    assert pl.normalize_score(state, pod, scores) is None
+    return {s.name: s.score for s in scores}
+
+
+def fan(node_name: str, key: str = ZONE, **term: Any) -> Pod:
+    """An existing pod with an affinity term towards web pods."""
+    return make_pod("fan").labels({"app": "fan"}).node(node_name) \
+        .pod_affinity(key, WEB, **term).obj()
+
+
+SCORE_CASES = [
+    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5).obj(), [on("db", "n1")], None,
+                 None, {"n1": 100, "n2": 100, "n3": 0}, id="preferred-affinity"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5, anti=True).obj(),
+                 [on("db", "n1")], None, None,
+                 {"n1": 0, "n2": 0, "n3": 100}, id="preferred-anti-affinity"),
+    # raw n1 = 8, n2 = 0, n3 = -4: scaled over [-4, 8].
+    pytest.param(incoming().pod_affinity(HOST, DB, weight=8)
+                 .pod_affinity(ZONE, {"app": "cache"}, weight=4, anti=True).obj(),
+                 [on("db", "n1"), on("c", "n3", {"app": "cache"})], None, None,
+                 {"n1": 100, "n2": 33, "n3": 0}, id="affinity-and-anti-affinity"),
+    pytest.param(incoming().obj(), [fan("n3")], None, None,
+                 {"n1": 0, "n2": 0, "n3": 100}, id="existing-required-affinity"),
+    pytest.param(incoming().obj(), [fan("n3")], Args(hard_pod_affinity_weight=0), None,
+                 None, id="hard-weight-zero"),
+    pytest.param(incoming().obj(), [fan("n1", weight=10)], None, None,
+                 {"n1": 100, "n2": 100, "n3": 0}, id="existing-preferred-affinity"),
+    pytest.param(incoming().obj(), [fan("n1", weight=10, anti=True)], None, None,
+                 {"n1": 0, "n2": 0, "n3": 100}, id="existing-preferred-anti-affinity"),
+    pytest.param(incoming().obj(), [fan("n1", weight=10)],
+                 Args(ignore_preferred_terms_of_existing_pods=True), None, None,
+                 id="ignore-existing-preferred-terms"),
+    pytest.param(incoming().pod_affinity(HOST, {"app": "none"}, weight=1).obj(),
+                 [fan("n1", weight=10)], Args(ignore_preferred_terms_of_existing_pods=True),
+                 None, {"n1": 100, "n2": 100, "n3": 0},
+                 id="ignore-flag-with-own-preferred-terms"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5).obj(), [on("web", "n1", WEB)],
+                 None, None, None, id="nothing-matches"),
+    pytest.param(incoming().obj(), [on("db", "n1")], None, None, None,
+                 id="no-terms-anywhere"),
+    pytest.param(incoming().obj(),
+                 [make_pod("fan", "other").labels({"app": "fan"}).node("n3")
+                  .pod_affinity(ZONE, WEB).obj()], None, None, None,
+                 id="existing-term-in-other-namespace"),
+    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5, namespace_selector={
+                     "matchLabels": {"team": "x"}}).obj(),
+                 [on("db", "n3", ns="other")], None, OTHER_NS,
+                 {"n1": 0, "n2": 0, "n3": 100}, id="preferred-namespace-selector"),
+    pytest.param(incoming().obj(),
+                 [make_pod("fan", "other").labels({"app": "fan"}).node("n3")
+                  .pod_affinity(ZONE, WEB, weight=7, namespace_selector={
+                      "matchLabels": {"env": "prod"}}).obj()],
+                 None, OTHER_NS, {"n1": 0, "n2": 0, "n3": 100},
+                 id="existing-term-namespace-selector"),
+]
+
+
+@pytest.mark.parametrize(("pod", "existing", "args", "namespaces", "want"), SCORE_CASES)
+def test_score(pod: Pod, existing: list[Pod], args: Args | None,
+               namespaces: list[Namespace] | None, want: dict[str, int] | None) -> None:
+    assert run_score(pod, cluster(THREE, existing), args, namespaces) == want
+
+
+def test_raw_scores_sum_weights_per_topology() -> None:
+    pod = incoming().pod_affinity(ZONE, DB, weight=3).pod_affinity(HOST, DB, weight=2).obj()
+    infos = cluster(THREE, [on("db1", "n1"), on("db2", "n1"), on("db3", "n3")])
+    pl = InterPodAffinity(None, StoreHandle(infos))
+    state = CycleState()
+    assert pl.pre_score(state, pod, infos) is None
+    # zone z1 holds two db pods (3 each), z2 one; host n1 two (2 each), n3 one.
+    assert [pl.score(state, pod, ni) for ni in infos] == [6 + 4, 6, 3 + 2]
+
+
+# ---- queueing hints ---------------------------------------------------------------------
+
+Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+_TARGET = incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"app": "cache"}, anti=True).obj()
+
+
+def _hint(resource: EventResource, pod: Pod, old: object, new: object) -> QueueingHint:
+    for reg in InterPodAffinity(None, StoreHandle()).events_to_register():
+        if reg.event.resource == resource:
+            assert reg.hint is not None
+            return reg.hint(pod, old, new)
+    raise AssertionError(f"no event registered for {resource}")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(None, on("db", "n1"), Q, id="matching-pod-added"),
+        pytest.param(None, make_pod("db").labels(DB).obj(), SKIP, id="unassigned-pod-added"),
+        pytest.param(None, on("w", "n1", WEB), SKIP, id="unrelated-pod-added"),
+        pytest.param(on("c", "n1", {"app": "cache"}), None, Q, id="anti-affinity-pod-deleted"),
+        pytest.param(on("db", "n1"), None, SKIP, id="affinity-pod-deleted"),
+        pytest.param(on("x", "n1", WEB), on("x", "n1", DB), Q, id="update-now-matches-affinity"),
+        pytest.param(on("x", "n1", {"app": "cache"}), on("x", "n1", WEB), Q,
+                     id="update-stops-matching-anti-affinity"),
+        pytest.param(on("x", "n1", WEB), on("x", "n1", {"app": "api"}), SKIP,
+                     id="update-unrelated"),
+    ],
+)
+def test_pod_hint(old: Pod | None, new: Pod | None, want: QueueingHint) -> None:
+    assert _hint(EventResource.POD, _TARGET, old, new) == want
+
+
+@pytest.mark.parametrize(
+    ("new", "want"),
+    [
+        pytest.param(node("n9", "z9"), Q, id="node-with-topology-key"),
+        pytest.param(node("n9"), SKIP, id="node-without-topology-key"),
+    ],
+)
+def test_node_hint(new: Node, want: QueueingHint) -> None:
+    target = incoming().pod_affinity(ZONE, DB).obj()
+    assert _hint(EventResource.NODE, target, None, new) == want

@@ -1,0 +1,166 @@
+"""The scheduling algorithm: sampling, round robin, early stop, scoring, FitError wording."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from asched.framework.cycle_state import CycleState
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Code, Status
+from asched.framework.types import NodeScore
+from asched.scheduler.algorithm import Algorithm, SchedulingError, num_feasible_nodes_to_find
+from asched.scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailable
+from tests.builders import make_node, make_pod
+from tests.unit.framework.fakes import FakeServices, framework
+
+
+def _nodes(n: int, ok: bool = True, prefix: str = "n") -> list[NodeInfo]:
+    out = []
+    for i in range(n):
+        b = make_node(f"{prefix}{i}")
+        if ok:
+            b.label("ok", "true")
+        out.append(NodeInfo(b.obj()))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "expected"),
+    [
+        (0, 50, 50),          # under 100 nodes: all
+        (0, 99, 99),
+        (0, 100, 100),        # adaptive 49% of 100 = 49 -> floor of 100
+        (0, 1000, 420),       # 50 - 8 = 42%
+        (0, 5000, 500),       # 50 - 40 = 10%
+        (0, 10000, 500),      # max(50 - 80, 5) = 5%
+        (30, 1000, 300),
+        (100, 1000, 1000),
+        (1, 1000, 100),       # never fewer than 100
+    ],
+    ids=lambda v: str(v),
+)
+def test_num_feasible_nodes_to_find(percentage: int, nodes: int, expected: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == expected
+
+
+async def test_stops_early_and_round_robins_start() -> None:
+    algo = Algorithm(percentage_of_nodes_to_score=0)
+    fwk = framework(scores=())
+    nodes = _nodes(1000)
+    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
+    assert len(feasible) == 420
+    assert feasible[0].name == "n0"
+    assert algo.next_start_node_index == 420
+    feasible, _ = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("q").obj(), nodes)
+    assert feasible[0].name == "n420"
+
+
+async def test_every_node_is_evaluated_when_few_fit() -> None:
+    algo = Algorithm(0)
+    fwk = framework(scores=())
+    nodes = _nodes(150, ok=False) + _nodes(3, prefix="good")
+    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
+    assert sorted(n.name for n in feasible) == ["good0", "good1", "good2"]
+    assert len(diag.node_to_status) == 150
+    assert diag.unschedulable_plugins == {"Label"}
+
+
+async def test_fit_error_message_counts_and_sorts_reasons() -> None:
+    algo = Algorithm(0)
+    fwk = framework(filters=("Label", "AsyncFilter"), scores=())
+    nodes = _nodes(2, ok=False) + _nodes(3, prefix="x-slow-reject")
+    with pytest.raises(FitError) as err:
+        await algo.schedule_pod(fwk, CycleState(), make_pod("p").obj(), nodes)
+    assert err.value.message() == (
+        "0/5 nodes are available: 2 node(s) didn't have ok=true, 3 async says no."
+    )
+
+
+async def test_pre_filter_rejection_message_and_absent_status() -> None:
+    algo = Algorithm(0)
+    fwk = framework(scores=())
+    with pytest.raises(FitError) as err:
+        await algo.schedule_pod(
+            fwk, CycleState(), make_pod("p").label("prefilter", "reject").obj(), _nodes(4)
+        )
+    assert err.value.message() == "0/4 nodes are available: pod rejected at prefilter."
+    d = err.value.diagnosis
+    assert d.node_to_status.get("n3") is not None
+    assert d.unschedulable_plugins == {"Label"}
+
+
+async def test_pre_filter_result_narrows_nodes_and_reports_the_rest() -> None:
+    algo = Algorithm(0)
+    fwk = framework(args={"Label": frozenset({"n1"})}, scores=())
+    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(),
+                                                    _nodes(3))
+    assert [n.name for n in feasible] == ["n1"]
+    fe = FitError("default/p", 3, diag)
+    assert diag.node_to_status.absent is not None
+    assert diag.node_to_status.absent.message() == "node(s) didn't satisfy plugin(s) [Label]"
+    assert fe.num_all_nodes == 3
+
+
+async def test_no_nodes() -> None:
+    with pytest.raises(NoNodesAvailable):
+        await Algorithm(0).schedule_pod(framework(), CycleState(), make_pod("p").obj(), [])
+
+
+async def test_plugin_error_is_scheduling_error() -> None:
+    fwk = framework(filters=("Label", "Boom"), scores=())
+    with pytest.raises(SchedulingError) as err:
+        await Algorithm(0).schedule_pod(
+            fwk, CycleState(), make_pod("p").label("boom", "1").obj(), _nodes(3)
+        )
+    assert err.value.status.plugin == "Boom"
+
+
+async def test_best_score_wins() -> None:
+    fwk = framework(scores=(("Prefer", 1),))
+    res = await Algorithm(0).schedule_pod(
+        fwk, CycleState(), make_pod("p").label("prefer", "n7").obj(), _nodes(10)
+    )
+    assert res.suggested_host == "n7"
+    assert res.feasible_nodes == 10
+
+
+def test_ties_broken_uniformly_at_random() -> None:
+    algo = Algorithm(0, rng=random.Random(7))
+    seen = {algo.select_host([NodeScore("a", 5), NodeScore("b", 5), NodeScore("c", 1)])
+            for _ in range(200)}
+    assert seen == {"a", "b"}
+
+
+async def test_nominated_node_is_tried_first() -> None:
+    fwk = framework(scores=(("Prefer", 1),))
+    pod = make_pod("p").label("prefer", "n1").nominated("n5").obj()
+    res = await Algorithm(0).schedule_pod(fwk, CycleState(), pod, _nodes(10))
+    assert res.suggested_host == "n5"
+
+
+async def test_nominated_pods_count_during_filtering() -> None:
+    services = FakeServices()
+    fwk = framework(scores=(), services=services)
+    services.nominated["n0"] = [make_pod("big").priority(5).obj()]
+    seen: list[tuple[str, int]] = []
+
+    def spy(state: CycleState, pod: object, ni: NodeInfo) -> Status | None:
+        seen.append((ni.name, len(ni.pods)))
+        return None
+
+    fwk._filters = [("Spy", spy, False)]  # type: ignore[list-item]
+    await Algorithm(0).find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), _nodes(2))
+    assert ("n0", 1) in seen and ("n1", 0) in seen
+
+
+def test_fit_error_with_post_filter_message() -> None:
+    d = Diagnosis()
+    d.node_to_status.set("a", Status(Code.UNSCHEDULABLE, ("Insufficient cpu",)))
+    d.node_to_status.set("b", Status(Code.UNSCHEDULABLE, ("Insufficient cpu", "Too many pods")))
+    d.post_filter_msg = "preemption: 0/2 nodes are available: 2 No preemption victims found"
+    assert FitError("ns/p", 2, d).message() == (
+        "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found."
+    )

@@ -1,0 +1,460 @@
+"""EventRecorder: aggregation into series, rate limit, bounded queue, error handling."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+
+from asched.client.protocol import ApiError
+from asched.framework.clock import FakeClock
+from asched.metrics import Metrics
+from asched.recorder import (
+    NOTE_LENGTH_LIMIT,
+    EventRecorder,
+    ObjectReference,
+    micro_time,
+    truncate_note,
+)
+from tests.builders import make_pod
+
+EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+
+
+class FakeEventsApi:
+    """events.k8s.io/v1 in memory: create (409 on a taken name), merge-patch (404 if absent)."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, dict[str, Any]] = {}
+        self.requests: list[tuple[str, str, Any]] = []
+        self.failures: list[BaseException] = []  # raised by the next requests, in order
+        self.hang = False
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        self.requests.append((method, path, body))
+        if self.hang:
+            await anyio.sleep_forever()
+        if self.failures:
+            raise self.failures.pop(0)
+        if method == "POST":
+            key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"
+            if key in self.events:
+                raise ApiError(409, "AlreadyExists", "exists", method, path)
+            self.events[key] = dict(body)
+            return body
+        if method == "PATCH":
+            assert content_type == "application/merge-patch+json"
+            ns, name = path.split("/namespaces/")[1].split("/events/")
+            event = self.events.get(f"{ns}/{name}")
+            if event is None:
+                raise ApiError(404, "NotFound", "gone", method, path)
+            event.update(body)
+            return event
+        raise AssertionError(f"unexpected {method} {path}")
+
+    def stream_lines(
+        self, path: str, params: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
+        raise NotImplementedError
+
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None
+
+    @property
+    def writes(self) -> list[str]:
+        return [method for method, _, _ in self.requests]
+
+
+class NoJitter(random.Random):
+    def random(self) -> float:
+        return 0.0
+
+
+def make_recorder(
+    api: FakeEventsApi, clock: FakeClock, **overrides: Any
+) -> EventRecorder:
+    options: dict[str, Any] = {
+        "reporting_controller": "asched",
+        "reporting_instance": "asched-host-1",
+        "rng": NoJitter(),
+    }
+    options.update(overrides)
+    return EventRecorder(api, clock, **options)
+
+
+async def settle() -> None:
+    """Let every task run until all wait. The checkpoints first do the work cheaply;
+    wait_all_tasks_blocked then confirms it (it sleeps 0.1 s whenever a task is runnable)."""
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+    await anyio.wait_all_tasks_blocked()
+
+
+async def advance(clock: FakeClock, seconds: float) -> None:
+    clock.advance(seconds)
+    await settle()
+
+
+@dataclass(frozen=True)
+class PodGroupRef:
+    """Stands for a decoded PodGroup: anything with these attributes can be regarded."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+
+# ---- aggregation -------------------------------------------------------------------------
+
+
+async def test_repeats_before_the_first_write_become_one_create_with_the_series() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+    pod = make_pod("p").obj()
+
+    for _ in range(10):
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
+        clock.advance(1.0)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        await settle()
+        tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST"]
+    (event,) = api.events.values()
+    assert event["series"] == {"count": 10, "lastObservedTime": micro_time(clock.wall() - 1.0)}
+
+
+async def test_repeats_after_the_create_are_patched_once_per_refresh() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, refresh_interval=30.0)
+    pod = make_pod("p").obj()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        for _ in range(9):
+            await advance(clock, 2.0)
+            recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        writes_before_refresh = list(api.writes)
+        await advance(clock, 30.0)
+        tg.cancel_scope.cancel()
+
+    assert writes_before_refresh == ["POST"]
+    assert api.writes == ["POST", "PATCH"]
+    _, path, patch = api.requests[1]
+    (event,) = api.events.values()
+    assert path.endswith("/events/" + event["metadata"]["name"])
+    assert patch == {"series": {"count": 10, "lastObservedTime": micro_time(1_700_000_018.0)}}
+    assert event["series"]["count"] == 10
+
+
+@pytest.mark.parametrize(
+    ("second", "expected_events"),
+    [
+        pytest.param(("p", "Warning", "FailedScheduling", "no fit"), 1, id="identical"),
+        pytest.param(("p", "Warning", "FailedScheduling", "other reason"), 2, id="new-message"),
+        pytest.param(("q", "Warning", "FailedScheduling", "no fit"), 2, id="other-pod"),
+        pytest.param(("p", "Normal", "Scheduled", "no fit"), 2, id="other-reason"),
+    ],
+)
+async def test_series_key_is_object_type_reason_action_and_message(
+    second: tuple[str, str, str, str], expected_events: int
+) -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+    pods = {"p": make_pod("p").obj(), "q": make_pod("q").obj()}
+    name, event_type, reason, message = second
+
+    recorder.event(pods["p"], "Warning", "FailedScheduling", "Scheduling", "no fit")
+    recorder.event(pods[name], event_type, reason, "Scheduling", message)
+    await recorder.drain()
+
+    assert len(api.events) == expected_events
+
+
+async def test_a_series_seen_no_more_for_the_window_ends_and_a_repeat_starts_a_new_event() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, refresh_interval=30.0, series_window=360.0)
+    pod = make_pod("p").obj()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        for _ in range(13):  # 390 s of refreshes: past the 6-minute window
+            await advance(clock, 30.0)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "POST"]
+    assert len(api.events) == 2
+    assert all("series" not in e for e in api.events.values())
+
+
+async def test_a_vanished_event_is_created_again_with_its_series() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, refresh_interval=30.0)
+    pod = make_pod("p").obj()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        api.events.clear()  # the API server's event TTL ran out
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await advance(clock, 30.0)
+        tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "PATCH", "POST"]
+    (event,) = api.events.values()
+    assert event["series"]["count"] == 2
+
+
+# ---- the Event written ---------------------------------------------------------------------
+
+
+async def test_event_from_a_pod_has_the_fields_kubectl_describe_shows() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+    pod = dataclasses.replace(make_pod("web-1", namespace="shop").obj(), resource_version="42")
+
+    recorder.event(pod, "Normal", "Scheduled", "Binding", "Successfully assigned shop/web-1 to n1")
+    await recorder.drain()
+
+    ((method, path, body),) = api.requests
+    assert (method, path) == ("POST", EVENTS.format(ns="shop"))
+    assert body["metadata"] == {"name": f"web-1.{int(clock.wall() * 1e9):x}", "namespace": "shop"}
+    assert body["regarding"] == {
+        "apiVersion": "v1", "kind": "Pod", "namespace": "shop", "name": "web-1", "uid": pod.uid,
+        "resourceVersion": "42",
+    }
+    assert {k: body[k] for k in ("type", "reason", "action", "note")} == {
+        "type": "Normal", "reason": "Scheduled", "action": "Binding",
+        "note": "Successfully assigned shop/web-1 to n1",
+    }
+    assert body["reportingController"] == "asched"
+    assert body["reportingInstance"] == "asched-host-1"
+    assert body["eventTime"] == "2023-11-14T22:13:20.000000Z"
+    assert "series" not in body
+
+
+@pytest.mark.parametrize(
+    ("regarding", "namespace", "expected_ref"),
+    [
+        pytest.param(
+            PodGroupRef("scheduling.x-k8s.io/v1alpha1", "PodGroup", "ml", "gang", "u-1"), "ml",
+            {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "namespace": "ml", "name": "gang", "uid": "u-1"},
+            id="pod-group-like-object",
+        ),
+        pytest.param(
+            ObjectReference("v1", "Node", "", "n1", "u-2"), "default",
+            {"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u-2"},
+            id="cluster-scoped-goes-to-default",
+        ),
+    ],
+)
+async def test_event_regarding_other_objects(
+    regarding: Any, namespace: str, expected_ref: dict[str, str]
+) -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+
+    recorder.event(regarding, "Warning", "Unschedulable", "Scheduling", "gang incomplete")
+    await recorder.drain()
+
+    ((_, path, body),) = api.requests
+    assert path == EVENTS.format(ns=namespace)
+    assert body["regarding"] == expected_ref
+
+
+@pytest.mark.parametrize(
+    ("regarding", "event_type"),
+    [
+        pytest.param(object(), "Warning", id="unreferenceable-object"),
+        pytest.param(ObjectReference("v1", "Pod", "ns", "p"), "Error", id="invalid-type"),
+    ],
+)
+async def test_bad_input_is_logged_never_raised_nor_sent(regarding: Any, event_type: str) -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+
+    recorder.event(regarding, event_type, "R", "A", "m")
+    await recorder.drain()
+
+    assert api.requests == []
+
+
+@pytest.mark.parametrize(
+    ("message", "expected_length"),
+    [
+        pytest.param("x" * 1024, 1024, id="at-limit-kept"),
+        pytest.param("x" * 5000, 1024, id="long-cut-with-marker"),
+        pytest.param("a" + "é" * 600, 1023, id="multibyte-cut-on-a-character"),
+    ],
+)
+def test_notes_fit_the_api_limit(message: str, expected_length: int) -> None:
+    note = truncate_note(message)
+
+    assert len(note.encode()) == expected_length <= NOTE_LENGTH_LIMIT
+    assert note == message or note.endswith(" ...")
+
+
+# ---- rate and bounds -------------------------------------------------------------------------
+
+
+async def test_writes_are_paced_by_the_token_bucket() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, qps=1.0, burst=2)
+    pods = [make_pod(f"p{i}").obj() for i in range(5)]
+
+    written: list[int] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        for pod in pods:
+            recorder.event(pod, "Normal", "Scheduled", "Binding", "ok")
+        await settle()
+        written.append(len(api.requests))
+        for _ in range(3):
+            await advance(clock, 1.0)
+            written.append(len(api.requests))
+        tg.cancel_scope.cancel()
+
+    assert written == [2, 3, 4, 5]
+
+
+async def test_a_full_queue_drops_the_oldest_and_counts_it() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    metrics = Metrics(process_metrics=False)
+    recorder = make_recorder(api, clock, max_queued=3, metrics=metrics)
+    pods = [make_pod(f"p{i}").obj() for i in range(5)]
+
+    for pod in pods:
+        recorder.event(pod, "Normal", "Scheduled", "Binding", "ok")
+    dropped, pending = recorder.dropped, recorder.pending
+    await recorder.drain()
+
+    assert (dropped, pending) == (2, 3)
+    assert [body["regarding"]["name"] for _, _, body in api.requests] == ["p2", "p3", "p4"]
+    assert metrics.registry.get_sample_value("asched_events_dropped_total") == 2.0
+
+
+async def test_a_dropped_event_is_not_counted_into_by_its_repeats() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, max_queued=1)
+    p, q = make_pod("p").obj(), make_pod("q").obj()
+
+    recorder.event(p, "Warning", "FailedScheduling", "Scheduling", "no fit")
+    recorder.event(q, "Warning", "FailedScheduling", "Scheduling", "no fit")  # drops p's
+    recorder.event(p, "Warning", "FailedScheduling", "Scheduling", "no fit")  # drops q's
+    await recorder.drain()
+
+    ((_, _, body),) = api.requests
+    assert body["regarding"]["name"] == "p"
+    assert "series" not in body
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("failure", "retry_wait", "expected_writes", "expected_events"),
+    [
+        pytest.param(ApiError(422, "Invalid", "bad note"), 0.0, 1, 0, id="rejected-not-retried"),
+        pytest.param(ApiError(500, "InternalError", "etcd"), 0.0, 1, 0, id="status-not-retried"),
+        pytest.param(OSError("connection reset"), 10.0, 2, 1, id="transport-retried"),
+    ],
+)
+async def test_write_failures_never_reach_the_caller(
+    failure: BaseException, retry_wait: float, expected_writes: int, expected_events: int
+) -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, retry_interval=10.0)
+    api.failures.append(failure)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(make_pod("p").obj(), "Normal", "Scheduled", "Binding", "ok")
+        await settle()
+        await advance(clock, retry_wait)
+        tg.cancel_scope.cancel()
+
+    assert len(api.requests) == expected_writes
+    assert len(api.events) == expected_events
+
+
+async def test_transport_failures_give_up_after_max_tries() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, retry_interval=1.0, max_tries=3)
+    api.failures.extend(OSError("down") for _ in range(5))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(make_pod("p").obj(), "Normal", "Scheduled", "Binding", "ok")
+        for _ in range(10):
+            await advance(clock, 1.0)
+        tg.cancel_scope.cancel()
+
+    assert len(api.requests) == 3
+    assert recorder.pending == 0
+
+
+# ---- shutdown ----------------------------------------------------------------------------------
+
+
+async def test_drain_sends_pending_series_counts() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, refresh_interval=30.0)
+    pod = make_pod("p").obj()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        await settle()
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+        tg.cancel_scope.cancel()
+    await recorder.drain()
+
+    assert api.writes == ["POST", "PATCH"]
+    (event,) = api.events.values()
+    assert event["series"]["count"] == 3
+
+
+async def test_drain_is_bounded_in_time_when_the_api_hangs() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+    recorder.event(make_pod("p").obj(), "Normal", "Scheduled", "Binding", "ok")
+    api.hang = True
+
+    # A real-time guard only: drain must return as soon as the fake clock passes its bound.
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(recorder.drain, 5.0)
+            await settle()
+            await advance(clock, 5.0)
+
+    assert len(api.requests) == 1
+    assert recorder.pending == 1  # the interrupted write stays queued
