@@ -116,7 +116,9 @@ def _parse_pod_affinity(raw: Any, path: str) -> PodAffinity | None:
     preferred = tuple(
         WeightedPodAffinityTerm(
             _int(t.get("weight"), f"{path}.{pref_key}[{i}].weight"),
-            parse_pod_affinity_term(t.get("podAffinityTerm"), f"{path}.{pref_key}[{i}].podAffinityTerm"),
+            parse_pod_affinity_term(
+                t.get("podAffinityTerm"), f"{path}.{pref_key}[{i}].podAffinityTerm"
+            ),
         )
         for i, t in enumerate(raw.get(pref_key) or [])
     )
@@ -141,7 +143,9 @@ def parse_affinity(raw: Any, path: str) -> Affinity | None:
             preferred=tuple(
                 PreferredSchedulingTerm(
                     _int(t.get("weight"), f"{p}.{pref_key}[{i}].weight"),
-                    parse_node_selector_term(t.get("preference"), f"{p}.{pref_key}[{i}].preference"),
+                    parse_node_selector_term(
+                        t.get("preference"), f"{p}.{pref_key}[{i}].preference"
+                    ),
                 )
                 for i, t in enumerate(na.get(pref_key) or [])
             ),

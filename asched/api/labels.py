@@ -72,6 +72,8 @@ class NodeSelectorTerm:
             return False
         if not all(r.matches(labels) for r in self.match_expressions):
             return False
+        if not self.match_fields:
+            return True
         fields = {"metadata.name": node_name}
         return all(r.matches(fields) for r in self.match_fields)
 

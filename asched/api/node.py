@@ -59,7 +59,9 @@ def decode_node(raw: dict[str, Any]) -> Node:
             labels=str_map(meta.get("labels"), "metadata.labels"),
             annotations=str_map(meta.get("annotations"), "metadata.annotations"),
             taints=tuple(
-                Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+                Taint(
+                    str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or "")
+                )
                 for t in spec.get("taints") or ()
             ),
             unschedulable=bool(spec.get("unschedulable", False)),

@@ -13,7 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from asched.api.affinity import Affinity, TopologySpreadConstraint, parse_affinity, parse_topology_spread
+from asched.api.affinity import (
+    Affinity,
+    TopologySpreadConstraint,
+    parse_affinity,
+    parse_topology_spread,
+)
 from asched.api.errors import DecodeError
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
 from asched.api.resources import (
@@ -102,8 +107,10 @@ class Pod:
 def _tolerations(raw: Any) -> tuple[Toleration, ...]:
     return tuple(
         Toleration(
-            str(t.get("key") or ""), str(t.get("operator") or "Equal"),
-            str(t.get("value") or ""), str(t.get("effect") or ""),
+            str(t.get("key") or ""),
+            str(t.get("operator") or "Equal"),
+            str(t.get("value") or ""),
+            str(t.get("effect") or ""),
         )
         for t in raw or ()
     )
@@ -158,7 +165,9 @@ def _aggregate(spec: dict[str, Any], non_zero: bool) -> Resource:
 def _host_ports(spec: dict[str, Any]) -> tuple[HostPort, ...]:
     ports = []
     containers = list(spec.get("containers") or [])
-    containers += [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    containers += [
+        c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"
+    ]
     for c in containers:
         for p in c.get("ports") or ():
             hp = p.get("hostPort") or 0
@@ -189,7 +198,11 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
         cond = None
         for c in status.get("conditions") or ():
             if c.get("type") == "PodScheduled":
-                cond = (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
+                cond = (
+                    str(c.get("status", "")),
+                    str(c.get("reason", "")),
+                    str(c.get("message", "")),
+                )
         deletion = meta.get("deletionTimestamp")
         return Pod(
             namespace=str(meta.get("namespace") or ""),
@@ -211,7 +224,9 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             topology_spread_constraints=parse_topology_spread(
                 spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
             ),
-            scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or ()),
+            scheduling_gates=tuple(
+                str(g.get("name", "")) for g in spec.get("schedulingGates") or ()
+            ),
             requests=_aggregate(spec, non_zero=False),
             non_zero_requests=_aggregate(spec, non_zero=True),
             host_ports=_host_ports(spec),

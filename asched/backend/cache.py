@@ -11,7 +11,7 @@ Objects from the informers are never mutated: an assumed pod is a copy with node
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import structlog
 

@@ -37,8 +37,9 @@ class ApiError(Exception):
 
 
 class TransportError(Exception):
-    """The request got no HTTP answer: connection refused or reset, TLS failure, timeout,
-    or a watch stream cut off mid-event. Retrying later may succeed."""
+    """The request got no usable answer: connection refused or reset, TLS failure, timeout,
+    a success body that is not JSON, or a watch stream cut off mid-event. Retrying later
+    may succeed."""
 
 
 class KubeClient(Protocol):

@@ -11,7 +11,8 @@ What it guarantees:
 - Every request except watches waits for the qps/burst token bucket, like client-go,
   which deliberately leaves the watch stream itself unthrottled.
 - Non-2xx answers raise ApiError(status, reason, message) read from the Status body;
-  failures without an answer (refused, reset, TLS, timeout) raise TransportError.
+  failures without a usable answer (refused, reset, TLS, timeout, a 2xx body that is
+  not JSON) raise TransportError.
 - A bearer token file is re-read at most once per `TOKEN_FILE_PERIOD` (client-go's cached
   file token source does the same), so rotated service-account tokens keep working.
 - stream_lines has no total timeout (a watch lives for minutes); its read timeout is the
@@ -209,7 +210,11 @@ class RestClient:
         )
         if status >= 300:
             raise error_from_response(status, raw, method=method, path=path)
-        return orjson.loads(raw) if raw else None
+        try:
+            return orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError as exc:
+            # A 2xx that is not JSON comes from something between us and the API server.
+            raise TransportError(f"{method} {path}: unreadable {status} answer: {exc}") from exc
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a v1 Binding; the uid precondition makes a recreated namesake pod fail."""

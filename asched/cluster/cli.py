@@ -23,7 +23,7 @@ import anyio
 import asched
 from asched.cluster.components import COMPONENTS
 from asched.cluster.nodes import KWOK_LABEL, NODES_PATH, is_ready
-from asched.cluster.rest import RestClient
+from asched.cluster.rest import ApiError, RestClient
 from asched.cluster.state import (
     CLUSTER_SUBDIR,
     STATE_FILE,
@@ -114,6 +114,10 @@ def _up(state_dir: Path, args: argparse.Namespace) -> int:
     if existing and process_alive(existing.supervisor_pid, SUPERVISOR_MODULE):
         print(f"a cluster already runs from {state_dir}; run `asched cluster down` first")
         return 1
+    if existing is None and (state_dir / CLUSTER_SUBDIR).exists():
+        # Not made by us (no state file): never start over, or later delete, someone's files.
+        print(f"{state_dir / CLUSTER_SUBDIR} exists but no cluster state; choose another --dir")
+        return 1
     _remove_leftovers(state_dir, existing)
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     pid = _spawn_supervisor(state_dir, args)
@@ -174,7 +178,7 @@ def _status(state_dir: Path, args: argparse.Namespace) -> int:
         return 1
     try:
         ready, nodes, ready_nodes = anyio.run(_query, state)
-    except (OSError, TimeoutError) as err:
+    except (OSError, TimeoutError, ApiError) as err:
         print(f"running: supervisor up, API server unreachable ({err})")
         return 1
     print(f"running: {'yes' if ready else 'yes, but /readyz fails'}")
@@ -214,13 +218,18 @@ def _stop_supervisor(pid: int, state: ClusterState | None) -> None:
 
 
 def _remove_leftovers(state_dir: Path, state: ClusterState | None) -> None:
-    """Kill components a dead supervisor left behind, then delete the files."""
-    work_dir = Path(state.work_dir) if state else state_dir / CLUSTER_SUBDIR
-    for pid in components_referencing(str(work_dir), COMPONENTS):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-        _wait_gone(pid, 5)
-    shutil.rmtree(work_dir, ignore_errors=True)
+    """Kill components a dead supervisor left behind, then delete the files we made.
+
+    The work directory is only known (and only removed) through the state file, which the
+    supervisor writes before it creates anything.
+    """
+    if state is not None:
+        work_dir = Path(state.work_dir)
+        for pid in components_referencing(str(work_dir), COMPONENTS):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            _wait_gone(pid, 5)
+        shutil.rmtree(work_dir, ignore_errors=True)
     for name in (STATE_FILE, f".{STATE_FILE}.tmp", SUPERVISOR_LOG):
         with contextlib.suppress(FileNotFoundError):
             (state_dir / name).unlink()

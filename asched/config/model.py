@@ -63,7 +63,9 @@ class LeaderElection:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     resource_lock: str = "leases"
-    resource_name: str = "kube-scheduler"
+    # Deliberately not kube-scheduler's Lease name: asched running beside kube-scheduler
+    # (a second profile set, a benchmark) must never take over kube-scheduler's Lease.
+    resource_name: str = "asched"
     resource_namespace: str = "kube-system"
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum, IntFlag
+from enum import Enum, IntFlag, StrEnum
 
 from asched.api import Pod
 
 
-class EventResource(str, Enum):
+class EventResource(StrEnum):
     # Changes to pods other than the one being scheduled (assigned or not).
     POD = "Pod"
     # Updates to the unschedulable pod itself.

@@ -47,7 +47,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import Registry
-from asched.framework.services import SchedulerServices
+from asched.framework.services import RuntimeMetrics, SchedulerServices
 from asched.framework.status import Code, Status, error
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -67,7 +67,7 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 PLUGIN_METRICS_SAMPLE = 0.10
 _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
 
-FilterFn = Callable[[CycleState, Pod, NodeInfo], "Status | None | Awaitable[Status | None]"]
+FilterFn = Callable[[CycleState, Pod, NodeInfo], "Status | Awaitable[Status | None] | None"]
 ScoreFn = Callable[[CycleState, Pod, NodeInfo], "int | Awaitable[int]"]
 
 
@@ -92,7 +92,9 @@ def _status_name(st: Status | None) -> str:
 
 
 class Framework:
-    def __init__(self, profile: ProfileSpec, registry: Registry, services: SchedulerServices) -> None:
+    def __init__(
+        self, profile: ProfileSpec, registry: Registry, services: SchedulerServices
+    ) -> None:
         self.profile = profile
         self._services = services
         self._waiting = WaitingPods()
@@ -177,6 +179,10 @@ class Framework:
     def activate(self, pods: Sequence[Pod]) -> None:
         self._services.activate(pods)
 
+    @property
+    def metrics(self) -> RuntimeMetrics | None:
+        return self._services.metrics
+
     def has_nominated_pods(self) -> bool:
         return self._services.has_nominated_pods()
 
@@ -189,8 +195,11 @@ class Framework:
         """
         out: dict[str, Sequence[ClusterEventWithHint]] = {}
         rejecting = (
-            self.pre_enqueue_plugins + self.pre_filter_plugins + self.filter_plugins
-            + self.reserve_plugins + self.permit_plugins
+            self.pre_enqueue_plugins
+            + self.pre_filter_plugins
+            + self.filter_plugins
+            + self.reserve_plugins
+            + self.permit_plugins
         )
         for p in rejecting:
             if isinstance(p, EnqueueExtensions):
@@ -214,8 +223,9 @@ class Framework:
     def _point(self, point: str, status: Status | None, start: float) -> None:
         m = self._services.metrics
         if m is not None:
-            m.extension_point(point, _status_name(status), self.profile_name,
-                              time.perf_counter() - start)
+            m.extension_point(
+                point, _status_name(status), self.profile_name, time.perf_counter() - start
+            )
 
     def _plugin(self, plugin: str, point: str, status: Status | None, start: float) -> None:
         m = self._services.metrics
@@ -274,7 +284,8 @@ class Framework:
                 if result.node_names is not None and not result.node_names:
                     names = sorted(rejectors)
                     msg = (
-                        f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1
+                        f"node(s) didn't satisfy plugin {names[0]}"
+                        if len(names) == 1
                         else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
                     )
                     status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name)
@@ -291,25 +302,34 @@ class Framework:
         return [f for f in self._filters if f[0] not in skip]
 
     async def run_filter_plugins(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo,
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
         fns: Sequence[tuple[str, FilterFn, bool]] | None = None,
     ) -> Status | None:
         for name, fn, is_async in fns if fns is not None else self.filter_fns(state):
             try:
                 res = fn(state, pod, node_info)
-                st = await cast(Awaitable[Status | None], res) if is_async else cast(
-                    "Status | None", res
+                st = (
+                    await cast(Awaitable[Status | None], res)
+                    if is_async
+                    else cast("Status | None", res)
                 )
             except Exception as exc:
-                log.exception("plugin_error", plugin=name, point="Filter", pod=pod.key,
-                              node=node_info.name)
+                log.exception(
+                    "plugin_error", plugin=name, point="Filter", pod=pod.key, node=node_info.name
+                )
                 return error(exc, name)
             if st is not None and st.code != Code.SUCCESS:
                 return st.with_plugin(name)
         return None
 
     def run_filter_plugins_sync(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo,
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
         fns: Sequence[tuple[str, FilterFn, bool]],
     ) -> Status | None:
         """Fast path when every Filter plugin is a plain function."""
@@ -317,8 +337,9 @@ class Framework:
             try:
                 st = fn(state, pod, node_info)
             except Exception as exc:
-                log.exception("plugin_error", plugin=name, point="Filter", pod=pod.key,
-                              node=node_info.name)
+                log.exception(
+                    "plugin_error", plugin=name, point="Filter", pod=pod.key, node=node_info.name
+                )
                 return error(exc, name)
             if st is not None and cast(Status, st).code != Code.SUCCESS:
                 return cast(Status, st).with_plugin(name)
@@ -334,7 +355,8 @@ class Framework:
         the nominated pods satisfy must not count).
         """
         nominated = [
-            p for p in self._services.nominated_pods_for_node(node_info.name)
+            p
+            for p in self._services.nominated_pods_for_node(node_info.name)
             if p.uid != pod.uid and p.priority >= pod.priority
         ]
         if nominated:
@@ -388,7 +410,7 @@ class Framework:
     async def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        """The first plugin that returns Success (or Error) wins (kube-scheduler RunPostFilterPlugins)."""
+        """The first plugin to return Success (or Error) wins (RunPostFilterPlugins)."""
         start = time.perf_counter()
         reasons: list[str] = []
         result: PostFilterResult | None = None

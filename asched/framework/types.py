@@ -63,7 +63,7 @@ class NodeScore:
 
 @dataclass(slots=True)
 class NodeToStatus:
-    """Why each node was rejected; nodes not listed were not evaluated (kube-scheduler NodeToStatus).
+    """Why each node was rejected; unlisted nodes were not evaluated (NodeToStatus).
 
     `absent` is the status assumed for nodes that are not in the map, which PreFilter
     sets when it rejects every node at once.

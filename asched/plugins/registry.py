@@ -29,10 +29,10 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.imagelocality:SPEC",
     "asched.plugins.defaultbinder:SPEC",
     # ---- Plugins written by other engineers: add one line each when they land. ----
-    # "asched.plugins.podtopologyspread:SPEC",
-    # "asched.plugins.interpodaffinity:SPEC",
-    # "asched.plugins.defaultpreemption:SPEC",
-    # "asched.plugins.coscheduling:SPEC",
+    "asched.plugins.podtopologyspread:SPEC",
+    "asched.plugins.interpodaffinity:SPEC",
+    "asched.plugins.defaultpreemption:SPEC",
+    "asched.plugins.coscheduling:SPEC",
 )
 
 

@@ -70,7 +70,11 @@ class Algorithm:
         self._rng = rng or random.Random()
 
     async def schedule_pod(
-        self, fwk: Framework, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo],
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        all_nodes: Sequence[NodeInfo],
         get_node: dict[str, NodeInfo] | None = None,
     ) -> ScheduleResult:
         """Raises FitError (no node fits), NoNodesAvailable, or SchedulingError."""
@@ -126,7 +130,11 @@ class Algorithm:
         return feasible, diagnosis
 
     async def _pass_filters(
-        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
         nodes: Sequence[NodeInfo],
     ) -> list[NodeInfo]:
         n = len(nodes)

@@ -14,7 +14,7 @@ Mirrors kube-scheduler's schedule_one.go:
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import structlog
@@ -39,6 +39,18 @@ UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
 
 
+@dataclass(slots=True)
+class Assumed:
+    """A pod that passed its scheduling cycle and is on its way to being bound."""
+
+    fwk: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    pod: Pod  # the assumed copy, node_name set
+    node: str
+    start: float
+
+
 async def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     pod = qpi.pod
     fwk = sched.framework_for(pod)
@@ -50,16 +62,15 @@ async def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
     fwk.begin_cycle()
     sched.cache.update_snapshot(sched.snapshot)
     try:
-        result = await sched.algorithm.schedule_pod(
-            fwk, state, pod, sched.snapshot.node_infos()
-        )
+        result = await sched.algorithm.schedule_pod(fwk, state, pod, sched.snapshot.node_infos())
     except FitError as fit:
         await _post_filter(sched, fwk, state, pod, fit)
         qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
         qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
         sched.record_attempt(UNSCHEDULABLE, fwk, start)
-        sched.handle_failure(fwk, qpi, "Unschedulable", fit.message(), error=False,
-                             nominated=fit.nominated_node_name)
+        sched.handle_failure(
+            fwk, qpi, "Unschedulable", fit.message(), error=False, nominated=fit.nominated_node_name
+        )
         return
     except NoNodesAvailable as exc:
         sched.record_attempt(UNSCHEDULABLE, fwk, start)
@@ -88,9 +99,15 @@ async def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
         _failed_after_assume(sched, fwk, qpi, st, start)
         return
 
-    log.debug("pod_assumed", pod=pod.key, node=node, evaluated=result.evaluated_nodes,
-              feasible=result.feasible_nodes, waiting=st is not None)
-    sched.start_binding(fwk, state, qpi, assumed, node, start)
+    log.debug(
+        "pod_assumed",
+        pod=pod.key,
+        node=node,
+        evaluated=result.evaluated_nodes,
+        feasible=result.feasible_nodes,
+        waiting=st is not None,
+    )
+    sched.start_binding(Assumed(fwk, state, qpi, assumed, node, start))
 
 
 async def _post_filter(
@@ -103,7 +120,7 @@ async def _post_filter(
         log.error("post_filter_failed", pod=pod.key, error=st.message())
     if st is not None:
         fit.diagnosis.post_filter_msg = st.message()
-    if result is not None and result.nominated_node_name:
+    if result is not None:
         fit.nominated_node_name = result.nominated_node_name
 
 
@@ -121,10 +138,8 @@ def _failed_after_assume(
     sched.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, qpi.pod, None)
 
 
-async def binding_cycle(
-    sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-    assumed: Pod, node: str, start: float,
-) -> None:
+async def binding_cycle(sched: Scheduler, a: Assumed) -> None:
+    fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
     try:
         st = await fwk.wait_on_permit(assumed)
         if st is None:
@@ -134,43 +149,51 @@ async def binding_cycle(
                     st = await fwk.run_bind(state, assumed, node)
         if st is None:
             sched.cache.finish_binding(assumed)
-            sched.record_attempt(SCHEDULED, fwk, start, qpi=qpi)
+            sched.record_attempt(SCHEDULED, fwk, a.start, qpi=a.qpi)
             sched.events.event(
-                assumed, "Normal", "Scheduled", "Binding",
+                assumed,
+                "Normal",
+                "Scheduled",
+                "Binding",
                 f"Successfully assigned {assumed.namespace}/{assumed.name} to {node}",
             )
-            log.info("pod_bound", pod=assumed.key, node=node, profile=fwk.profile_name,
-                     attempts=qpi.attempts)
+            log.info(
+                "pod_bound",
+                pod=assumed.key,
+                node=node,
+                profile=fwk.profile_name,
+                attempts=a.qpi.attempts,
+            )
             await fwk.run_post_bind(state, assumed, node)
             return
-        _binding_failed(sched, fwk, state, qpi, assumed, node, st, start)
+        _binding_failed(sched, a, st)
     finally:
         sched.queue.done(assumed.uid)
 
 
-def _binding_failed(
-    sched: Scheduler, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
-    assumed: Pod, node: str, st: Status, start: float,
-) -> None:
-    fwk.run_unreserve(state, assumed, node)
+def _binding_failed(sched: Scheduler, a: Assumed, st: Status) -> None:
+    fwk, assumed, node = a.fwk, a.pod, a.node
+    fwk.run_unreserve(a.state, assumed, node)
     sched.cache.forget_pod(assumed)
     # Freed resources may let other pods in (kube-scheduler handleBindingCycleError).
     sched.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
     if isinstance(st.error, ApiError) and st.error.conflict:
         # Someone else bound it (or it changed under us): the informer brings the truth.
         log.info("bind_conflict", pod=assumed.key, node=node, error=st.message())
-        sched.record_attempt(ERROR, fwk, start)
+        sched.record_attempt(ERROR, fwk, a.start)
         return
     if isinstance(st.error, ApiError) and st.error.not_found:
         log.info("pod_gone_before_bind", pod=assumed.key)
         return
     rejected = st.is_rejected()
     if rejected:
-        qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
     log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
-    sched.record_attempt(UNSCHEDULABLE if rejected else ERROR, fwk, start)
+    sched.record_attempt(UNSCHEDULABLE if rejected else ERROR, fwk, a.start)
     sched.handle_failure(
-        fwk, qpi, "Unschedulable" if rejected else "SchedulerError",
+        fwk,
+        a.qpi,
+        "Unschedulable" if rejected else "SchedulerError",
         st.message() if rejected else f"Binding rejected: {st.message()}",
         error=not rejected,
     )

@@ -40,8 +40,9 @@ class FitError(Exception):
         self.pod_key = pod_key
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
-        # Set when PostFilter (preemption) nominated a node for the pod.
-        self.nominated_node_name = ""
+        # What PostFilter (preemption) said about the pod's nominated node: None leaves
+        # it alone, "" clears it, a name nominates that node.
+        self.nominated_node_name: str | None = None
         super().__init__(pod_key)
 
     def message(self) -> str:

@@ -177,5 +177,10 @@ class ResourceHandler:
         self._queue().move_all_to_active_or_backoff(self._delete, obj, None)
 
     def on_decode_error(self, key: str, error: DecodeError) -> None:
-        log.error("object_decode_failed", resource=self._resource.value, key=key,
-                  field=error.field, error=error.message)
+        log.error(
+            "object_decode_failed",
+            resource=self._resource.value,
+            key=key,
+            field=error.field,
+            error=error.message,
+        )

@@ -81,14 +81,16 @@ class PodStatusWriter:
     async def _send(self, upd: _Update, limiter: anyio.Semaphore) -> None:
         try:
             status: dict[str, object] = {
-                "conditions": [{
-                    "type": "PodScheduled",
-                    "status": upd.status,
-                    "reason": upd.reason,
-                    "message": upd.message,
-                    "lastProbeTime": None,
-                    "lastTransitionTime": _rfc3339(self._clock.wall()),
-                }],
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": upd.status,
+                        "reason": upd.reason,
+                        "message": upd.message,
+                        "lastProbeTime": None,
+                        "lastTransitionTime": _rfc3339(self._clock.wall()),
+                    }
+                ],
             }
             if upd.nominated_node_name is not None:
                 status["nominatedNodeName"] = upd.nominated_node_name or None
@@ -101,10 +103,12 @@ class PodStatusWriter:
             )
         except ApiError as exc:
             if not (exc.not_found or exc.conflict):
-                log.warning("pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}",
-                            error=str(exc))
+                log.warning(
+                    "pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}", error=str(exc)
+                )
         except Exception as exc:  # network errors: the next failure writes again
-            log.warning("pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}",
-                        error=repr(exc))
+            log.warning(
+                "pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}", error=repr(exc)
+            )
         finally:
             limiter.release()

@@ -25,7 +25,6 @@ from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
 from asched.client.protocol import KubeClient
 from asched.framework.clock import Clock, RealClock
-from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry
@@ -34,8 +33,9 @@ from asched.framework.services import RuntimeMetrics
 from asched.framework.status import Status
 from asched.framework.types import QueuedPodInfo
 from asched.informers import Informer
+from asched.informers.factory import NON_TERMINAL_PODS
 from asched.scheduler.algorithm import Algorithm
-from asched.scheduler.cycle import binding_cycle, schedule_one
+from asched.scheduler.cycle import Assumed, binding_cycle, schedule_one
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
 from asched.scheduler.podstatus import PodStatusWriter
 
@@ -81,8 +81,9 @@ class _ObjRef:
 
 
 class _NullRecorder:
-    def event(self, regarding: Any, event_type: str, reason: str, action: str,
-              message: str) -> None:
+    def event(
+        self, regarding: Any, event_type: str, reason: str, action: str, message: str
+    ) -> None:
         log.info("event", reason=reason, message=message, type=event_type)
 
 
@@ -111,6 +112,7 @@ class Scheduler:
         self._stopping = False
         self._bind_tg: TaskGroup | None = None
         self._bindings_in_flight = 0
+        self._bindings_idle = anyio.Event()
         self.ready = False
         self.leading = False
         services = _Services(self)
@@ -134,12 +136,23 @@ class Scheduler:
             self.cache, self.queue, self._responsible, self._pod_gone, self._pod_invalid
         )
         self.node_informer: Informer[Any] = Informer(
-            client, "/api/v1/nodes", decode_node, NodeHandler(self.cache, self.queue),
-            clock=self.clock, name="nodes",
+            client,
+            "/api/v1/nodes",
+            decode_node,
+            NodeHandler(self.cache, self.queue),
+            clock=self.clock,
+            name="nodes",
         )
+        # Finished pods free their resources: kube-scheduler's informer leaves them out,
+        # and a pod that finishes arrives as a delete.
         self.pod_informer: Informer[Any] = Informer(
-            client, "/api/v1/pods", decode_pod, self.pod_handler, clock=self.clock,
+            client,
+            "/api/v1/pods",
+            decode_pod,
+            self.pod_handler,
+            clock=self.clock,
             name="pods",
+            params={"fieldSelector": NON_TERMINAL_PODS},
         )
         for fwk in self.frameworks.values():
             for req in fwk.informer_requests():
@@ -151,8 +164,13 @@ class Scheduler:
         if inf is None:
             handler = ResourceHandler(req.event_resource, lambda: self.queue)
             inf = Informer(
-                self.client, req.list_path, req.decode, handler,
-                clock=self.clock, optional=req.optional, name=req.resource,
+                self.client,
+                req.list_path,
+                req.decode,
+                handler,
+                clock=self.clock,
+                optional=req.optional,
+                name=req.resource,
             )
             self._stores[req.resource] = inf
         return inf
@@ -183,35 +201,41 @@ class Scheduler:
         ns, _, name = key.partition("/")
         log.error("pod_decode_failed", pod=key, field=err.field, error=err.message)
         self.events.event(
-            _ObjRef("Pod", ns, name), "Warning", "FailedScheduling", "Scheduling",
+            _ObjRef("Pod", ns, name),
+            "Warning",
+            "FailedScheduling",
+            "Scheduling",
             f"invalid pod: {err.field}: {err.message}",
         )
 
     # ---- cycles --------------------------------------------------------------------
-    def start_binding(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str,
-        start: float,
-    ) -> None:
+    def start_binding(self, assumed: Assumed) -> None:
         assert self._bind_tg is not None
-        self._bind_tg.start_soon(self._binding, fwk, state, qpi, assumed, node, start)
+        self._bind_tg.start_soon(self._binding, assumed)
 
-    async def _binding(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, node: str,
-        start: float,
-    ) -> None:
+    async def _binding(self, assumed: Assumed) -> None:
         self._bindings_in_flight += 1
         try:
-            await binding_cycle(self, fwk, state, qpi, assumed, node, start)
+            await binding_cycle(self, assumed)
         finally:
             self._bindings_in_flight -= 1
+            if not self._bindings_in_flight:
+                self._bindings_idle.set()
+                self._bindings_idle = anyio.Event()
 
     @property
     def bindings_in_flight(self) -> int:
         return self._bindings_in_flight
 
     def handle_failure(
-        self, fwk: Framework, qpi: QueuedPodInfo, reason: str, message: str, *, error: bool,
-        nominated: str = "",
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        reason: str,
+        message: str,
+        *,
+        error: bool,
+        nominated: str | None = None,
     ) -> None:
         """kube-scheduler handleSchedulingFailure: requeue, event, condition."""
         pod = qpi.pod
@@ -227,10 +251,17 @@ class Scheduler:
         self.queue.done(pod.uid)
         if nominated:
             self.queue.nominator.add_nominated(current, nominated)
-        log.info("pod_unschedulable" if not error else "pod_schedule_error", pod=pod.key,
-                 reason=reason, message=message, attempts=qpi.attempts)
+        elif nominated == "":
+            self.queue.nominator.delete_nominated(current)
+        log.info(
+            "pod_unschedulable" if not error else "pod_schedule_error",
+            pod=pod.key,
+            reason=reason,
+            message=message,
+            attempts=qpi.attempts,
+        )
         self.events.event(current, "Warning", "FailedScheduling", "Scheduling", message)
-        self.status_writer.set_unschedulable(current, reason, message, nominated or None)
+        self.status_writer.set_unschedulable(current, reason, message, nominated)
 
     def record_attempt(
         self, result: str, fwk: Framework, start: float, qpi: QueuedPodInfo | None = None
@@ -263,8 +294,7 @@ class Scheduler:
                 tg.start_soon(inf.run)
             for inf in self.informers():
                 await inf.wait_synced()
-            log.info("caches_synced", nodes=self.cache.node_count(),
-                     pods=self.cache.pod_count())
+            log.info("caches_synced", nodes=self.cache.node_count(), pods=self.cache.pod_count())
             self.ready = True
             task_status.started()
             if elector is not None:
@@ -295,8 +325,8 @@ class Scheduler:
                     for wp in fwk.waiting_pods:
                         wp.reject("", "scheduler shutting down")
                 with anyio.move_on_after(self.options.shutdown_grace_seconds):
-                    while self._bindings_in_flight:
-                        await anyio.sleep(0.05)
+                    if self._bindings_in_flight:
+                        await self._bindings_idle.wait()
                 bind_tg.cancel_scope.cancel()
             tg.cancel_scope.cancel()
         self.leading = False

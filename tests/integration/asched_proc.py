@@ -13,6 +13,7 @@ from pathlib import Path
 
 import aiohttp
 import anyio
+import anyio.to_thread
 
 
 def free_port() -> int:
@@ -50,8 +51,8 @@ class AschedProcess:
                                      start_new_session=True, env=os.environ.copy())
         log.close()
 
-    async def wait_ready(self, timeout: float = 60.0) -> None:
-        with anyio.fail_after(timeout):
+    async def wait_ready(self, within: float = 60.0) -> None:
+        with anyio.fail_after(within):
             async with aiohttp.ClientSession() as http:
                 while True:
                     if self.proc is not None and self.proc.poll() is not None:
@@ -78,14 +79,14 @@ class AschedProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
 
-    async def terminate(self, timeout: float = 30.0) -> int:
+    async def terminate(self, within: float = 30.0) -> int:
+        """SIGTERM, then wait for the exit code (in a worker thread: Popen.wait blocks)."""
         assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        with anyio.fail_after(timeout):
-            while self.proc.poll() is None:
-                await anyio.sleep(0.05)
-        return self.proc.returncode
+        proc = self.proc
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        with anyio.fail_after(within):
+            return await anyio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
 
 
 @asynccontextmanager

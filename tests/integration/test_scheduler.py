@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from asched.api import Resource, decode_node, decode_pod
 from asched.cluster import LocalCluster, NodeSpec, RestClient
@@ -37,13 +36,13 @@ async def _pods(admin: RestClient, ns: str) -> list[dict[str, Any]]:
 
 
 async def _wait_bound(admin: RestClient, ns: str, names: set[str],
-                      timeout: float = 60) -> dict[str, str]:
+                      within: float = 60) -> dict[str, str]:
     async def check() -> dict[str, str] | None:
         bound = {p["metadata"]["name"]: p["spec"].get("nodeName", "")
                  for p in await _pods(admin, ns) if p["metadata"]["name"] in names}
         return bound if all(bound.get(n) for n in names) else None
 
-    with anyio.fail_after(timeout):
+    with anyio.fail_after(within):
         return await poll(check, interval=0.2)
 
 
@@ -91,7 +90,8 @@ async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
         assert not await _events(admin, namespace, "other")
         with anyio.fail_after(20):
             scheduled = await poll(lambda: _scheduled_event(admin, namespace, "gpu-pod"))
-        assert scheduled["note"] == f"Successfully assigned {namespace}/gpu-pod to {bound['gpu-pod']}"
+        want = f"Successfully assigned {namespace}/gpu-pod to {bound['gpu-pod']}"
+        assert scheduled["note"] == want
         assert "config_deviation" in proc.logs()
 
 
@@ -142,7 +142,7 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
         # A node that fits arrives: the NodeAdd event (not the 5-minute flush) brings the
         # pod back, so it binds within seconds.
         names = await kwok_nodes([NodeSpec("big-a", cpu="16", labels={"zone": "a"})])
-        bound = await _wait_bound(admin, namespace, {"big"}, timeout=20)
+        bound = await _wait_bound(admin, namespace, {"big"}, within=20)
         assert bound["big"] == names[0]
 
 
@@ -171,7 +171,7 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
     async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
         start = anyio.current_time()
         bound = await _wait_bound(admin, namespace, {f"p{i:04d}" for i in range(total)},
-                                  timeout=240)
+                                  within=240)
         elapsed = anyio.current_time() - start
     print(f"\n1000 pods bound in {elapsed:.1f}s ({total / elapsed:.0f} pods/s incl. startup)")
     per_node: dict[str, Resource] = {}
@@ -210,12 +210,14 @@ async def test_sigkill_midway_loses_nothing_and_binds_once(
 
     log = tmp_path / "asched.log"
     async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+        async def a_third_bound() -> bool | None:
+            return True if await bound_now() >= total // 3 else None
+
         with anyio.fail_after(60):
-            while await bound_now() < total // 3:
-                await anyio.sleep(0.02)
+            await poll(a_third_bound, interval=0.02)
         proc.kill()
     killed_at = await bound_now()
     assert killed_at < total, "asched finished before it could be killed"
     async with running_asched(config, cluster.scheduler_kubeconfig, log):
-        await _wait_bound(admin, namespace, {f"p{i:03d}" for i in range(total)}, timeout=120)
+        await _wait_bound(admin, namespace, {f"p{i:03d}" for i in range(total)}, within=120)
     assert await bound_now() == total

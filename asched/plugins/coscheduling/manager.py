@@ -5,7 +5,9 @@ usual, then parked at Permit until assumed + bound members reach minMember; the 
 completes the quorum allows all the waiting ones. Any failure on the way - a member that
 fits no node (PostFilter), a Permit timeout, a rejection or a bind failure (Unreserve) -
 rejects every waiting sibling at once, so a partial gang never keeps resources, and may put
-the group into backoff (podGroupBackoffSeconds).
+the group into backoff (podGroupBackoffSeconds). A bind failure after the quorum cannot
+unbind siblings already bound (no scheduler can); the group is not backed off, so the
+failed member is retried at once and completes the gang as soon as a node takes it.
 
 Deadlock freedom - the reservation gate. Per-pod scheduling with Permit is deadlock-prone:
 when gangs A and B together need more than the cluster holds, and their members are
@@ -40,10 +42,12 @@ Failing fast instead of waiting forever:
   group can still complete and the gap to minMember is within podGroupRejectPercentage;
   siblings not yet tried are then held (Pending) until that member is retried, instead of
   taking the gate for a gang that cannot complete.
-A Warning event on the PodGroup says why, and the status writer records the phase.
+A Warning event on the PodGroup says why, and the status writer (status.py) records the
+phase; the manager only marks a group changed, and its status is computed when written.
 
 The manager is driven synchronously from the scheduling and binding cycles (never awaits);
-`run()` only fires timers (backoff expiry, gate expiry) that activate pods.
+`run()` fires timers (backoff expiry, gate expiry) that activate pods and runs the status
+writer.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import structlog
 
 from asched.api import Pod, Resource
@@ -89,6 +94,9 @@ DEFAULT_WAIT_SECONDS = 60.0
 GATE_GRACE_SECONDS = 5.0
 # The same Warning about a group is not repeated more often than this.
 EVENT_REPEAT_SECONDS = 60.0
+# Once minMember pods of a group were seen, PreEnqueue trusts that for this long (PreFilter
+# counts again anyway); saves a namespace scan per member when a gang arrives at once.
+MEMBERS_SEEN_TTL_SECONDS = 5.0
 _RUNNING, _SUCCEEDED, _FAILED = "Running", "Succeeded", "Failed"
 
 
@@ -118,6 +126,7 @@ class _Group:
     # The current attempt reached its quorum (a later Unreserve is a bind failure).
     quorum: bool = False
     started: bool = False
+    members_seen_until: float = 0.0
     last_event: tuple[str, float] = ("", float("-inf"))
 
 
@@ -165,7 +174,7 @@ class GangManager:
         permit_wait_seconds: float,
         backoff_seconds: float,
         reject_fraction: float,
-        status: PodGroupStatusWriter | None = None,
+        write_status: bool = True,
     ) -> None:
         self._handle = handle
         self._clock = handle.clock
@@ -173,7 +182,10 @@ class GangManager:
         self._permit_wait = permit_wait_seconds or DEFAULT_WAIT_SECONDS
         self._backoff = backoff_seconds
         self._reject_fraction = reject_fraction
-        self._status = status
+        self.status: PodGroupStatusWriter | None = (
+            PodGroupStatusWriter(handle.client, self._clock, self.status_for)
+            if write_status else None
+        )
         self._store: ObjectStore[PodGroup] | None = None
         self._groups: dict[str, _Group] = {}
         self._gate: _Gate | None = None
@@ -233,6 +245,23 @@ class GangManager:
             if not wp.decided and pod_group_key(wp.pod) == key
         }
 
+    def _assigned(self, c: _Census, key: str) -> set[str]:
+        """Members that count toward the quorum: assumed or bound, and not on their way out.
+
+        A waiting member that was just rejected (timeout, or a sibling's failure) keeps its
+        node in the view until its binding cycle runs Unreserve and forgets it; counting
+        it then could complete a quorum with a member that is about to disappear.
+        """
+        waiting = self._handle.waiting_pods
+        out = self._waiting_siblings(key)
+        for uid in c.assigned:
+            wp = waiting.get(uid)
+            # Decided with plugins still pending means rejected (allow clears them all).
+            if wp is not None and wp.decided and wp.pending_plugins:
+                continue
+            out.add(uid)
+        return out
+
     def timeout_for(self, pg: PodGroup) -> float:
         """spec.scheduleTimeoutSeconds, else permitWaitingTimeSeconds (util.GetWaitTimeDuration)."""
         return float(pg.schedule_timeout_seconds or self._permit_wait)
@@ -282,10 +311,16 @@ class GangManager:
         pg = self._pod_groups().get(key)
         if pg is None:
             return unresolvable(f"waiting for PodGroup {key} to be created", plugin=self._plugin)
+        g = self._group(key)
+        now = self._clock.now()
+        if g.members_seen_until > now:
+            return None
         c = self._census(pod.namespace, name)
         live = len(c.live) + (0 if pod.uid in c.live else 1)
-        if live < pg.min_member:
-            self._report(pg, c)
+        if live >= pg.min_member:
+            g.members_seen_until = now + MEMBERS_SEEN_TTL_SECONDS
+        else:
+            self._mark(pg)
             return unresolvable(
                 f"waiting for PodGroup {key}: {live} of its minMember {pg.min_member} pods exist",
                 plugin=self._plugin,
@@ -341,7 +376,7 @@ class GangManager:
                     plugin=self._plugin,
                 )
         # A pod whose own Permit completes the quorum never waits, so it needs no gate.
-        completes = len(c.assigned | self._waiting_siblings(key)) + 1 >= pg.min_member
+        completes = len(self._assigned(c, key) | {pod.uid}) >= pg.min_member
         if not completes:
             self._expire_gate(now)
             gate = self._gate
@@ -357,7 +392,7 @@ class GangManager:
                 self._warn(pg, reason)
                 return unresolvable(reason, plugin=self._plugin)
             g.capacity_ok_until = now + self.timeout_for(pg)
-        self._report(pg, c, starting=True)
+        self._mark(pg, starting=True)
         return None
 
     def _capacity_problem(self, pg: PodGroup, c: _Census, nodes: Sequence[NodeInfo]) -> str | None:
@@ -381,7 +416,7 @@ class GangManager:
         if pg is None:
             return unschedulable(f"PodGroup {key} not found", plugin=self._plugin)
         c = self._census(pod.namespace, name)
-        assigned = (c.assigned | self._waiting_siblings(key)) - {pod.uid}
+        assigned = self._assigned(c, key) - {pod.uid}
         if len(assigned) >= pg.min_member:
             return unschedulable(plugin=self._plugin)
         others = sum(1 for uid, p in c.live.items() if uid != pod.uid and not p.node_name)
@@ -399,7 +434,7 @@ class GangManager:
         g.blocked_by, g.blocked_name = pod.uid, pod.name
         self._release_gate(key)
         self._fail_group(
-            pg, c,
+            pg,
             f"PodGroup {key} rejected ({len(assigned)}/{pg.min_member} members reserved, "
             f"{rejected} released): pod {pod.name} fits no node: {why}",
         )
@@ -420,7 +455,7 @@ class GangManager:
             return unschedulable("PodGroup not found", plugin=self._plugin), 0.0
         c = self._census(pod.namespace, name)
         waiting = self._waiting_siblings(key)
-        assigned = c.assigned | waiting | {pod.uid}
+        assigned = self._assigned(c, key) | {pod.uid}
         g = self._group(key)
         if len(assigned) >= pg.min_member:
             for wp in self._handle.waiting_pods:
@@ -432,7 +467,7 @@ class GangManager:
             self._release_gate(key)
             log.debug("podgroup_quorum", podgroup=key, assigned=len(assigned),
                       min_member=pg.min_member)
-            self._report(pg, c, extra_scheduled=0 if pod.uid in c.assigned else 1)
+            self._mark(pg)
             return None, 0.0
         timeout = self.timeout_for(pg)
         now = self._clock.now()
@@ -472,9 +507,8 @@ class GangManager:
         pg = self._pod_groups().get(key)
         if pg is None:
             return
-        c = self._census(pod.namespace, name)
         self._fail_group(
-            pg, c,
+            pg,
             f"PodGroup {key} did not reach minMember {pg.min_member} (Permit timeout or "
             f"rejection of pod {pod.name}); {rejected + 1} reserved members released",
         )
@@ -482,7 +516,7 @@ class GangManager:
     def post_bind(self, pod: Pod) -> None:
         pg = self.pod_group(pod)
         if pg is not None:
-            self._report(pg, self._census(pod.namespace, pg.name))
+            self._mark(pg)
 
     # ---- queueing hints --------------------------------------------------------------------
     def hint_member_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
@@ -511,7 +545,7 @@ class GangManager:
                 n += 1
         return n
 
-    def _fail_group(self, pg: PodGroup, c: _Census, message: str) -> None:
+    def _fail_group(self, pg: PodGroup, message: str) -> None:
         g = self._group(pg.key)
         g.failed_at = self._clock.wall()
         g.capacity_ok_until = 0.0
@@ -522,7 +556,7 @@ class GangManager:
         log.info("podgroup_rejected", podgroup=pg.key, reason=message,
                  backoff=self._backoff)
         self._warn(pg, message)
-        self._report(pg, c)
+        self._mark(pg)
 
     def _release_gate(self, key: str) -> None:
         if self._gate is None or self._gate.group != key:
@@ -552,8 +586,7 @@ class GangManager:
         if pg is not None and rejected:
             g = self._group(gate.group)
             if not g.quorum:
-                self._fail_group(pg, self._census(pg.namespace, pg.name),
-                                 f"PodGroup {pg.key} did not complete its reservation in time")
+                self._fail_group(pg, f"PodGroup {pg.key} did not complete its reservation in time")
 
     def _warn(self, pg: PodGroup, message: str) -> None:
         g = self._group(pg.key)
@@ -564,21 +597,23 @@ class GangManager:
         g.last_event = (message, now)
         self._handle.events.event(pg.ref(), "Warning", "Unschedulable", "Scheduling", message)
 
-    def _report(self, pg: PodGroup, c: _Census, *, starting: bool = False,
-                extra_scheduled: int = 0) -> None:
-        if self._status is None:
+    def _mark(self, pg: PodGroup, *, starting: bool = False) -> None:
+        if self.status is None:
             return
         g = self._group(pg.key)
-        start = ""
+        extra = None
         if starting and not g.started:
             g.started = True
             if not pg.status.schedule_start_time:
-                start = rfc3339(self._clock.wall())
-        counts = c.counts()
-        if extra_scheduled:
-            counts = MemberCounts(counts.total, counts.scheduled + extra_scheduled,
-                                  counts.running, counts.succeeded, counts.failed)
-        self._status.update(pg, desired_status(pg, counts, start))
+                extra = {"scheduleStartTime": rfc3339(self._clock.wall())}
+        self.status.mark(pg.key, extra)
+
+    def status_for(self, key: str) -> tuple[PodGroup, dict[str, Any]] | None:
+        """The group and the status fields we own, computed now (the writer's source)."""
+        pg = self._pod_groups().get(key)
+        if pg is None:
+            return None
+        return pg, desired_status(pg, self._census(pg.namespace, pg.name).counts())
 
     # ---- timers ------------------------------------------------------------------------
     def _on_timer(self, kind: str, key: str, token: int) -> None:
@@ -597,8 +632,11 @@ class GangManager:
             self._handle.activate(pods)
 
     async def run(self) -> None:
-        """Fire timers as they come due (owned by the scheduler's task group via the plugin)."""
-        await self.timers.run()
+        """Timers and status writes (owned by the scheduler's task group via the plugin)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.timers.run)
+            if self.status is not None:
+                tg.start_soon(self.status.run)
 
     def describe(self) -> dict[str, Any]:
         """A snapshot of the state machine for debugging and tests."""

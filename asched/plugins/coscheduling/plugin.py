@@ -2,7 +2,7 @@
 
 A thin adapter: it maps extension points onto the GangManager (manager.py), which owns the
 state machine and its guarantees (all-or-nothing, no deadlock between gangs, fail fast),
-and owns the PodGroup status writer. Use it as the profile's only QueueSort plugin (disable
+including the batched PodGroup status writer. Use it as the profile's only QueueSort plugin (disable
 PrioritySort) and enable it at multiPoint; see manifests/examples/coscheduling-config.yaml.
 
 Args mirror scheduler-plugins' CoschedulingArgs and its validation:
@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
-
-import anyio
 
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
@@ -43,7 +41,6 @@ from asched.framework.registry import ArgsError
 from asched.framework.status import Status
 from asched.framework.types import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
 from asched.plugins.coscheduling.manager import PODGROUP_INFORMER, GangManager
-from asched.plugins.coscheduling.status import PodGroupStatusWriter
 
 NAME = "Coscheduling"
 
@@ -101,14 +98,12 @@ class Coscheduling(
 ):
     def __init__(self, args: CoschedulingArgs | None, handle: Handle) -> None:
         args = args or CoschedulingArgs()
-        self.status_writer = PodGroupStatusWriter(handle.client, handle.clock)
         self.manager = GangManager(
             handle,
             plugin=NAME,
             permit_wait_seconds=float(args.permit_waiting_time_seconds),
             backoff_seconds=float(args.pod_group_backoff_seconds),
             reject_fraction=args.pod_group_reject_percentage / 100.0,
-            status=self.status_writer,
         )
 
     @property
@@ -120,9 +115,7 @@ class Coscheduling(
 
     async def run(self) -> None:
         """Background work: the batched status writer and the backoff/gate timers."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.status_writer.run)
-            tg.start_soon(self.manager.run)
+        await self.manager.run()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         member = self.manager.hint_member_changed

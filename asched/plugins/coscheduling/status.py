@@ -3,20 +3,23 @@
 Why batched: the gang state machine learns something about a group at nearly every
 extension point of every member (PreEnqueue, PreFilter, Permit, PostBind). Writing each of
 those would cost one PATCH per pod per cycle, which is how Volcano ended up with seconds-long
-gaps between large gangs (volcano #5940). Here `update()` only records the desired status
-(latest value per field wins) and `run()` - a coroutine in the scheduler's task group -
-writes each group at most once per `interval` seconds, and only the fields that differ from
-what was last written (or, before our first write, from what the informer observed).
+gaps between large gangs (volcano #5940). Here `mark()` only notes that a group changed (and
+any field only the caller knows, such as scheduleStartTime); `run()` - a coroutine in the
+scheduler's task group - asks `source` for the group's current status when the group's slot
+comes, at most once per `interval` seconds per group, and writes only the fields that differ
+from what was last written (or, before our first write, from what the informer observed).
+Computing the status at write time also means counting a group's members once per interval,
+not once per pod.
 
-Guarantees: `update()` never blocks and never raises; a failed write is retried at the
-group's next slot unless a newer value replaced it; a group that no longer exists (404) is
+Guarantees: `mark()` never blocks and never raises; a failed write is retried at the
+group's next slot; a group that no longer exists (404, or `source` returns None) is
 dropped. Phases follow scheduler-plugins' PodGroup controller, plus `Scheduled` (minMember
 members bound, fewer running) which our CRD lists.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -100,13 +103,8 @@ def _observed(s: PodGroupStatus) -> dict[str, Any]:
     }
 
 
-@dataclass(slots=True)
-class _Pending:
-    namespace: str
-    name: str
-    uid: str
-    fields: dict[str, Any]
-    observed: dict[str, Any]
+# key -> (the PodGroup as last observed, the status fields we want), or None when it is gone.
+StatusSource = Callable[[str], "tuple[PodGroup, dict[str, Any]] | None"]
 
 
 @dataclass(slots=True)
@@ -117,25 +115,24 @@ class _Written:
 
 class PodGroupStatusWriter:
     def __init__(
-        self, client: KubeClient, clock: Clock, *, interval: float = DEFAULT_INTERVAL
+        self, client: KubeClient, clock: Clock, source: StatusSource, *,
+        interval: float = DEFAULT_INTERVAL,
     ) -> None:
         self._client = client
         self._clock = clock
+        self._source = source
         self._interval = interval
-        self._pending: dict[str, _Pending] = {}
+        # key -> fields only the caller knows (merged over what `source` says).
+        self._pending: dict[str, dict[str, Any]] = {}
         self._written: dict[str, _Written] = {}
         # Created by run(): an anyio Event needs a running event loop.
         self._wake: anyio.Event | None = None
 
-    def update(self, pg: PodGroup, fields: Mapping[str, Any]) -> None:
-        """Record the desired status of `pg` (merged into what is not yet written)."""
-        p = self._pending.get(pg.key)
-        if p is None:
-            p = _Pending(pg.namespace, pg.name, pg.uid, {}, {})
-            self._pending[pg.key] = p
-        p.uid = pg.uid or p.uid
-        p.fields.update(fields)
-        p.observed = _observed(pg.status)
+    def mark(self, key: str, extra: Mapping[str, Any] | None = None) -> None:
+        """The group `namespace/name` changed; write its status when its slot comes."""
+        fields = self._pending.setdefault(key, {})
+        if extra:
+            fields.update(extra)
         if self._wake is not None:
             self._wake.set()
 
@@ -147,13 +144,11 @@ class PodGroupStatusWriter:
     def pending(self) -> int:
         return len(self._pending)
 
-    def _patch(self, key: str, p: _Pending) -> dict[str, Any]:
+    def _patch(self, key: str, pg: PodGroup, fields: Mapping[str, Any]) -> dict[str, Any]:
         last = self._written.get(key)
         prev = last.fields if last is not None else {}
-        return {
-            k: v for k, v in p.fields.items()
-            if prev.get(k, p.observed.get(k)) != v
-        }
+        observed = _observed(pg.status)
+        return {k: v for k, v in fields.items() if prev.get(k, observed.get(k)) != v}
 
     def _due(self, now: float) -> tuple[list[str], float | None]:
         """Keys that may be written now, and when the next one may (None: none waiting)."""
@@ -176,12 +171,18 @@ class PodGroupStatusWriter:
         limiter = anyio.Semaphore(MAX_IN_FLIGHT)
         async with anyio.create_task_group() as tg:
             for key in due:
-                p = self._pending.pop(key)
-                patch = self._patch(key, p)
+                extra = self._pending.pop(key)
+                current = self._source(key)
+                if current is None:
+                    self.forget(key)
+                    continue
+                pg, fields = current
+                fields.update(extra)
+                patch = self._patch(key, pg, fields)
                 if not patch:
                     continue
                 await limiter.acquire()
-                tg.start_soon(self._send, key, p, patch, limiter)
+                tg.start_soon(self._send, key, pg, patch, extra, limiter)
 
     async def run(self) -> None:
         self._wake = anyio.Event()
@@ -195,7 +196,8 @@ class PodGroupStatusWriter:
                 await self._clock.sleep(next_at - self._clock.now())
 
     async def _send(
-        self, key: str, p: _Pending, patch: dict[str, Any], limiter: anyio.Semaphore
+        self, key: str, pg: PodGroup, patch: dict[str, Any], extra: dict[str, Any],
+        limiter: anyio.Semaphore,
     ) -> None:
         now = self._clock.now()
         written = self._written.setdefault(key, _Written(now))
@@ -204,12 +206,12 @@ class PodGroupStatusWriter:
         try:
             body: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "PodGroup",
                                     "status": patch}
-            if p.uid:
+            if pg.uid:
                 # Fails (409) instead of writing to a group recreated under the same name.
-                body["metadata"] = {"uid": p.uid}
+                body["metadata"] = {"uid": pg.uid}
             await self._client.request(
                 "PATCH",
-                f"/apis/{API_VERSION}/namespaces/{p.namespace}/podgroups/{p.name}/status",
+                f"/apis/{API_VERSION}/namespaces/{pg.namespace}/podgroups/{pg.name}/status",
                 body=body,
                 content_type="application/merge-patch+json",
             )
@@ -220,21 +222,17 @@ class PodGroupStatusWriter:
                 self.forget(key)
                 return
             log.warning("podgroup_status_update_failed", podgroup=key, error=str(exc))
-            self._retry(key, p)
+            self._retry(key, extra)
         except Exception as exc:  # transport errors: retried at the group's next slot
             log.warning("podgroup_status_update_failed", podgroup=key, error=repr(exc))
-            self._retry(key, p)
+            self._retry(key, extra)
         finally:
             limiter.release()
 
-    def _retry(self, key: str, p: _Pending) -> None:
-        newer = self._pending.get(key)
-        if newer is None:
-            self._pending[key] = p
-        else:
-            # Fields updated since keep their newer values.
-            merged = dict(p.fields)
-            merged.update(newer.fields)
-            newer.fields = merged
+    def _retry(self, key: str, extra: Mapping[str, Any]) -> None:
+        # The caller's fields must survive (newer ones win); the rest comes from `source`.
+        pending = self._pending.setdefault(key, {})
+        for k, v in extra.items():
+            pending.setdefault(k, v)
         if self._wake is not None:
             self._wake.set()

@@ -35,7 +35,8 @@ class DefaultPreemptionArgs:
             )
         if absolute < 0:
             raise ArgsError(
-                field_path(path, ABSOLUTE), f"Invalid value: {absolute}: not in valid range [0, inf)"
+                field_path(path, ABSOLUTE),
+                f"Invalid value: {absolute}: not in valid range [0, inf)",
             )
         if pct == 0 and absolute == 0:
             raise ArgsError(

@@ -59,6 +59,7 @@ async def dry_run_preemption(
     pod: Pod,
     potential_nodes: Sequence[NodeInfo],
     pdbs: Sequence[PodDisruptionBudget],
+    *,
     offset: int,
     num_candidates: int,
 ) -> DryRunResult:
@@ -80,7 +81,8 @@ async def dry_run_preemption(
                 break
         else:
             if st is None:
-                st = Status(Code.ERROR, (f'expected at least one victim pod on node "{node_info.name}"',))
+                why = f'expected at least one victim pod on node "{node_info.name}"'
+                st = Status(Code.ERROR, (why,))
             if st.code == Code.ERROR:
                 result.errors.append(st)
             result.statuses[node_info.name] = st

@@ -122,7 +122,8 @@ class DefaultPreemption(PostFilterPlugin):
             offset = self.rng.randrange(len(potential))
             num = self.args.num_candidates(len(potential))
             run = await dry_run_preemption(
-                self._handle, state, pod, potential, self._pdbs(), offset, num
+                self._handle, state, pod, potential, self._pdbs(),
+                offset=offset, num_candidates=num,
             )
             candidates, failed = run.candidates, run.statuses
             if run.errors and not candidates:

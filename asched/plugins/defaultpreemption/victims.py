@@ -36,7 +36,7 @@ def start_time(pod: Pod) -> float:
 
 
 def importance(pod: Pod) -> tuple[int, float]:
-    """Sort key, most important first: higher priority, then earlier start (util.MoreImportantPod)."""
+    """Sort key, most important first: higher priority, then earlier start (MoreImportantPod)."""
     return (-pod.priority, start_time(pod))
 
 
@@ -59,7 +59,7 @@ class _DryRunError(Exception):
         self.status = status
 
 
-def _as_error(st: Status | None) -> None:
+def _raise_unless_success(st: Status | None) -> None:
     # Upstream turns any non-success of the extensions into an error (status.AsError()).
     if st is not None and not st.is_success():
         raise _DryRunError(Status(Code.ERROR, st.reasons, st.plugin, st.error))
@@ -74,11 +74,11 @@ async def select_victims_on_node(
 ) -> NodeVictims:
     def remove(p: Pod) -> None:
         node_info.remove_pod(p)
-        _as_error(handle.run_pre_filter_extension_remove_pod(state, pod, p, node_info))
+        _raise_unless_success(handle.run_pre_filter_extension_remove_pod(state, pod, p, node_info))
 
     def add(p: Pod) -> None:
         node_info.add_pod(p)
-        _as_error(handle.run_pre_filter_extension_add_pod(state, pod, p, node_info))
+        _raise_unless_success(handle.run_pre_filter_extension_add_pod(state, pod, p, node_info))
 
     potential = [p for p in node_info.pods if may_preempt(p, pod)]
     try:

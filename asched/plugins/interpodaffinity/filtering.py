@@ -18,12 +18,19 @@ from asched.api import Node, Pod
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
+from asched.plugins.interpodaffinity.counting import (
+    MemoEntry,
+    TopologyCounts,
+    count_existing_anti_affinity,
+    count_incoming,
+)
 from asched.plugins.interpodaffinity.terms import (
     ResolvedTerm,
     matches_all,
     required_terms,
     term_matches,
 )
+from asched.plugins.podtopologyspread.memo import MemoCache
 
 ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -34,9 +41,6 @@ NAME = "InterPodAffinity"
 AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,), NAME)
 ANTI_AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE, (ERR_ANTI_AFFINITY,), NAME)
 EXISTING_ANTI_AFFINITY_MISMATCH = Status(Code.UNSCHEDULABLE, (ERR_EXISTING_ANTI_AFFINITY,), NAME)
-
-# topology key -> topology value -> number of matching pods
-TopologyCounts = dict[str, dict[str, int]]
 
 
 def add_count(counts: TopologyCounts, labels: Mapping[str, str], key: str, delta: int) -> None:
@@ -100,34 +104,15 @@ def compute_pre_filter_state(
     namespace_labels: Mapping[str, str],
     nodes_with_anti_affinity_pods: Sequence[NodeInfo],
     all_nodes: Sequence[NodeInfo],
+    memo: MemoCache[MemoEntry] | None = None,
 ) -> PreFilterState:
-    existing_anti: TopologyCounts = {}
-    for ni in nodes_with_anti_affinity_pods:
-        if ni.node is None:
-            continue
-        labels = ni.node.labels
-        for ep in ni.pods_with_required_anti_affinity:
-            a = ep.affinity
-            for t in required_terms(a.pod_anti_affinity if a is not None else None):
-                if term_matches(t, ep.namespace, pod, namespace_labels):
-                    add_count(existing_anti, labels, t.topology_key, 1)
-
-    affinity: TopologyCounts = {}
-    anti: TopologyCounts = {}
-    if affinity_terms or anti_affinity_terms:
-        for ni in all_nodes:
-            if ni.node is None:
-                continue
-            labels = ni.node.labels
-            for ep in ni.pods:
-                if affinity_terms and matches_all(affinity_terms, ep):
-                    for rt in affinity_terms:
-                        add_count(affinity, labels, rt.topology_key, 1)
-                for rt in anti_affinity_terms:
-                    if rt.matches(ep):
-                        add_count(anti, labels, rt.topology_key, 1)
     return PreFilterState(
-        pod, affinity_terms, anti_affinity_terms, namespace_labels, existing_anti, affinity, anti
+        pod, affinity_terms, anti_affinity_terms, namespace_labels,
+        existing_anti=count_existing_anti_affinity(
+            pod, namespace_labels, nodes_with_anti_affinity_pods, memo
+        ),
+        affinity=count_incoming(affinity_terms, False, all_nodes, memo),
+        anti=count_incoming(anti_affinity_terms, True, all_nodes, memo),
     )
 
 

@@ -37,6 +37,7 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status, error, skip
 from asched.framework.types import NodeScore, PreFilterResult
 from asched.plugins.interpodaffinity.args import Args
+from asched.plugins.interpodaffinity.counting import MemoEntry, sum_scores
 from asched.plugins.interpodaffinity.filtering import (
     NAME,
     PRE_FILTER_KEY,
@@ -47,7 +48,6 @@ from asched.plugins.interpodaffinity.namespaces import NAMESPACES, Namespace, na
 from asched.plugins.interpodaffinity.scoring import (
     PRE_SCORE_KEY,
     PreScoreState,
-    compute_topology_score,
     node_score,
     normalize,
 )
@@ -58,6 +58,7 @@ from asched.plugins.interpodaffinity.terms import (
     resolve,
     resolve_all,
 )
+from asched.plugins.podtopologyspread.memo import MemoCache
 
 _Q = QueueingHint.QUEUE
 _SKIP = QueueingHint.QUEUE_SKIP
@@ -70,6 +71,9 @@ class InterPodAffinity(
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
         self._handle = handle
+        # Pair counts of recent pod shapes, refreshed per cycle from changed nodes only.
+        self._filter_memo: MemoCache[MemoEntry] = MemoCache()
+        self._score_memo: MemoCache[MemoEntry] = MemoCache()
 
     @property
     def name(self) -> str:
@@ -103,6 +107,7 @@ class InterPodAffinity(
             namespace_labels=namespace_labels(store, pod.namespace),
             nodes_with_anti_affinity_pods=with_anti,
             all_nodes=nodes,  # every node of the snapshot, as in kube-scheduler
+            memo=self._filter_memo,
         )
         if not s.existing_anti and not affinity and not anti:
             return None, skip(NAME)
@@ -157,18 +162,19 @@ class InterPodAffinity(
         if not candidates:
             return skip(NAME)
         store = self._namespaces()
-        topology_score = compute_topology_score(
+        topology_score = sum_scores(
             pod,
-            preferred_affinity=tuple(
+            preferred=tuple(
                 WeightedTerm(w.weight, resolve(w.term, pod.namespace, store)) for w in pref_aff
             ),
-            preferred_anti_affinity=tuple(
+            preferred_anti=tuple(
                 WeightedTerm(w.weight, resolve(w.term, pod.namespace, store)) for w in pref_anti
             ),
-            namespace_labels=namespace_labels(store, pod.namespace),
+            ns_labels=namespace_labels(store, pod.namespace),
             nodes=candidates,
             all_pods=has_constraints,
-            hard_pod_affinity_weight=self._args.hard_pod_affinity_weight,
+            hard_weight=self._args.hard_pod_affinity_weight,
+            memo=self._score_memo,
         )
         if not topology_score:
             return skip(NAME)

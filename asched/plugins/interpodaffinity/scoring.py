@@ -12,74 +12,19 @@ maps [min, max] onto [0, 100].
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from asched.api import Pod
-from asched.api.affinity import PodAffinityTerm
 from asched.framework.cycle_state import StateKey
-from asched.framework.nodeinfo import NodeInfo
 from asched.framework.types import MAX_NODE_SCORE, NodeScore
-from asched.plugins.interpodaffinity.terms import WeightedTerm, term_matches
 
-# topology key -> topology value -> summed weight
+# topology key -> topology value -> summed weight (sums are computed in counting.py)
 ScoreMap = dict[str, dict[str, int]]
 
 
 @dataclass(slots=True)
 class PreScoreState:
     topology_score: ScoreMap
-
-
-def _add(m: ScoreMap, labels: Mapping[str, str], key: str, weight: int) -> None:
-    value = labels.get(key)
-    if value is None:
-        return
-    values = m.get(key)
-    if values is None:
-        values = m[key] = {}
-    values[value] = values.get(value, 0) + weight
-
-
-def compute_topology_score(
-    pod: Pod,
-    *,
-    preferred_affinity: Sequence[WeightedTerm],
-    preferred_anti_affinity: Sequence[WeightedTerm],
-    namespace_labels: Mapping[str, str],
-    nodes: Sequence[NodeInfo],
-    all_pods: bool,
-    hard_pod_affinity_weight: int,
-) -> ScoreMap:
-    m: ScoreMap = {}
-    for ni in nodes:
-        node = ni.node
-        if node is None or not node.labels:
-            continue
-        labels = node.labels
-        for ep in ni.pods if all_pods else ni.pods_with_affinity:
-            # The incoming pod's preferred terms, matched against the existing pod.
-            for wt in preferred_affinity:
-                if wt.term.matches(ep):
-                    _add(m, labels, wt.term.topology_key, wt.weight)
-            for wt in preferred_anti_affinity:
-                if wt.term.matches(ep):
-                    _add(m, labels, wt.term.topology_key, -wt.weight)
-            # The existing pod's terms, matched against the incoming pod.
-            a = ep.affinity
-            if a is None:
-                continue
-            weighted: list[tuple[int, PodAffinityTerm]] = []
-            if a.pod_affinity is not None:
-                if hard_pod_affinity_weight > 0:
-                    weighted += [(hard_pod_affinity_weight, t) for t in a.pod_affinity.required]
-                weighted += [(w.weight, w.term) for w in a.pod_affinity.preferred]
-            if a.pod_anti_affinity is not None:
-                weighted += [(-w.weight, w.term) for w in a.pod_anti_affinity.preferred]
-            for weight, t in weighted:
-                if term_matches(t, ep.namespace, pod, namespace_labels):
-                    _add(m, labels, t.topology_key, weight)
-    return m
 
 
 def node_score(s: PreScoreState, labels: Mapping[str, str]) -> int:

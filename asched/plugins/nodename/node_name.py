@@ -48,7 +48,8 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         node = node_info.node
         if node is None:
             return error("node not found", NAME)
-        return None if fits(pod, node.name) else _REJECT
+        wanted = pod.node_name
+        return None if not wanted or wanted == node.name else _REJECT
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

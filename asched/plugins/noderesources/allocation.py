@@ -40,6 +40,11 @@ def scored_resources(specs: Sequence[ResourceSpec]) -> tuple[ScoredResource, ...
     return tuple(ScoredResource(s.name, s.weight, _KINDS.get(s.name, KIND_SCALAR)) for s in specs)
 
 
+def is_cpu_memory(resources: Sequence[ScoredResource]) -> bool:
+    """Exactly cpu then memory, the default: scorers take their two-resource fast path."""
+    return tuple(r.kind for r in resources) == (KIND_CPU, KIND_MEMORY)
+
+
 def pod_requests(
     pod: Pod, resources: Sequence[ScoredResource], use_requested: bool
 ) -> tuple[int, ...]:

@@ -24,11 +24,15 @@ from asched.framework.status import Status, skip
 from asched.plugins.noderesources.allocation import (
     ScoredResource,
     allocatable_and_requested,
+    is_cpu_memory,
     pod_requests,
     scored_resources,
 )
 from asched.plugins.noderesources.args import BalancedAllocationArgs
-from asched.plugins.noderesources.scorers import balanced_improvement
+from asched.plugins.noderesources.scorers import (
+    balanced_improvement,
+    balanced_improvement_pair,
+)
 
 NAME = "NodeResourcesBalancedAllocation"
 Args = BalancedAllocationArgs
@@ -42,6 +46,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         self._args = args or BalancedAllocationArgs()
         self._handle = handle
         self._resources: tuple[ScoredResource, ...] = scored_resources(self._args.resources)
+        self._cpu_memory = is_cpu_memory(self._resources)
 
     @property
     def name(self) -> str:
@@ -61,6 +66,13 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             requests = pod_requests(pod, self._resources, use_requested=True)
             if not any(requests):
                 return 0
+        if self._cpu_memory:
+            # The default resources: score without building per-resource vectors.
+            alloc, used = node_info.allocatable, node_info.requested
+            p0, p1 = requests
+            return balanced_improvement_pair(
+                used.milli_cpu + p0, alloc.milli_cpu, used.memory + p1, alloc.memory, p0=p0, p1=p1
+            )
         allocatable, requested = allocatable_and_requested(
             node_info, self._resources, requests, use_requested=True
         )

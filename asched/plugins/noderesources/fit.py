@@ -50,6 +50,7 @@ from asched.plugins.noderesources import scorers
 from asched.plugins.noderesources.allocation import (
     ScoredResource,
     allocatable_and_requested,
+    is_cpu_memory,
     pod_requests,
     scored_resources,
 )
@@ -93,10 +94,10 @@ _PRE_SCORE_KEY: StateKey[tuple[int, ...]] = StateKey(_PRE_SCORE_KEY_NAME)
 def build_scorer(strategy: ScoringStrategy) -> scorers.Scorer:
     weights = tuple(r.weight for r in strategy.resources)
     if strategy.type == LEAST_ALLOCATED:
-        return scorers.least_allocated(weights)
+        return scorers.LeastAllocated(weights)
     if strategy.type == MOST_ALLOCATED:
-        return scorers.most_allocated(weights)
-    return scorers.requested_to_capacity_ratio(weights, strategy.scaled_shape())
+        return scorers.MostAllocated(weights)
+    return scorers.RequestedToCapacityRatio(weights, strategy.scaled_shape())
 
 
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -109,6 +110,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             self._args.scoring_strategy.resources
         )
         self._scorer = build_scorer(self._args.scoring_strategy)
+        self._cpu_memory = is_cpu_memory(self._resources)
         self._statuses: dict[tuple[bool, tuple[str, ...]], Status] = {}
 
     @property
@@ -144,6 +146,16 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         s = state.get(_PRE_FILTER_KEY)
         if s is None:
             return error(f'error reading "{_PRE_FILTER_KEY_NAME}" from cycleState', NAME)
+        alloc, req = node_info.allocatable, node_info.requested
+        if (
+            not s.scalars
+            and len(node_info.pods) < alloc.allowed_pods
+            and s.milli_cpu <= alloc.milli_cpu - req.milli_cpu
+            and s.memory <= alloc.memory - req.memory
+            and s.ephemeral_storage <= alloc.ephemeral_storage - req.ephemeral_storage
+        ):
+            # Fits with room to spare: the common case, decided in one expression.
+            return None
         short = fits_request(s, node_info)
         if short is None:
             return None
@@ -171,6 +183,13 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         if requests is None:
             # PreScore disabled in this profile: compute here, as kube-scheduler does.
             requests = pod_requests(pod, self._resources, use_requested=False)
+        if self._cpu_memory:
+            # The default resources: score without building per-resource vectors.
+            alloc, base = node_info.allocatable, node_info.non_zero_requested
+            return self._scorer.pair(
+                base.milli_cpu + requests[0], alloc.milli_cpu,
+                base.memory + requests[1], alloc.memory,
+            )
         allocatable, requested = allocatable_and_requested(
             node_info, self._resources, requests, use_requested=False
         )

@@ -24,9 +24,10 @@ from asched.plugins.podtopologyspread.constraints import (
     NAME,
     Constraint,
     NodeInclusion,
-    count_matching,
     node_has_all_keys,
 )
+from asched.plugins.podtopologyspread.counting import MemoEntry, count_domains
+from asched.plugins.podtopologyspread.memo import MemoCache
 
 ERR_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_NODE_LABEL_NOT_MATCH = ERR_CONSTRAINTS_NOT_MATCH + " (missing required label)"
@@ -80,32 +81,15 @@ class PreFilterState:
 
 
 def compute_pre_filter_state(
-    constraints: tuple[Constraint, ...], pod: Pod, nodes: Sequence[NodeInfo]
+    constraints: tuple[Constraint, ...],
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    memo: MemoCache[MemoEntry] | None = None,
 ) -> PreFilterState:
     """Count matching pods per domain over all nodes (calPreFilterState)."""
-    counts: list[dict[str, int]] = [{} for _ in constraints]
-    inclusion = NodeInclusion(pod)
-    need_affinity = any(c.honor_node_affinity for c in constraints)
-    need_taints = any(c.honor_node_taints for c in constraints)
-    ns = pod.namespace
-    for ni in nodes:
-        node = ni.node
-        if node is None:
-            continue
-        labels = node.labels
-        if not node_has_all_keys(labels, constraints):
-            continue
-        affinity_ok = not need_affinity or inclusion.affinity_matches(node)
-        taints_ok = not need_taints or inclusion.tolerates_taints(node)
-        for i, c in enumerate(constraints):
-            if c.honor_node_affinity and not affinity_ok:
-                continue
-            if c.honor_node_taints and not taints_ok:
-                continue
-            value = labels[c.topology_key]
-            # An eligible domain exists even with no matching pod: it holds the minimum.
-            m = counts[i]
-            m[value] = m.get(value, 0) + count_matching(ni.pods, c, ns)
+    agg = count_domains(constraints, pod, nodes, True, memo)
+    # Copies: AddPod/RemovePod mutate the state, never the (possibly shared) aggregate.
+    counts = [dict(m) for m in agg.counts]
     min_match: list[int] = []
     hists: list[dict[int, int]] = []
     for m in counts:
@@ -113,7 +97,7 @@ def compute_pre_filter_state(
         for n in m.values():
             hist[n] = hist.get(n, 0) + 1
         hists.append(hist)
-        min_match.append(min(m.values(), default=_NO_DOMAIN))
+        min_match.append(min(hist, default=_NO_DOMAIN))
     self_match = tuple(1 if c.matches(pod.labels) else 0 for c in constraints)
     return PreFilterState(constraints, self_match, counts, min_match, hists)
 

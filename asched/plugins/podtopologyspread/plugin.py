@@ -49,6 +49,7 @@ from asched.plugins.podtopologyspread.constraints import (
     build_constraints,
     node_has_all_keys,
 )
+from asched.plugins.podtopologyspread.counting import MemoEntry
 from asched.plugins.podtopologyspread.filtering import (
     PRE_FILTER_KEY,
     PreFilterState,
@@ -56,6 +57,7 @@ from asched.plugins.podtopologyspread.filtering import (
     filter_node,
     update_with_pod,
 )
+from asched.plugins.podtopologyspread.memo import MemoCache
 from asched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_KEY,
     compute_pre_score_state,
@@ -75,6 +77,8 @@ class PodTopologySpread(
         self._handle = handle
         self._defaults = self._args.effective_defaults()
         self._system_defaulted = self._args.defaulting_type == SYSTEM_DEFAULTING
+        # Domain counts of recent pod shapes, refreshed per cycle from changed nodes only.
+        self._memo: MemoCache[MemoEntry] = MemoCache()
 
     @property
     def name(self) -> str:
@@ -111,7 +115,7 @@ class PodTopologySpread(
         if not constraints:
             return None, skip(NAME)
         # `nodes` is every node of the snapshot, as in kube-scheduler.
-        state.write(PRE_FILTER_KEY, compute_pre_filter_state(constraints, pod, nodes))
+        state.write(PRE_FILTER_KEY, compute_pre_filter_state(constraints, pod, nodes, self._memo))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -157,7 +161,10 @@ class PodTopologySpread(
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
         state.write(
             PRE_SCORE_KEY,
-            compute_pre_score_state(constraints, pod, nodes, all_nodes, require_all),
+            compute_pre_score_state(
+                constraints, pod, nodes, all_nodes,
+                require_all_topologies=require_all, memo=self._memo,
+            ),
         )
         return None
 

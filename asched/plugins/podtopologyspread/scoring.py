@@ -24,10 +24,11 @@ from asched.framework.types import MAX_NODE_SCORE, NodeScore
 from asched.plugins.podtopologyspread.args import LABEL_HOSTNAME
 from asched.plugins.podtopologyspread.constraints import (
     Constraint,
-    NodeInclusion,
     count_matching,
     node_has_all_keys,
 )
+from asched.plugins.podtopologyspread.counting import MemoEntry, count_domains
+from asched.plugins.podtopologyspread.memo import MemoCache
 
 
 @dataclass(slots=True)
@@ -62,11 +63,12 @@ def compute_pre_score_state(
     pod: Pod,
     feasible: Sequence[NodeInfo],
     all_nodes: Sequence[NodeInfo],
+    *,
     require_all_topologies: bool,
+    memo: MemoCache[MemoEntry] | None = None,
 ) -> PreScoreState:
     s = PreScoreState(constraints)
     s.counts = [{} for _ in constraints]
-    sizes = [0] * len(constraints)
     for ni in feasible:
         node = ni.node
         if node is None:
@@ -75,35 +77,26 @@ def compute_pre_score_state(
             s.ignored_nodes.add(node.name)
             continue
         for i, c in enumerate(constraints):
-            if c.topology_key == LABEL_HOSTNAME:
-                continue  # counted per node below
-            value = node.labels.get(c.topology_key, "")
-            if value not in s.counts[i]:
-                s.counts[i][value] = 0
-                sizes[i] += 1
+            if c.topology_key != LABEL_HOSTNAME:  # hostname ones are counted per node below
+                s.counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
     for i, c in enumerate(constraints):
-        size = sizes[i]
+        size = len(s.counts[i])
         if c.topology_key == LABEL_HOSTNAME:
             size = len(feasible) - len(s.ignored_nodes)
         s.weights.append(topology_normalizing_weight(size))
 
-    inclusion = NodeInclusion(pod)
-    ns = pod.namespace
-    for ni in all_nodes:
-        node = ni.node
-        if node is None:
-            continue
-        if require_all_topologies and not node_has_all_keys(node.labels, constraints):
-            continue
-        for i, c in enumerate(constraints):
-            if not inclusion.includes(c, node):
-                continue
+    # Domain counts over all nodes, for the domains of the feasible nodes only. Which nodes
+    # count depends on all keys being present, so every constraint takes part in that test.
+    shared = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    if shared:
+        agg = count_domains(constraints, pod, all_nodes, require_all_topologies, memo)
+        for i in shared:
+            totals = agg.counts[i]
             m = s.counts[i]
-            value = node.labels.get(c.topology_key, "")
-            # Only domains of feasible nodes are scored (hostname ones are counted per node).
-            if value in m:
-                m[value] += count_matching(ni.pods, c, ns)
+            for value in m:
+                m[value] = totals.get(value, 0)
 
+    ns = pod.namespace
     for ni in feasible:
         node = ni.node
         if node is None or node.name in s.ignored_nodes:
@@ -114,6 +107,7 @@ def compute_pre_score_state(
             if tp_value is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
+                # Per node, and regardless of the inclusion policies (as upstream's Score).
                 count = count_matching(ni.pods, c, ns)
             else:
                 count = s.counts[i][tp_value]

@@ -82,8 +82,8 @@ class TaintToleration(
         taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         if taint is None:
             return None
-        log.debug("untolerated_taint", node=node.name, pod=pod.key, taint=str(taint),
-                  effect=taint.effect)
+        log.debug("untolerated_taint", node=node.name, pod=pod.key, taint_key=taint.key,
+                  taint_value=taint.value, taint_effect=taint.effect)
         return _REJECT
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -46,7 +46,8 @@ def test_confirm_on_other_node_moves_the_pod() -> None:
     cache.assume_pod(replace(pod, node_name="n1"))
     cache.add_pod(replace(pod, node_name="n2"))
     n1, n2 = cache.get_node_info("n1"), cache.get_node_info("n2")
-    assert n1 is not None and n2 is not None
+    assert n1 is not None
+    assert n2 is not None
     assert (n1.requested.milli_cpu, n2.requested.milli_cpu) == (0, 1000)
 
 
@@ -57,7 +58,9 @@ def test_forget_releases_and_is_idempotent() -> None:
     cache.forget_pod(pod)
     cache.forget_pod(pod)
     ni = cache.get_node_info("n1")
-    assert ni is not None and ni.requested.milli_cpu == 0 and not ni.pods
+    assert ni is not None
+    assert ni.requested.milli_cpu == 0
+    assert not ni.pods
 
 
 def test_forget_does_not_remove_a_confirmed_pod() -> None:
@@ -67,7 +70,8 @@ def test_forget_does_not_remove_a_confirmed_pod() -> None:
     cache.add_pod(pod)
     cache.forget_pod(pod)
     ni = cache.get_node_info("n1")
-    assert ni is not None and len(ni.pods) == 1
+    assert ni is not None
+    assert len(ni.pods) == 1
 
 
 def test_assume_twice_is_a_bug() -> None:
@@ -87,7 +91,8 @@ def test_pod_before_node_then_node_arrives() -> None:
     cache.add_node(make_node("n1").obj())
     cache.update_snapshot(snap)
     ni = snap.get("n1")
-    assert ni is not None and ni.requested.milli_cpu == 1000
+    assert ni is not None
+    assert ni.requested.milli_cpu == 1000
 
 
 def test_snapshot_is_isolated_from_later_cache_changes() -> None:
@@ -96,10 +101,12 @@ def test_snapshot_is_isolated_from_later_cache_changes() -> None:
     cache.update_snapshot(snap)
     before = snap.get("n1")
     cache.add_pod(make_pod("p").cpu("2").node("n1").obj())
-    assert before is not None and before.requested.milli_cpu == 0
+    assert before is not None
+    assert before.requested.milli_cpu == 0
     cache.update_snapshot(snap)
     after = snap.get("n1")
-    assert after is not None and after.requested.milli_cpu == 2000
+    assert after is not None
+    assert after.requested.milli_cpu == 2000
     assert [ni.name for ni in snap.node_infos()] == ["n1", "n2"]
     assert snap.node_infos()[0] is after
 
@@ -149,6 +156,7 @@ def test_host_ports_accounting() -> None:
     pod = make_pod("p").host_port(8080).node("n1").obj()
     cache.add_pod(pod)
     ni = cache.get_node_info("n1")
-    assert ni is not None and len(ni.used_ports) == 1
+    assert ni is not None
+    assert len(ni.used_ports) == 1
     cache.remove_pod(pod)
     assert not ni.used_ports

@@ -247,6 +247,17 @@ async def test_list_pages_over_http(server: FakeServer, client: RestClient) -> N
     assert server.seen[0].query == {"limit": "1"}
 
 
+async def test_success_that_is_not_json_is_a_transport_error(
+    server: FakeServer, client: RestClient
+) -> None:
+    async def html(_: web.Request) -> web.StreamResponse:
+        return web.Response(status=200, text="<html>proxy login</html>")
+    server.on("GET", "/api/v1/nodes", html)
+
+    with pytest.raises(TransportError, match="unreadable 200"):
+        await client.request("GET", "/api/v1/nodes")
+
+
 async def test_connection_refused_is_a_transport_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,7 +15,7 @@ from asched.cluster.components import (
 )
 
 BINS = Binaries(Path("/bin-dir"))
-LAYOUT = Layout(Path("/work"), 2379, 2380, 6443, 10257, 10247)
+LAYOUT = Layout(Path("/cluster-dir"), 2379, 2380, 6443, 10257, 10247)
 THROTTLE_FLAGS = {
     "--max-requests-inflight=0",
     "--max-mutating-requests-inflight=0",
@@ -47,7 +47,7 @@ def test_apiserver_flags() -> None:
         "ServiceAccount",
         "TaintNodesByCondition",
     }
-    assert f["--token-auth-file"] == "/work/tokens.csv"
+    assert f["--token-auth-file"] == "/cluster-dir/tokens.csv"
 
 
 @pytest.mark.parametrize("unthrottled", [True, False])
@@ -61,7 +61,7 @@ def test_etcd_is_unsafe_fast_on_loopback() -> None:
     f = flags(command_lines(BINS, LAYOUT, unthrottled=True)[ETCD])
     assert f["--unsafe-no-fsync"] == "true"
     assert f["--listen-client-urls"] == "http://127.0.0.1:2379"
-    assert f["--data-dir"] == "/work/etcd"
+    assert f["--data-dir"] == "/cluster-dir/etcd"
 
 
 def test_controller_manager_runs_only_gc_controllers() -> None:
@@ -73,7 +73,7 @@ def test_controller_manager_runs_only_gc_controllers() -> None:
     ]
     assert f["--use-service-account-credentials"] == "false"
     assert f["--leader-elect"] == "false"
-    assert f["--kubeconfig"] == "/work/admin.kubeconfig"
+    assert f["--kubeconfig"] == "/cluster-dir/admin.kubeconfig"
 
 
 def test_kwok_manages_only_annotated_nodes() -> None:

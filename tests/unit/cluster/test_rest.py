@@ -14,7 +14,7 @@ from asched.cluster.rest import MERGE_PATCH, ApiError, RestClient
 seen: list[dict[str, Any]] = []
 
 
-async def handler(request: web.Request) -> web.Response:
+async def handler(request: web.Request) -> web.StreamResponse:
     seen.append(
         {
             "method": request.method,
@@ -30,6 +30,17 @@ async def handler(request: web.Request) -> web.Response:
         meta = {"continue": str(page + 1)} if page < 2 else {}
         items = [{"n": page * 10 + i} for i in range(2)]
         return web.json_response({"items": items, "metadata": meta})
+    if request.path == "/api/v1/nodes" and request.query.get("watch") == "true":
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        for name in ("a", "b"):
+            event = {"type": "ADDED", "object": {"metadata": {"name": name}}}
+            await resp.write(orjson.dumps(event) + b"\n")
+        if request.query.get("resourceVersion") == "old":
+            gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Gone"}}
+            await resp.write(orjson.dumps(gone) + b"\n")
+        await resp.write_eof()
+        return resp
     if request.path == "/missing":
         body = {"kind": "Status", "reason": "NotFound", "message": "pods \"x\" not found"}
         return web.json_response(body, status=404)
@@ -87,3 +98,24 @@ async def test_verbs_send_json_bodies_and_bools_lowercase(client: RestClient) ->
 async def test_use_outside_context_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="async with"):
         await RestClient("http://127.0.0.1:1", "t").get("/")
+
+
+async def test_watch_yields_events_until_the_server_ends_it(client: RestClient) -> None:
+    async with client.watch("/api/v1/nodes", resource_version="7") as events:
+        names = [e["object"]["metadata"]["name"] async for e in events]
+    assert names == ["a", "b"]
+    assert seen[-1]["query"] == {"watch": "true", "resourceVersion": "7"}
+
+
+async def test_watch_error_event_raises(client: RestClient) -> None:
+    got: list[str] = []
+
+    async def consume() -> None:
+        async with client.watch("/api/v1/nodes", resource_version="old") as events:
+            async for e in events:
+                got.append(e["type"])
+
+    with pytest.raises(ApiError) as err:
+        await consume()
+    assert got == ["ADDED", "ADDED"]
+    assert err.value.status == 410

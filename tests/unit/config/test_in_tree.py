@@ -1,18 +1,12 @@
-"""The sample files against the real in-tree registry (asched.plugins.registry).
-
-Skipped until that module exists; remove the importorskip once it does.
-"""
+"""The sample files against the real in-tree registry (asched.plugins.registry)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from asched.config import default_config, load_config
+from asched.plugins import registry as registry_module
 from tests.unit.config.test_plugin_sets import DEFAULT_FILTER
-
-registry_module = pytest.importorskip("asched.plugins.registry")
 
 CONFIGS = Path(__file__).parents[2] / "data" / "configs"
 

@@ -39,7 +39,7 @@ def test_default_config_mirrors_kube_scheduler_defaults() -> None:
     )
     assert config.leader_election == LeaderElection(
         leader_elect=True, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0,
-        resource_lock="leases", resource_name="kube-scheduler", resource_namespace="kube-system",
+        resource_lock="leases", resource_name="asched", resource_namespace="kube-system",
     )
     assert config.delay_cache_until_active is False
     assert config.warnings == ()

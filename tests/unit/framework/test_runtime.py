@@ -34,7 +34,9 @@ async def test_plugin_exception_becomes_error_status_tagged_with_plugin() -> Non
     st = await fwk.run_filter_plugins(
         CycleState(), make_pod("p").label("boom", "1").obj(), _ni("n")
     )
-    assert st is not None and st.code == Code.ERROR and st.plugin == "Boom"
+    assert st is not None
+    assert st.code == Code.ERROR
+    assert st.plugin == "Boom"
     assert "kaboom" in st.message()
 
 
@@ -42,7 +44,8 @@ async def test_async_filter_is_awaited() -> None:
     fwk = framework(filters=("AsyncFilter",))
     assert fwk.has_async_filters()
     st = await fwk.run_filter_plugins(CycleState(), make_pod("p").obj(), _ni("x-slow-reject"))
-    assert st is not None and st.plugin == "AsyncFilter"
+    assert st is not None
+    assert st.plugin == "AsyncFilter"
 
 
 @pytest.mark.parametrize(
@@ -69,7 +72,8 @@ async def test_pre_filter_outcomes(label: str, code: Code | None, skipped: bool)
 async def test_pre_filter_empty_node_set_is_unresolvable() -> None:
     fwk = framework(args={"Label": frozenset()})
     _, st, rejectors = await fwk.run_pre_filter(CycleState(), make_pod("p").obj(), [])
-    assert st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert rejectors == {"Label"}
 
 
@@ -85,24 +89,29 @@ def test_out_of_range_score_is_an_error() -> None:
     fwk.plugins["Prefer"].normalize_score = lambda *a: None  # type: ignore[attr-defined]
     st = fwk.normalize_and_weigh(CycleState(), make_pod("p").obj(),
                                  {"Prefer": [NodeScore("a", 101)]})
-    assert st is not None and st.code == Code.ERROR
+    assert st is not None
+    assert st.code == Code.ERROR
 
 
 def test_reserve_failure_and_idempotent_unreserve() -> None:
     fwk = framework()
     pod = make_pod("p").label("reserve", "fail").obj()
     st = fwk.run_reserve(CycleState(), pod, "n")
-    assert st is not None and st.plugin == "Gate"
+    assert st is not None
+    assert st.plugin == "Gate"
     fwk.run_unreserve(CycleState(), pod, "n")
     fwk.run_unreserve(CycleState(), pod, "n")
     gate = fwk.plugins["Gate"]
-    assert isinstance(gate, Gate) and gate.unreserved == ["p", "p"]
+    assert isinstance(gate, Gate)
+    assert gate.unreserved == ["p", "p"]
 
 
 def test_permit_reject_is_unschedulable() -> None:
     fwk = framework()
     st = fwk.run_permit(CycleState(), make_pod("p").label("permit", "reject").obj(), "n")
-    assert st is not None and st.code == Code.UNSCHEDULABLE and st.plugin == "Gate"
+    assert st is not None
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.plugin == "Gate"
     assert len(fwk.waiting_pods) == 0
 
 
@@ -110,9 +119,11 @@ async def test_permit_wait_then_allow() -> None:
     fwk = framework()
     pod = make_pod("p").label("permit", "wait").obj()
     st = fwk.run_permit(CycleState(), pod, "n")
-    assert st is not None and st.code == Code.WAIT
+    assert st is not None
+    assert st.code == Code.WAIT
     wp = fwk.waiting_pods.get(pod.uid)
-    assert wp is not None and wp.pending_plugins == ["Gate"]
+    assert wp is not None
+    assert wp.pending_plugins == ["Gate"]
     result: list[object] = []
     async with anyio.create_task_group() as tg:
         async def waiter() -> None:
@@ -136,7 +147,8 @@ async def test_permit_wait_then_reject_by_another_plugin() -> None:
         await anyio.wait_all_tasks_blocked()
         assert fwk.waiting_pods.reject(pod.uid, "Coscheduling", "sibling failed")
     st = result[0]
-    assert st is not None and getattr(st, "plugin", "") == "Coscheduling"
+    assert st is not None
+    assert getattr(st, "plugin", "") == "Coscheduling"
     assert getattr(st, "reasons", ()) == ("sibling failed",)
 
 
@@ -156,7 +168,8 @@ async def test_permit_timeout_rejects_on_injected_clock() -> None:
         assert not result
         services.clock.advance(0.2)
     st = result[0]
-    assert st is not None and getattr(st, "code", None) == Code.UNSCHEDULABLE
+    assert st is not None
+    assert getattr(st, "code", None) == Code.UNSCHEDULABLE
     assert "timeout after waiting 5s at plugin Gate" in getattr(st, "reasons", ("",))[0]
 
 
@@ -170,7 +183,8 @@ async def test_bind_skips_to_next_binder() -> None:
 async def test_bind_all_skip_is_skip_status() -> None:
     fwk = framework(binders=("SkipBinder",))
     st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
-    assert st is not None and st.code == Code.SKIP
+    assert st is not None
+    assert st.code == Code.SKIP
 
 
 async def test_post_filter_nominates() -> None:
@@ -178,9 +192,12 @@ async def test_post_filter_nominates() -> None:
     res, st = await fwk.run_post_filter(
         CycleState(), make_pod("p").label("nominate", "n9").obj(), NodeToStatus()
     )
-    assert st is None and res is not None and res.nominated_node_name == "n9"
+    assert st is None
+    assert res is not None
+    assert res.nominated_node_name == "n9"
     res, st = await fwk.run_post_filter(CycleState(), make_pod("q").obj(), NodeToStatus())
-    assert st is not None and st.message() == "preemption: not eligible"
+    assert st is not None
+    assert st.message() == "preemption: not eligible"
 
 
 async def test_nominated_pods_take_resources_first() -> None:

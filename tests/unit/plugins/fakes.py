@@ -91,7 +91,9 @@ class FakeEvents:
 
 
 class FakeHandle:
-    def __init__(self, node_infos: Sequence[NodeInfo] = (), client: FakeClient | None = None) -> None:
+    def __init__(
+        self, node_infos: Sequence[NodeInfo] = (), client: FakeClient | None = None
+    ) -> None:
         self._snapshot = Snapshot(node_infos)
         self._client = client or FakeClient()
         self._clock = FakeClock()

@@ -6,7 +6,8 @@ FakeHandle plus in-memory object stores for the informers a plugin asks for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import random
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from asched.api import Node, Pod
@@ -57,3 +58,58 @@ class StoreHandle(FakeHandle):
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         return self._stores.get(request.resource, FakeStore())
+
+
+class Churn:
+    """A cluster that changes at random, the way the scheduler's cache does between cycles.
+
+    `live` holds the cache's NodeInfos (mutated in place, each change taking a fresh
+    generation); `snapshot()` clones them as the per-cycle snapshot does. Used to check that
+    memoized counts always equal a full recount.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        make_node_fn: Callable[[random.Random, str], Node],
+        make_pod_fn: Callable[[random.Random, str, str], Pod],
+        nodes: int = 12,
+    ) -> None:
+        self._rng = rng
+        self._make_node = make_node_fn
+        self._make_pod = make_pod_fn
+        self._seq = 0
+        self.live: dict[str, NodeInfo] = {}
+        for i in range(nodes):
+            self.live[f"n{i}"] = NodeInfo(make_node_fn(rng, f"n{i}"))
+        for _ in range(nodes * 2):
+            self._add_pod()
+
+    def _add_pod(self) -> None:
+        name = self._rng.choice(list(self.live))
+        self._seq += 1
+        self.live[name].add_pod(self._make_pod(self._rng, f"p{self._seq}", name))
+
+    def step(self) -> None:
+        rng = self._rng
+        op = rng.random()
+        names = list(self.live)
+        if op < 0.4 or not names:
+            if names:
+                self._add_pod()
+        elif op < 0.65:
+            ni = self.live[rng.choice(names)]
+            if ni.pods:
+                ni.remove_pod(rng.choice(ni.pods))
+        elif op < 0.85:
+            name = rng.choice(names)
+            self.live[name].set_node(self._make_node(rng, name))  # relabel / retaint
+        elif op < 0.93 and len(names) > 2:
+            del self.live[rng.choice(names)]
+        else:
+            self._seq += 1
+            name = f"m{self._seq}"
+            self.live[name] = NodeInfo(self._make_node(rng, name))
+
+    def snapshot(self) -> list[NodeInfo]:
+        return [ni.clone() for ni in self.live.values()]

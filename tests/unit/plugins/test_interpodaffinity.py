@@ -8,6 +8,7 @@ terms of both sides and hardPodAffinityWeight.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -21,17 +22,30 @@ from asched.framework.status import Code, Status
 from asched.framework.types import NodeScore
 from asched.plugins import interpodaffinity as ipa
 from asched.plugins.interpodaffinity.args import Args
+from asched.plugins.interpodaffinity.counting import sum_scores
 from asched.plugins.interpodaffinity.filtering import (
     ERR_AFFINITY,
     ERR_ANTI_AFFINITY,
     ERR_EXISTING_ANTI_AFFINITY,
     PRE_FILTER_KEY,
+    compute_pre_filter_state,
 )
-from asched.plugins.interpodaffinity.namespaces import Namespace, decode_namespace
+from asched.plugins.interpodaffinity.namespaces import (
+    Namespace,
+    decode_namespace,
+    namespace_labels,
+)
 from asched.plugins.interpodaffinity.plugin import InterPodAffinity
 from asched.plugins.interpodaffinity.scoring import PRE_SCORE_KEY
+from asched.plugins.interpodaffinity.terms import (
+    WeightedTerm,
+    required_terms,
+    resolve,
+    resolve_all,
+)
+from asched.plugins.podtopologyspread.memo import MemoCache
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.unit.plugins.fakes_pods import StoreHandle, cluster
+from tests.unit.plugins.fakes_pods import Churn, FakeStore, StoreHandle, cluster
 
 ZONE = "zone"
 HOST = "kubernetes.io/hostname"
@@ -424,3 +438,105 @@ def test_pod_hint(old: Pod | None, new: Pod | None, want: QueueingHint) -> None:
 def test_node_hint(new: Node, want: QueueingHint) -> None:
     target = incoming().pod_affinity(ZONE, DB).obj()
     assert _hint(EventResource.NODE, target, None, new) == want
+
+
+# ---- memoized counting --------------------------------------------------------------
+
+
+def _churn_node(rng: random.Random, name: str) -> Node:
+    b = make_node(name)
+    if rng.random() < 0.85:
+        b = b.label(ZONE, rng.choice(["z1", "z2", "z3"]))
+    return b.obj()
+
+
+def _churn_pod(rng: random.Random, name: str, node_name: str) -> Pod:
+    b = make_pod(name, rng.choice(["default", "default", "other"]))
+    b = b.labels(rng.choice([DB, WEB, {"app": "cache"}])).node(node_name)
+    roll = rng.random()
+    if roll < 0.25:
+        b = b.pod_affinity(rng.choice([HOST, ZONE]), rng.choice([WEB, DB]), anti=True)
+    elif roll < 0.35:
+        b = b.pod_affinity(ZONE, WEB, anti=True,
+                           namespace_selector={"matchLabels": {"env": "prod"}})
+    elif roll < 0.45:
+        b = b.pod_affinity(ZONE, WEB)
+    elif roll < 0.55:
+        b = b.pod_affinity(ZONE, WEB, weight=rng.randint(1, 9), anti=rng.random() < 0.5)
+    return b.obj()
+
+
+_CHURN_INCOMING = [
+    incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"app": "cache"}, anti=True).obj(),
+    incoming().obj(),
+    incoming(DB).pod_affinity(ZONE, DB, anti=True).obj(),
+    make_pod("incoming", "other").labels(WEB)
+    .pod_affinity(ZONE, DB, namespace_selector={"matchLabels": {"team": "x"}}).obj(),
+    # The same terms as affinity (all must match one pod) and anti-affinity (each counts).
+    incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, WEB)
+    .pod_affinity(ZONE, DB, anti=True).pod_affinity(HOST, WEB, anti=True).obj(),
+]
+_SCORING_INCOMING = [
+    incoming().pod_affinity(ZONE, DB, weight=3).pod_affinity(HOST, WEB, weight=2, anti=True).obj(),
+    incoming().obj(),
+]
+
+
+def test_memoized_counts_equal_a_full_recount() -> None:
+    rng = random.Random(5)
+    churn = Churn(rng, _churn_node, _churn_pod)
+    # The default namespace is relabelled now and then: that moves no node generation.
+    stores = [
+        FakeStore([Namespace("other", {"team": "x"}), Namespace("default", labels)])
+        for labels in ({}, {"env": "prod"})
+    ]
+    filter_memo: MemoCache[Any] = MemoCache()
+    score_memo: MemoCache[Any] = MemoCache()
+    for _ in range(150):
+        churn.step()
+        store = rng.choice(stores)
+        snap = churn.snapshot()
+        with_anti = [ni for ni in snap if ni.pods_with_required_anti_affinity]
+        with_affinity = [ni for ni in snap if ni.pods_with_affinity]
+        for pod in _CHURN_INCOMING:
+            a = pod.affinity
+            kw: dict[str, Any] = {
+                "affinity_terms": resolve_all(
+                    required_terms(a.pod_affinity if a else None), pod.namespace, store),
+                "anti_affinity_terms": resolve_all(
+                    required_terms(a.pod_anti_affinity if a else None), pod.namespace, store),
+                "namespace_labels": namespace_labels(store, pod.namespace),
+                "nodes_with_anti_affinity_pods": with_anti,
+                "all_nodes": snap,
+            }
+            got = compute_pre_filter_state(pod, memo=filter_memo, **kw)
+            want = compute_pre_filter_state(pod, **kw)
+            assert (got.existing_anti, got.affinity, got.anti) == (
+                want.existing_anti, want.affinity, want.anti)
+        for pod in _SCORING_INCOMING:
+            a = pod.affinity
+            pref = a.pod_affinity.preferred if a and a.pod_affinity else ()
+            anti = a.pod_anti_affinity.preferred if a and a.pod_anti_affinity else ()
+            all_pods = bool(pref or anti)
+            kw = {
+                "preferred": tuple(WeightedTerm(w.weight, resolve(w.term, "default", store))
+                                   for w in pref),
+                "preferred_anti": tuple(WeightedTerm(w.weight, resolve(w.term, "default", store))
+                                        for w in anti),
+                "ns_labels": namespace_labels(store, pod.namespace),
+                "nodes": snap if all_pods else with_affinity,
+                "all_pods": all_pods,
+                "hard_weight": 1,
+            }
+            assert sum_scores(pod, memo=score_memo, **kw) == sum_scores(pod, **kw)
+
+
+def test_state_mutations_do_not_reach_the_memo() -> None:
+    infos = cluster(THREE, [_DB_N3])
+    pl = InterPodAffinity(None, StoreHandle(infos))
+    state = CycleState()
+    pl.pre_filter(state, _ANTI_DB, infos)
+    pl.add_pod(state, _ANTI_DB, on("db1", "n1"), infos[0])
+    fresh = CycleState()
+    pl.pre_filter(fresh, _ANTI_DB, infos)
+    assert fresh.read(PRE_FILTER_KEY).anti == {ZONE: {"z2": 1}}

@@ -7,6 +7,8 @@ are the ones kube-scheduler's balanced_allocation_test.go states for the same in
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from asched.api import Node, Pod
@@ -14,7 +16,11 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.status import Code
 from asched.plugins.noderesources import BalancedAllocationArgs
 from asched.plugins.noderesources.balanced_allocation import BalancedAllocation
-from asched.plugins.noderesources.scorers import balanced_improvement, balanced_score
+from asched.plugins.noderesources.scorers import (
+    balanced_improvement,
+    balanced_improvement_pair,
+    balanced_score,
+)
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, node_info
 
@@ -108,3 +114,17 @@ def test_balanced_improvement_bounds(requested: list[int], allocated: list[int],
 
 def test_fractions_above_one_are_capped() -> None:
     assert balanced_score([300, 100], [100, 100]) == 100
+
+
+def test_two_resource_fast_path_matches_the_general_formula() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        a0, a1 = rng.choice([0, rng.randint(1, 64_000)]), rng.randint(0, 2**36)
+        p0, p1 = rng.randint(0, 8_000), rng.randint(0, 2**33)
+        r0, r1 = rng.randint(0, 70_000) + p0, rng.randint(0, 2**36) + p1
+        allocatable = [a0, a1]
+        requested = [r0 if a0 else 0, r1 if a1 else 0]
+        allocated = [r0 - p0 if a0 else 0, r1 - p1 if a1 else 0]
+        assert balanced_improvement_pair(r0, a0, r1, a1, p0=p0, p1=p1) == balanced_improvement(
+            requested, allocated, allocatable
+        ), (r0, a0, r1, a1, p0, p1)

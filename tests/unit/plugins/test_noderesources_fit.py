@@ -6,6 +6,7 @@ requested_to_capacity_ratio_test.go; expected scores are worked out in comments.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code
 from asched.plugins.noderesources import FitArgs
-from asched.plugins.noderesources.fit import NAME, Fit
+from asched.plugins.noderesources.fit import NAME, Fit, build_scorer
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, node_info
 
@@ -199,7 +200,8 @@ MOST = {"type": "MostAllocated"}
         # The pod does not request the GPU: the resource is left out of the average.
         pytest.param({**LEAST, "resources": [{"name": "cpu"}, {"name": "memory"},
                                              {"name": "example.com/gpu"}]},
-                     cpu_mem_pod(), [sized("a", "4", "10000", extra={"example.com/gpu": "4"})], None, [37],
+                     cpu_mem_pod(), [sized("a", "4", "10000", extra={"example.com/gpu": "4"})],
+                     None, [37],
                      id="least-unrequested-extended-skipped"),
         # GPU 1 of 4 -> 75; (25 + 50 + 75) / 3 = 50.
         pytest.param({**LEAST, "resources": [{"name": "cpu"}, {"name": "memory"},
@@ -258,7 +260,8 @@ def hint_for(resource: EventResource, action: ActionType) -> Any:
 
 
 def test_registered_events() -> None:
-    regs = {(r.event.resource, r.event.action) for r in Fit(None, FakeHandle()).events_to_register()}
+    registered = Fit(None, FakeHandle()).events_to_register()
+    regs = {(r.event.resource, r.event.action) for r in registered}
     assert regs == {
         (EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
         (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
@@ -320,3 +323,19 @@ def test_own_scale_down_requeues() -> None:
 )
 def test_node_event_hint(old: Node | None, new: Node, want: QueueingHint) -> None:
     assert hint_for(EventResource.NODE, ActionType.ADD)(TARGET, old, new) is want
+
+
+@pytest.mark.parametrize("strategy", [LEAST, MOST, {
+    "type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
+        "shape": [{"utilization": 0, "score": 2}, {"utilization": 70, "score": 9},
+                  {"utilization": 100, "score": 4}]}}], ids=["least", "most", "rtcr"])
+def test_two_resource_fast_path_matches_the_general_scorer(strategy: dict[str, Any]) -> None:
+    rng = random.Random(11)
+    args = FitArgs.from_dict({"scoringStrategy": {
+        **strategy, "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]}}, "args")
+    scorer = build_scorer(args.scoring_strategy)
+    for _ in range(2000):
+        a0, a1 = rng.choice([0, rng.randint(1, 64_000)]), rng.randint(0, 2**36)
+        r0, r1 = rng.randint(0, 80_000), rng.randint(0, 2**37)
+        want = scorer([r0 if a0 else 0, r1 if a1 else 0], [a0, a1])
+        assert scorer.pair(r0, a0, r1, a1) == want, (r0, a0, r1, a1)

@@ -25,7 +25,9 @@ from asched.plugins.podtopologyspread.filtering import (
     ERR_CONSTRAINTS_NOT_MATCH,
     ERR_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_KEY,
+    compute_pre_filter_state,
 )
+from asched.plugins.podtopologyspread.memo import MemoCache, NodeMemo
 from asched.plugins.podtopologyspread.owners import (
     Workload,
     decode_replica_set,
@@ -33,9 +35,13 @@ from asched.plugins.podtopologyspread.owners import (
     default_selector,
 )
 from asched.plugins.podtopologyspread.plugin import PodTopologySpread
-from asched.plugins.podtopologyspread.scoring import PRE_SCORE_KEY, go_round
+from asched.plugins.podtopologyspread.scoring import (
+    PRE_SCORE_KEY,
+    compute_pre_score_state,
+    go_round,
+)
 from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes_pods import FakeStore, StoreHandle, cluster
+from tests.unit.plugins.fakes_pods import Churn, FakeStore, StoreHandle, cluster
 
 ZONE = "zone"
 STD_ZONE = "topology.kubernetes.io/zone"
@@ -602,3 +608,122 @@ def test_own_toleration_hint(policy: str, want: QueueingHint) -> None:
         .toleration("dedicated", "gpu", "NoSchedule")
     target = old.obj()
     assert _hint(EventResource.UNSCHEDULED_POD, target, old.obj(), new.obj()) == want
+
+
+# ---- memoized counting --------------------------------------------------------------
+
+
+def test_node_memo_recomputes_only_changed_nodes() -> None:
+    infos = cluster(FOUR_NODES, many("x", "a1", 2))
+    memo: NodeMemo[int] = NodeMemo()
+    totals: list[int] = [0]
+
+    def apply(old: int | None, new: int | None) -> None:
+        totals[0] += (new or 0) - (old or 0)
+
+    def compute(ni: NodeInfo) -> int:
+        return len(ni.pods)
+
+    assert memo.refresh(infos, compute, apply) == 4
+    assert memo.refresh(infos, compute, apply) == 0
+    infos[2].add_pod(on("y", "b1"))
+    assert memo.refresh(infos, compute, apply) == 1
+    assert totals[0] == 3
+    # A node that left the list withdraws its contribution.
+    assert memo.refresh(infos[1:], compute, apply) == 1
+    assert totals[0] == 1
+
+
+def test_node_memo_notices_a_new_node_object_with_the_same_generation() -> None:
+    ni = NodeInfo(node("a1", "a"))
+    memo: NodeMemo[str] = NodeMemo()
+    seen: list[str | None] = []
+    memo.refresh([ni], lambda n: n.node.labels[ZONE] if n.node else None,
+                 lambda old, new: seen.append(new))
+    gen = ni.generation
+    ni.node = node("a1", "b")
+    ni.generation = gen
+    memo.refresh([ni], lambda n: n.node.labels[ZONE] if n.node else None,
+                 lambda old, new: seen.append(new))
+    assert seen == ["a", "b"]
+
+
+def test_memo_cache_evicts_least_recently_used() -> None:
+    cache: MemoCache[list[str]] = MemoCache(size=2)
+    a = cache.get_or_create("a", list)
+    cache.get_or_create("b", list)
+    assert cache.get_or_create("a", list) is a  # "a" is now the most recent
+    cache.get_or_create("c", list)
+    assert len(cache) == 2
+    assert cache.get_or_create("a", list) is a
+    assert cache.get_or_create("b", list) is not None  # recreated after eviction
+
+
+def _churn_node(rng: random.Random, name: str) -> Node:
+    b = make_node(name)
+    if rng.random() < 0.85:
+        b = b.label(ZONE, rng.choice("abc")).label(STD_ZONE, rng.choice("xy"))
+    if rng.random() < 0.3:
+        b = b.taint("dedicated", "gpu")
+    return b.obj()
+
+
+def _churn_pod(rng: random.Random, name: str, node_name: str) -> Pod:
+    b = make_pod(name, rng.choice(["default", "default", "other"]))
+    b = b.labels(rng.choice([WEB, WEB, {"app": "db"}])).node(node_name)
+    if rng.random() < 0.1:
+        b = b.terminating()
+    return b.obj()
+
+
+_CHURN_PODS = [
+    spread_pod(),
+    spread_pod(2, HOST),
+    make_pod("incoming").labels(WEB).node_affinity_in(ZONE, ["a", "b"])
+    .toleration("dedicated", "gpu", "NoSchedule")
+    .spread(1, ZONE, WEB, nodeTaintsPolicy="Honor").spread(1, HOST, WEB).obj(),
+    make_pod("incoming").labels(WEB).spread(1, ZONE, WEB, nodeTaintsPolicy="Honor").obj(),
+    # Same constraints, other tolerations: must not share a memo entry with the one above.
+    make_pod("incoming").labels(WEB).toleration("dedicated", "gpu", "NoSchedule")
+    .spread(1, ZONE, WEB, nodeTaintsPolicy="Honor").obj(),
+    make_pod("incoming").labels(WEB).node_selector({ZONE: "a"}).spread(1, ZONE, WEB).obj(),
+]
+
+
+def test_memoized_counts_equal_a_full_recount() -> None:
+    rng = random.Random(11)
+    churn = Churn(rng, _churn_node, _churn_pod)
+    pl = PodTopologySpread(None, StoreHandle())
+    memo: MemoCache[Any] = MemoCache()
+    for _ in range(150):
+        churn.step()
+        snap = churn.snapshot()
+        for pod in _CHURN_PODS:
+            cs = pl.constraints(pod, "DoNotSchedule")
+            got = compute_pre_filter_state(cs, pod, snap, memo)
+            want = compute_pre_filter_state(cs, pod, snap)
+            assert (got.counts, got.min_match, got.domains_at_count) == (
+                want.counts, want.min_match, want.domains_at_count)
+            soft_pod = make_pod("soft").labels(WEB).spread(1, ZONE, WEB, when="ScheduleAnyway") \
+                .spread(1, HOST, WEB, when="ScheduleAnyway").obj()
+            feasible = [ni for ni in snap if rng.random() < 0.6]
+            cs = pl.constraints(soft_pod, "ScheduleAnyway")
+            for require_all in (True, False):
+                got_s = compute_pre_score_state(cs, soft_pod, feasible, snap,
+                                                require_all_topologies=require_all, memo=memo)
+                want_s = compute_pre_score_state(cs, soft_pod, feasible, snap,
+                                                 require_all_topologies=require_all)
+                assert (got_s.counts, got_s.scores, got_s.ignored_nodes) == (
+                    want_s.counts, want_s.scores, want_s.ignored_nodes)
+
+
+def test_state_mutations_do_not_reach_the_memo() -> None:
+    infos = cluster(FOUR_NODES, many("x", "a1", 1))
+    pl = PodTopologySpread(None, StoreHandle(infos))
+    pod = spread_pod()
+    state = CycleState()
+    pl.pre_filter(state, pod, infos)
+    pl.add_pod(state, pod, on("n", "b1"), infos[2])
+    fresh = CycleState()
+    pl.pre_filter(fresh, pod, infos)
+    assert fresh.read(PRE_FILTER_KEY).counts == [{"a": 1, "b": 0}]

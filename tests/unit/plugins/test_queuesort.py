@@ -1,4 +1,7 @@
-"""PrioritySort: higher priority first, then earlier queue timestamp (queuesort/priority_sort_test.go)."""
+"""PrioritySort: higher priority first, then earlier queue timestamp.
+
+Cases follow kube-scheduler's queuesort/priority_sort_test.go.
+"""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def _nodes(n: int, ok: bool = True, prefix: str = "n") -> list[NodeInfo]:
         (100, 1000, 1000),
         (1, 1000, 100),       # never fewer than 100
     ],
-    ids=lambda v: str(v),
+    ids=str,
 )
 def test_num_feasible_nodes_to_find(percentage: int, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
@@ -49,7 +49,7 @@ async def test_stops_early_and_round_robins_start() -> None:
     algo = Algorithm(percentage_of_nodes_to_score=0)
     fwk = framework(scores=())
     nodes = _nodes(1000)
-    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
+    feasible, _diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
     assert len(feasible) == 420
     assert feasible[0].name == "n0"
     assert algo.next_start_node_index == 420
@@ -152,7 +152,8 @@ async def test_nominated_pods_count_during_filtering() -> None:
 
     fwk._filters = [("Spy", spy, False)]  # type: ignore[list-item]
     await Algorithm(0).find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), _nodes(2))
-    assert ("n0", 1) in seen and ("n1", 0) in seen
+    assert ("n0", 1) in seen
+    assert ("n1", 0) in seen
 
 
 def test_fit_error_with_post_filter_message() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 
@@ -13,8 +14,9 @@ from asched.api.podgroup import VOLCANO_GROUP_ANNOTATION, ObjectRef
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import QueueingHint
 from asched.framework.status import Code
-from asched.framework.types import NodeToStatus
-from tests.builders import make_node, make_pod, make_pod_group
+from asched.framework.types import NodeToStatus, QueuedPodInfo
+from asched.framework.waiting import WaitingPod
+from tests.builders import PodBuilder, PodGroupBuilder, make_node, make_pod, make_pod_group
 from tests.unit.plugins.coscheduling.fakes import GangHandle, Sim, plugin_for, qpi
 
 NODE_4CPU = make_node("n1").capacity(cpu="4", memory="32Gi", pods="110")
@@ -25,7 +27,7 @@ def members(group: str, n: int, cpu: str = "1", prefix: str = "") -> list[Pod]:
             for i in range(1, n + 1)]
 
 
-def gang_handle(*groups: tuple[str, int], nodes: int = 1, **pg: object) -> GangHandle:
+def gang_handle(*groups: tuple[str, int], nodes: int = 1) -> GangHandle:
     return GangHandle(
         [make_node(f"n{i}").capacity(cpu="4", pods="110").obj() for i in range(1, nodes + 1)],
         [make_pod_group(name).min_member(m).obj() for name, m in groups],
@@ -46,8 +48,10 @@ def test_queue_sort_keeps_siblings_together_in_group_creation_order() -> None:
         make_pod("a1").pod_group("b").obj(), make_pod("z0").pod_group("a").obj(),
         make_pod("m").pod_group("c").obj(), make_pod("hi").priority(100).pod_group("b").obj(),
     ]
-    order = sorted((qpi(p) for p in pods),
-                   key=functools.cmp_to_key(lambda x, y: -1 if pl.less(x, y) else 1))
+    def cmp(x: QueuedPodInfo, y: QueuedPodInfo) -> int:
+        return -1 if pl.less(x, y) else 1
+
+    order = sorted((qpi(p) for p in pods), key=functools.cmp_to_key(cmp))
     assert [q.pod.name for q in order] == ["hi", "m", "z0", "z1", "a1", "y9"]
 
 
@@ -64,13 +68,13 @@ def test_queue_sort_keeps_siblings_together_in_group_creation_order() -> None:
                      id="unknown-group-falls-back-to-queue-time"),
     ],
 )
-def test_queue_sort_pairs(first: object, second: object) -> None:
+def test_queue_sort_pairs(first: PodBuilder, second: PodBuilder) -> None:
     h = GangHandle([NODE_4CPU.obj()], [
         make_pod_group("old").created("2026-01-01T00:00:00Z").obj(),
         make_pod_group("new").created("2026-02-01T00:00:00Z").obj(),
     ])
     pl = plugin_for(h)
-    a, b = qpi(first.obj()), qpi(second.obj())  # type: ignore[attr-defined]
+    a, b = qpi(first.obj()), qpi(second.obj())
     assert pl.less(a, b)
     assert not pl.less(b, a)
 
@@ -119,10 +123,10 @@ def test_failed_group_sorts_by_its_failure_time() -> None:
     ],
 )
 def test_pre_enqueue_holds_until_group_and_min_member_exist(
-    pods: list[object], groups: list[object], want: str | None
+    pods: list[PodBuilder], groups: list[PodGroupBuilder], want: str | None
 ) -> None:
-    decoded = [p.obj() for p in pods]  # type: ignore[attr-defined]
-    h = GangHandle([NODE_4CPU.obj()], [g.obj() for g in groups])  # type: ignore[attr-defined]
+    decoded = [p.obj() for p in pods]
+    h = GangHandle([NODE_4CPU.obj()], [g.obj() for g in groups])
     h.add(*decoded[1:])  # the first pod is being enqueued, maybe not yet in the view
     st = plugin_for(h).pre_enqueue(decoded[0])
     if want is None:
@@ -144,7 +148,8 @@ def _busy(cpu: str) -> Pod:
     ("group", "member_cpu", "extra", "want_code", "want"),
     [
         pytest.param(make_pod_group("g").min_member(3), "1", [], None, "", id="fits"),
-        pytest.param(make_pod_group("g").min_member(4), "1", [], Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        pytest.param(make_pod_group("g").min_member(4), "1", [],
+                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                      "pre-filter pod g1 cannot find enough sibling pods, current pods number: 3, "
                      "minMember of group: 4", id="fewer-pods-than-min-member"),
         pytest.param(make_pod_group("g").min_member(3), "1",
@@ -168,9 +173,9 @@ def _busy(cpu: str) -> Pod:
     ],
 )
 def test_pre_filter(
-    group: object, member_cpu: str, extra: list[Pod], want_code: Code | None, want: str
+    group: PodGroupBuilder, member_cpu: str, extra: list[Pod], want_code: Code | None, want: str
 ) -> None:
-    h = GangHandle([NODE_4CPU.obj()], [group.obj()])  # type: ignore[attr-defined]
+    h = GangHandle([NODE_4CPU.obj()], [group.obj()])
     pods = members("g", 3, member_cpu)
     h.add(*pods, *extra)
     pl = plugin_for(h)
@@ -184,7 +189,7 @@ def test_pre_filter(
 
 def test_pre_filter_rejects_when_gated_members_break_the_quorum() -> None:
     h = gang_handle(("g", 3))
-    pods = members("g", 2) + [make_pod("g3").pod_group("g").gate("wait").obj()]
+    pods = [*members("g", 2), make_pod("g3").pod_group("g").gate("wait").obj()]
     h.add(*pods)
     st = plugin_for(h).manager.pre_filter(CycleState(), pods[0], list(h.infos.values()))
     assert st is not None
@@ -200,8 +205,9 @@ def test_never_fit_group_gets_a_warning_event_on_the_pod_group() -> None:
     for p in pods:
         pl.manager.pre_filter(CycleState(), p, list(h.infos.values()))
     [(ref, kind, reason, _, message)] = h.events.recorded  # deduplicated across members
-    assert ref == ObjectRef("PodGroup", "default", "g", h.groups.get("default/g").uid,
-                            "scheduling.x-k8s.io/v1alpha1")
+    pg = h.groups.get("default/g")
+    assert pg is not None
+    assert ref == ObjectRef("PodGroup", "default", "g", pg.uid, "scheduling.x-k8s.io/v1alpha1")
     assert (kind, reason) == ("Warning", "Unschedulable")
     assert "can never fit" in message
 
@@ -406,7 +412,7 @@ def test_gate_is_released_when_its_pod_group_is_deleted() -> None:
         pytest.param(make_pod("c1").pod_group("c"), 2, 1, id="completes-its-quorum"),
     ],
 )
-def test_gate_lets_through_pods_that_never_wait(pod: object, min_member: int,
+def test_gate_lets_through_pods_that_never_wait(pod: PodBuilder, min_member: int,
                                                 bound: int) -> None:
     h = gang_handle(("a", 3), ("c", min_member))
     h.add(*members("a", 3), *[make_pod(f"cb{i}").pod_group("c").node("n1").obj()
@@ -414,7 +420,7 @@ def test_gate_lets_through_pods_that_never_wait(pod: object, min_member: int,
     pl = plugin_for(h)
     pl.permit(CycleState(), h.pods[next(iter(h.pods))], "n1")
     assert pl.manager.gate_holder == "default/a"
-    p = pod.obj()  # type: ignore[attr-defined]
+    p = pod.obj()
     h.add(p)
     assert pl.manager.pre_filter(CycleState(), p, list(h.infos.values())) is None
 
@@ -424,7 +430,7 @@ def test_gate_lets_through_pods_that_never_wait(pod: object, min_member: int,
 async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
     # 8 cpu in total is enough for 1 + 1 + 5, but no node has 5 free.
     h = gang_handle(("a", 3), nodes=2)
-    a = members("a", 2) + [make_pod("a3").pod_group("a").cpu("5").obj()]
+    a = [*members("a", 2), make_pod("a3").pod_group("a").cpu("5").obj()]
     h.add(*a)
     pl = plugin_for(h)
     async with anyio.create_task_group() as tg:
@@ -549,3 +555,69 @@ def test_queueing_hints(hint: str, old: object, new: object, want: QueueingHint)
     fn: _HintFn = (pl.manager.hint_member_changed if hint == "member"
                    else pl.manager.hint_pod_group_changed)
     assert fn(make_pod("g1").pod_group("g").obj(), old, new) == want
+
+
+def test_a_rejected_member_not_yet_forgotten_does_not_count_toward_the_quorum() -> None:
+    # m1 timed out at Permit; until its binding cycle runs Unreserve and forgets it, it
+    # still has a node in the view. m2 must not complete the quorum with it.
+    h = gang_handle(("a", 2))
+    m1, m2 = members("a", 2)
+    assumed1 = dataclasses.replace(m1, node_name="n1")
+    h.add(assumed1, m2)
+    wp = WaitingPod(assumed1, "n1", {"Coscheduling": 60.0}, h.clock.now())
+    h.waiting_pods.add(wp)
+    wp.reject("Coscheduling", "rejected due to timeout")
+    st, _ = plugin_for(h).permit(CycleState(), dataclasses.replace(m2, node_name="n1"), "n1")
+    assert st is not None
+    assert st.code == Code.WAIT
+
+
+async def test_status_is_computed_from_the_members_when_written() -> None:
+    h = GangHandle([NODE_4CPU.obj()], [make_pod_group("a").min_member(2).obj()])
+    a = members("a", 3)
+    h.add(*a)
+    pl = plugin_for(h)
+    assert pl.manager.pre_filter(CycleState(), a[0], list(h.infos.values())) is None
+    h.remove(a[0])
+    h.add(dataclasses.replace(a[0], node_name="n1", phase="Running"))
+    status = pl.manager.status
+    assert status is not None
+    await status.flush()
+    [(_, _, body, _)] = h.client.requests
+    assert body["status"] == {
+        "phase": "Scheduling", "scheduled": 1, "running": 1,
+        "scheduleStartTime": "2023-11-14T22:13:20Z",
+    }
+
+
+@pytest.mark.parametrize(
+    ("gangs", "size", "nodes", "complete"),
+    [
+        pytest.param(6, 3, 3, 4, id="150pct-gangs-of-3"),
+        pytest.param(3, 8, 3, 1, id="150pct-gangs-of-8"),
+        pytest.param(12, 2, 2, 4, id="300pct-gangs-of-2"),
+    ],
+)
+async def test_oversubscribed_interleaved_gangs_end_all_or_nothing(
+    gangs: int, size: int, nodes: int, complete: int
+) -> None:
+    names = [f"g{i}" for i in range(gangs)]
+    h = gang_handle(*[(n, size) for n in names], nodes=nodes)  # 4 cpu per node
+    pods = {n: members(n, size, prefix=f"{n}-") for n in names}
+    h.add(*[p for ps in pods.values() for p in ps])
+    interleaved = [pods[n][i] for i in range(size) for n in names]
+    pl = plugin_for(h, permit_waiting_time_seconds=10)
+    async with anyio.create_task_group() as tg:
+        sim = Sim(h, pl, tg)
+        for _ in range(4 * gangs):  # what the queue's retries would do, many times over
+            for p in interleaved:
+                if not h.pods[p.uid].node_name:
+                    await sim.attempt(p)
+            await sim.settle()
+            h.clock.advance(10)  # Permit timeouts fire
+            await sim.settle()
+            pl.manager.timers.fire_due()
+    bound = {n: sum(p.name in sim.bound for p in pods[n]) for n in names}
+    assert sorted(bound.values()) == [0] * (gangs - complete) + [size] * complete
+    assert len(h.waiting_pods) == 0
+    assert max(len(s) for s in sim.partial_groups_seen) <= 1
