@@ -17,7 +17,7 @@ import structlog
 
 from asched.api import Node, Pod
 from asched.backend.snapshot import Snapshot
-from asched.framework.nodeinfo import ImageStateSummary, NodeInfo
+from asched.framework.nodeinfo import ImageStateSummary, NodeInfo, next_generation
 
 log = structlog.get_logger(__name__)
 
@@ -67,7 +67,7 @@ class Cache:
             # Pods still point at it; keep the entry without a node (kube-scheduler does too)
             # so their deletion events can still be accounted.
             ni.node = None
-            ni.generation += 1
+            ni.generation = next_generation()
         else:
             del self._nodes[name]
         self._order.pop(name, None)

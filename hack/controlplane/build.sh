@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok) from Go modules into a versioned cache outside the checkout, and
-# skips the build when the binaries are already there. Prints the binary directory last.
+# kube-scheduler, kwok), and kubectl for the manifests' tests, from Go modules into a
+# versioned cache outside the checkout, and skips the build when the binaries are already
+# there. Prints the binary directory last.
 #
 #   hack/controlplane/build.sh            # build if missing, print the bin dir
 #   ASCHED_CACHE=/somewhere hack/controlplane/build.sh
@@ -35,6 +36,7 @@ build etcd etcd go.etcd.io/etcd/server/v3
 build k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kver"
 build k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kver"
 build k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$kver"
+build k8s kubectl k8s.io/kubernetes/cmd/kubectl "$kver"
 build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
 
 # kwok refuses to start without stages; ship the module's default fast stages beside it.

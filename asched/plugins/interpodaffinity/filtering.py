@@ -3,10 +3,11 @@
 PreFilter counts, per topology pair (key -> value -> count):
 - existing_anti: existing pods whose required anti-affinity terms match the incoming pod;
 - affinity: existing pods matching all of the incoming pod's required affinity terms;
-- anti: existing pods matching each of the incoming pod's required anti-affinity terms.
-Filter then reads a few entries per node. AddPod/RemovePod move the same counts for
-preemption's dry runs; entries that drop to zero are removed, so an empty map means "no
-matching pod anywhere" (which the first-pod-of-a-group rule relies on).
+- anti: existing pods matching each of the incoming pod's required anti-affinity terms
+(counting.py computes them, memoized across cycles). Filter then reads a few entries per
+node. AddPod/RemovePod move the same counts for preemption's dry runs; entries that drop
+to zero are removed, so an empty map means "no matching pod anywhere" (which the
+first-pod-of-a-group rule relies on).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ PreScore sums weights per topology pair (key -> value -> score) over existing po
 affinity term of an existing pod that the incoming pod matches, and +/-weight for the
 existing pod's preferred (anti-)affinity terms that the incoming pod matches. Unless the
 incoming pod has preferred terms, only pods with (anti-)affinity can contribute, so only
-those are visited. A node's score is the sum over the pairs it carries; NormalizeScore
-maps [min, max] onto [0, 100].
+those are visited (the sums are computed, and memoized across cycles, in counting.py).
+A node's score is the sum over the pairs it carries; NormalizeScore maps [min, max] onto
+[0, 100].
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 PreFilter counts, per DoNotSchedule constraint, the matching pods in every topology domain
 of the eligible nodes (nodes with all topology keys, passing the constraint's inclusion
-policies). Filter is then a few dict lookups per node: it rejects when
-`matchNum + selfMatch - minMatch > maxSkew`.
+policies; see counting.py, which also memoizes the counts across cycles). Filter is then
+a few dict lookups per node: it rejects when `matchNum + selfMatch - minMatch > maxSkew`.
 
 The global minimum per constraint is kept exact under preemption's AddPod/RemovePod dry
 runs with a histogram of domains per count (upstream's current replacement for the older

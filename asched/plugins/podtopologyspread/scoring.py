@@ -8,7 +8,8 @@ themselves, counted per node). Fewer matching pods is better: NormalizeScore map
 scores to `100 * (max + min - score) / max`, and ignored nodes (missing a topology key
 while the constraints are the pod's own or listed defaults) get 0.
 
-PreScore computes every feasible node's raw score, so Score is one dict lookup.
+PreScore computes every feasible node's raw score, so Score is one dict lookup; the domain
+counts over all nodes come from counting.py (memoized across cycles).
 """
 
 from __future__ import annotations
