@@ -88,9 +88,16 @@ async def run(opts: RunOptions) -> int:
     clock = RealClock()
     connection = await load_connection(kubeconfig)
     cc = cfg.client_connection
-    async with RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client:
+    # Events get a client (and qps budget) of their own, as kube-scheduler's eventClient
+    # does, so event writes never slow bindings down.
+    async with (
+        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client,
+        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as event_client,
+    ):
         metrics = Metrics()
-        recorder = EventRecorder(client, clock, reporting_controller="asched", metrics=metrics)
+        recorder = EventRecorder(
+            event_client, clock, reporting_controller="asched", metrics=metrics
+        )
         sched = Scheduler(client, registry, scheduler_options(cfg), clock=clock,
                           events=recorder, metrics=metrics)
         le = cfg.leader_election

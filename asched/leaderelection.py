@@ -30,14 +30,14 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import structlog
 
+from asched.api.meta import micro_time
 from asched.client.protocol import ApiError, KubeClient
-from asched.framework.clock import Clock, RealClock
+from asched.framework.clock import Clock, RealClock, run_within
 
 log = structlog.get_logger(__name__)
 
@@ -52,11 +52,6 @@ class LeadershipLost(Exception):
 def default_identity() -> str:
     """kube-scheduler's identity: hostname, underscore, a fresh UUID."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def micro_time(wall: float) -> str:
-    """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC."""
-    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(slots=True, frozen=True)
@@ -192,7 +187,7 @@ class LeaderElector:
             self._leading = False
             if not lost and self._release_on_cancel:
                 with anyio.CancelScope(shield=True):
-                    await _within(self._clock, self._renew_deadline, self._release)
+                    await run_within(self._clock, self._renew_deadline, self._release)
         if lost:
             log.error("leader_election_lost", lease=self._describe(), identity=self._identity)
             raise LeadershipLost(f"failed to renew lease {self._describe()}")
@@ -212,7 +207,7 @@ class LeaderElector:
 
         while True:
             await self._clock.sleep(self._retry_period)
-            if not await _within(self._clock, self._renew_deadline, renew):
+            if not await run_within(self._clock, self._renew_deadline, renew):
                 return
 
     async def _try_acquire_or_renew(self) -> bool:
@@ -345,23 +340,3 @@ def _metadata(lease: Any) -> dict[str, Any]:
 
 def _describe_error(err: Exception) -> str:
     return str(err) if isinstance(err, ApiError) else repr(err)
-
-
-async def _within(clock: Clock, seconds: float, work: Callable[[], Awaitable[None]]) -> bool:
-    """Run `work` for at most `seconds` of the injected clock; True when it finished."""
-    finished = False
-    async with anyio.create_task_group() as tg:
-
-        async def run_work() -> None:
-            nonlocal finished
-            await work()
-            finished = True
-            tg.cancel_scope.cancel()
-
-        async def deadline() -> None:
-            await clock.sleep(seconds)
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(run_work)
-        tg.start_soon(deadline)
-    return finished

@@ -35,18 +35,17 @@ from __future__ import annotations
 import random
 import socket
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 import anyio
 import structlog
 
 from asched.api import Pod
+from asched.api.meta import micro_time
 from asched.client.protocol import ApiError, KubeClient
 from asched.client.ratelimit import TokenBucket
-from asched.framework.clock import Clock
+from asched.framework.clock import Clock, run_within
 from asched.metrics import Metrics
 
 log = structlog.get_logger(__name__)
@@ -101,11 +100,6 @@ def object_reference(obj: Any) -> ObjectReference:
         )
     except AttributeError as err:
         raise TypeError(f"cannot reference {type(obj).__name__} in an Event: {err}") from None
-
-
-def micro_time(wall: float) -> str:
-    """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC."""
-    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def truncate_note(message: str) -> str:
@@ -274,7 +268,7 @@ class EventRecorder:
         injected clock). Call after `run()` has stopped; shielded from cancellation."""
         self._refresh(final=True)
         with anyio.CancelScope(shield=True):
-            finished = await _within(self._clock, max_seconds, self._send_all)
+            finished = await run_within(self._clock, max_seconds, self._send_all)
         if not finished:
             log.warning("events_drain_timed_out", unsent=len(self._queue))
 
@@ -417,23 +411,3 @@ def _series_json(count: int, last_observed: float) -> dict[str, Any]:
 
 def _describe(ref: ObjectReference) -> str:
     return f"{ref.kind}/{ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind}/{ref.name}"
-
-
-async def _within(clock: Clock, seconds: float, work: Callable[[], Awaitable[None]]) -> bool:
-    """Run `work` for at most `seconds` of the injected clock; True when it finished."""
-    finished = False
-    async with anyio.create_task_group() as tg:
-
-        async def run_work() -> None:
-            nonlocal finished
-            await work()
-            finished = True
-            tg.cancel_scope.cancel()
-
-        async def deadline() -> None:
-            await clock.sleep(seconds)
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(run_work)
-        tg.start_soon(deadline)
-    return finished

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -20,6 +20,11 @@ def parse_time(raw: Any) -> float:
     if not raw:
         return 0.0
     return datetime.fromisoformat(str(raw)).timestamp()
+
+
+def micro_time(wall: float) -> str:
+    """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC."""
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def str_map(raw: Any, path: str) -> dict[str, str]:

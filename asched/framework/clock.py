@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import anyio
@@ -68,3 +69,23 @@ class FakeClock:
     @property
     def sleepers(self) -> int:
         return sum(1 for _, _, ev in self._sleepers if not ev.is_set())
+
+
+async def run_within(clock: Clock, seconds: float, work: Callable[[], Awaitable[None]]) -> bool:
+    """Run `work` for at most `seconds` of `clock`; True when it finished in time."""
+    finished = False
+    async with anyio.create_task_group() as tg:
+
+        async def run_work() -> None:
+            nonlocal finished
+            await work()
+            finished = True
+            tg.cancel_scope.cancel()
+
+        async def deadline() -> None:
+            await clock.sleep(seconds)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(run_work)
+        tg.start_soon(deadline)
+    return finished

@@ -155,13 +155,18 @@ def _as_spec(obj: object, where: str) -> PluginSpec:
     raise TypeError(f"{where}: expected a PluginSpec (or a module with SPEC), got {type(obj)!r}")
 
 
-def load_import_path(path: str) -> PluginSpec:
-    """`package.module:ATTR` -> the PluginSpec it names (the spec keeps the path as its name)."""
+def import_spec(path: str) -> PluginSpec:
+    """Import `package.module:ATTR` and return the PluginSpec it names."""
     module_name, _, attr = path.partition(":")
     try:
         module = importlib.import_module(module_name)
         obj = getattr(module, attr) if attr else module
     except (ImportError, AttributeError) as exc:
         raise UnknownPluginError(path, []) from exc
-    spec = _as_spec(obj, path)
+    return _as_spec(obj, path)
+
+
+def load_import_path(path: str) -> PluginSpec:
+    """A plugin named by its import path in a config: the spec keeps the path as its name."""
+    spec = import_spec(path)
     return PluginSpec(path, spec.plugin_type, spec.args_type, spec.factory)

@@ -8,9 +8,7 @@ and fails loudly when a listed module or spec is missing or two specs share a na
 
 from __future__ import annotations
 
-import importlib
-
-from asched.framework.registry import PluginSpec, Registry
+from asched.framework.registry import PluginSpec, Registry, import_spec
 
 IN_TREE: tuple[str, ...] = (
     "asched.plugins.schedulinggates:SPEC",
@@ -28,7 +26,6 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.volumes:VOLUME_ZONE_SPEC",
     "asched.plugins.imagelocality:SPEC",
     "asched.plugins.defaultbinder:SPEC",
-    # ---- Plugins written by other engineers: add one line each when they land. ----
     "asched.plugins.podtopologyspread:SPEC",
     "asched.plugins.interpodaffinity:SPEC",
     "asched.plugins.defaultpreemption:SPEC",
@@ -36,17 +33,8 @@ IN_TREE: tuple[str, ...] = (
 )
 
 
-def load_spec(path: str) -> PluginSpec:
-    """Import `package.module:ATTR` and check it is a PluginSpec."""
-    module_name, _, attr = path.partition(":")
-    spec = getattr(importlib.import_module(module_name), attr or "SPEC")
-    if not isinstance(spec, PluginSpec):
-        raise TypeError(f"{path} is a {type(spec).__name__}, not a PluginSpec")
-    return spec
-
-
 def in_tree_specs() -> list[PluginSpec]:
-    return [load_spec(path) for path in IN_TREE]
+    return [import_spec(path) for path in IN_TREE]
 
 
 def in_tree_registry() -> Registry:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from asched.framework.registry import PluginSpec
-from asched.plugins.registry import IN_TREE, in_tree_registry, load_spec
+from asched.framework.registry import PluginSpec, import_spec
+from asched.plugins.registry import IN_TREE, in_tree_registry
 from tests.unit.plugins.fakes import FakeHandle
 
 # kube-scheduler v1.37's extension points for the plugins this registry owns (ImageLocality
@@ -42,12 +42,12 @@ def test_each_call_returns_a_fresh_registry() -> None:
 
 @pytest.mark.parametrize("path", IN_TREE)
 def test_every_plugin_builds_with_default_args(path: str) -> None:
-    spec = load_spec(path)
+    spec = import_spec(path)
     plugin = spec.new(spec.parse_args(None, "args"), FakeHandle())
     assert plugin.name == spec.name
 
 
-def test_load_spec_rejects_what_is_not_a_spec() -> None:
+def test_import_spec_rejects_what_is_not_a_spec() -> None:
     with pytest.raises(TypeError):
-        load_spec("asched.plugins.registry:IN_TREE")
-    assert isinstance(load_spec("asched.plugins.queuesort:SPEC"), PluginSpec)
+        import_spec("asched.plugins.registry:IN_TREE")
+    assert isinstance(import_spec("asched.plugins.queuesort:SPEC"), PluginSpec)
