@@ -8,7 +8,7 @@ preemption's dry runs mutate (through AddPod/RemovePod) implement `clone()` them
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -39,12 +39,13 @@ class CycleState:
     def write(self, key: StateKey[T], value: T) -> None:
         self._data[key.name] = value
 
+    # Filter and Score read state once per node: no typing.cast call on this path.
     def read(self, key: StateKey[T]) -> T:
         """Raises KeyError when PreFilter/PreScore did not write the key."""
-        return cast(T, self._data[key.name])
+        return self._data[key.name]  # type: ignore[return-value]
 
     def get(self, key: StateKey[T]) -> T | None:
-        return cast("T | None", self._data.get(key.name))
+        return self._data.get(key.name)  # type: ignore[return-value]
 
     def delete(self, key: StateKey[T]) -> None:
         self._data.pop(key.name, None)

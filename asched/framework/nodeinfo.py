@@ -40,8 +40,10 @@ def _has_required_anti_affinity(pod: Pod) -> bool:
 
 class NodeInfo:
     __slots__ = (
+        "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -53,6 +55,9 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None) -> None:
         self.node = node
+        # Plain attributes, not properties: Filter and Score read them for every node.
+        self.name = node.name if node is not None else ""
+        self.allocatable = node.allocatable if node is not None else Resource()
         self.pods: list[Pod] = []
         self.pods_with_affinity: list[Pod] = []
         self.pods_with_required_anti_affinity: list[Pod] = []
@@ -62,16 +67,10 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.generation = next_generation()
 
-    @property
-    def name(self) -> str:
-        return self.node.name if self.node is not None else ""
-
-    @property
-    def allocatable(self) -> Resource:
-        return self.node.allocatable if self.node is not None else Resource()
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
+        self.allocatable = node.allocatable
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod) -> None:
@@ -114,6 +113,8 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
+        c.allocatable = self.allocatable
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

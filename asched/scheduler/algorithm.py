@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -183,18 +183,21 @@ class Algorithm:
             for t in totals:
                 t.score = 1
             return totals
-        per_plugin: dict[str, list[NodeScore]] = {name: [] for name, _, _ in fns}
-        chunk = chunk_size(len(nodes))
-        for i, ni in enumerate(nodes):
-            for name, fn, is_async in fns:
-                try:
-                    res = fn(state, pod, ni)
-                    score = await res if is_async else res  # type: ignore[misc]
-                except Exception as exc:
-                    raise SchedulingError(Status(Code.ERROR, (str(exc),), name, exc)) from exc
-                per_plugin[name].append(NodeScore(ni.name, int(cast(int, score))))
-            if (i + 1) % chunk == 0:
-                await anyio.lowlevel.checkpoint()
+        # Plugin-major: one comprehension per plugin over the nodes, yielding to the loop
+        # between plugins (a plugin over a few hundred nodes is well under a millisecond).
+        per_plugin: dict[str, list[NodeScore]] = {}
+        for name, fn, is_async in fns:
+            try:
+                if is_async:
+                    afn = cast(Callable[[CycleState, Pod, NodeInfo], Awaitable[int]], fn)
+                    scores = [NodeScore(ni.name, int(await afn(state, pod, ni))) for ni in nodes]
+                else:
+                    sfn = cast(Callable[[CycleState, Pod, NodeInfo], int], fn)
+                    scores = [NodeScore(ni.name, sfn(state, pod, ni)) for ni in nodes]
+            except Exception as exc:
+                raise SchedulingError(Status(Code.ERROR, (str(exc),), name, exc)) from exc
+            per_plugin[name] = scores
+            await anyio.lowlevel.checkpoint()
         st = fwk.normalize_and_weigh(state, pod, per_plugin)
         if st is not None:
             raise SchedulingError(st)
@@ -204,17 +207,10 @@ class Algorithm:
         return totals
 
     def select_host(self, scores: list[NodeScore]) -> str:
-        """The highest total; ties broken uniformly at random (reservoir sampling)."""
-        best = scores[0]
-        ties = 1
-        for ns in scores[1:]:
-            if ns.score > best.score:
-                best, ties = ns, 1
-            elif ns.score == best.score:
-                ties += 1
-                if self._rng.randrange(ties) == 0:
-                    best = ns
-        return best.name
+        """The highest total; ties broken uniformly at random."""
+        top = max(ns.score for ns in scores)
+        ties = [ns.name for ns in scores if ns.score == top]
+        return ties[0] if len(ties) == 1 else self._rng.choice(ties)
 
 
 def _any_nominated(fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> bool:
