@@ -23,6 +23,7 @@ from typing import Any, cast
 import structlog
 
 from asched.api import Pod
+from asched.api.podgroup import pod_group_name
 from asched.client.protocol import KubeClient
 from asched.framework.clock import Clock
 from asched.framework.cycle_state import CycleState
@@ -47,7 +48,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import Registry
-from asched.framework.services import RuntimeMetrics, SchedulerServices
+from asched.framework.services import PodGroupIndex, RuntimeMetrics, SchedulerServices
 from asched.framework.status import Code, Status, error
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -97,6 +98,8 @@ class Framework:
     ) -> None:
         self.profile = profile
         self._services = services
+        # Checked once: isinstance against a runtime Protocol is slow for a per-pod call.
+        self._group_index = services if isinstance(services, PodGroupIndex) else None
         self._waiting = WaitingPods()
         self.plugins: dict[str, Plugin] = {}
         names: list[str] = []
@@ -173,6 +176,12 @@ class Framework:
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
         return self._services.pods_in_namespace(namespace)
 
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        if self._group_index is not None:
+            return self._group_index.pods_in_group(namespace, name)
+        pods = self._services.pods_in_namespace(namespace)
+        return [p for p in pods if pod_group_name(p) == name]
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return self._services.nominated_pods_for_node(node_name)
 
@@ -219,6 +228,10 @@ class Framework:
     # ---- metrics -----------------------------------------------------------------
     def begin_cycle(self) -> None:
         self._sample_metrics = random.random() < PLUGIN_METRICS_SAMPLE
+
+    def record_point(self, point: str, status: Status | None, start: float) -> None:
+        """Time an extension point the scheduler runs itself (Score fans out there)."""
+        self._point(point, status, start)
 
     def _point(self, point: str, status: Status | None, start: float) -> None:
         m = self._services.metrics
@@ -588,8 +601,10 @@ class Framework:
         return status
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        start = time.perf_counter()
         for p in self.post_bind_plugins:
             try:
                 await p.post_bind(state, pod, node_name)
             except Exception:
                 log.exception("plugin_error", plugin=p.name, point="PostBind", pod=pod.key)
+        self._point("PostBind", None, start)

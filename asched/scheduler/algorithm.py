@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -177,6 +178,7 @@ class Algorithm:
         st = await fwk.run_pre_score(state, pod, nodes)
         if st is not None and not st.is_success():
             raise SchedulingError(st)
+        start = time.perf_counter()
         fns = fwk.score_fns(state)
         totals = [NodeScore(ni.name, 0) for ni in nodes]
         if not fns:
@@ -195,10 +197,13 @@ class Algorithm:
                     sfn = cast(Callable[[CycleState, Pod, NodeInfo], int], fn)
                     scores = [NodeScore(ni.name, sfn(state, pod, ni)) for ni in nodes]
             except Exception as exc:
-                raise SchedulingError(Status(Code.ERROR, (str(exc),), name, exc)) from exc
+                err = Status(Code.ERROR, (str(exc),), name, exc)
+                fwk.record_point("Score", err, start)
+                raise SchedulingError(err) from exc
             per_plugin[name] = scores
             await anyio.lowlevel.checkpoint()
         st = fwk.normalize_and_weigh(state, pod, per_plugin)
+        fwk.record_point("Score", st, start)
         if st is not None:
             raise SchedulingError(st)
         for scores in per_plugin.values():
