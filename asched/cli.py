@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from asched.cluster.cli import add_cluster_parser, run_cluster_command
+from asched.demo.cli import add_demo_parser, run_demo_command
+from asched.explain.cli import add_explain_parser, run_explain_command
 
 
 def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     add_run_parser(subparsers)
     add_cluster_parser(subparsers)
+    add_demo_parser(subparsers)
+    add_explain_parser(subparsers)
     return parser
 
 
@@ -84,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_run_command(args)
     if args.command == "cluster":
         return run_cluster_command(args)
+    if args.command == "demo":
+        return run_demo_command(args)
+    if args.command == "explain":
+        return run_explain_command(args)
     raise AssertionError(f"unhandled command {args.command}")
 
 

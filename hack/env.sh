@@ -13,9 +13,10 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.asched-deps
-if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+if [[ ! -f $stamp || pyproject.toml -nt $stamp || examples/policies/pyproject.toml -nt $stamp ]]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[dev]'
+  .venv/bin/python -m pip install -q -e examples/policies
   touch "$stamp"
 fi
 

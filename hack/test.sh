@@ -7,7 +7,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source hack/env.sh
 
-.venv/bin/ruff check asched tests benchmarks
+.venv/bin/ruff check asched tests benchmarks examples/policies
 .venv/bin/mypy
+# The out-of-tree plugin package, with the same strict settings.
+.venv/bin/mypy examples/policies/src/asched_policies
 # pytest exits 5 when it collects nothing; set -e turns that into a failure too.
 .venv/bin/python -m pytest -ra --durations=15 "$@"

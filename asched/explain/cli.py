@@ -1,0 +1,100 @@
+"""``asched explain NAMESPACE/POD``: why a pod is pending, and where asched would put it.
+
+Runs one dry scheduling cycle of the pod against the live cluster with the profile its
+schedulerName selects in --config (default: kube-scheduler's default profile) and prints,
+per node, which Filter plugin rejects it and why, then each Score plugin's scores and the
+node asched would pick. Read-only: it never binds, records events or writes status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+OUTPUTS = ("text", "json")
+
+
+def add_explain_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "explain",
+        help="explain where a pod would be scheduled and why not elsewhere (dry run)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("pod", metavar="NAMESPACE/POD", help="the pod to explain")
+    parser.add_argument("--kubeconfig", default=None,
+                        help="kubeconfig (default: in-cluster, then $KUBECONFIG or ~/.kube/config)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="the scheduler's KubeSchedulerConfiguration (default: one "
+                             "default-scheduler profile with kube-scheduler's default plugins)")
+    parser.add_argument("-o", "--output", choices=OUTPUTS, default="text")
+    parser.add_argument("--log-level", default="warning")
+    return parser
+
+
+def parse_pod_ref(ref: str) -> tuple[str, str]:
+    """``NAMESPACE/POD`` -> (namespace, name); a bare name means namespace "default"."""
+    namespace, sep, name = ref.partition("/")
+    if not sep:
+        namespace, name = "default", ref
+    if not namespace or not name or "/" in name:
+        raise ValueError(f"expected NAMESPACE/POD, got {ref!r}")
+    return namespace, name
+
+
+def run_explain_command(args: argparse.Namespace) -> int:
+    import anyio
+
+    from asched.app import build_registry, load
+    from asched.client.kubeconfig import ConfigError as KubeconfigError
+    from asched.client.protocol import ApiError, TransportError
+    from asched.config import ConfigError
+    from asched.explain.render import render_json, render_text
+    from asched.explain.runner import ExplainError
+    from asched.logs import configure_logging
+
+    configure_logging(args.log_level, "text")
+    try:
+        namespace, name = parse_pod_ref(args.pod)
+    except ValueError as exc:
+        print(f"asched explain: {exc}", file=sys.stderr)
+        return 2
+    registry = build_registry()
+    try:
+        config = load(args.config, registry)
+    except ConfigError as exc:
+        print(f"asched explain: invalid configuration {args.config}:\n{exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"asched explain: {exc}", file=sys.stderr)
+        return 2
+    try:
+        expl = anyio.run(_explain, args.kubeconfig, namespace, name, config, registry)
+    except (ExplainError, KubeconfigError) as exc:
+        print(f"asched explain: {exc}", file=sys.stderr)
+        return 1
+    except (ApiError, TransportError) as exc:
+        print(f"asched explain: API request failed: {exc}", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        print(render_json(expl))
+    else:
+        print("\n".join(render_text(expl)))
+    return 0
+
+
+async def _explain(kubeconfig: str | None, namespace: str, name: str, config: Any,
+                   registry: Any) -> Any:
+    from asched.client.kubeconfig import load_connection
+    from asched.client.rest import RestClient
+    from asched.explain.runner import explain_pod
+
+    connection = await load_connection(kubeconfig)
+    cc = config.client_connection
+    async with RestClient(connection, qps=cc.qps, burst=cc.burst) as client:
+        return await explain_pod(client, namespace, name, config, registry)
+
+
+__all__ = ["add_explain_parser", "parse_pod_ref", "run_explain_command"]
