@@ -48,6 +48,29 @@ def _orjson_str(obj: Any, **kwargs: Any) -> str:
     return orjson.dumps(obj, **kwargs).decode()
 
 
+class _Stderr:
+    """Whatever sys.stderr is when a line is written, not when logging was configured.
+
+    A process may swap sys.stderr after configuring (test runners capture it per test
+    and close the capture afterwards); binding the object at configure time would then
+    write into a closed file.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+class _StderrBytes:
+    def write(self, data: bytes) -> int:
+        return sys.stderr.buffer.write(data)
+
+    def flush(self) -> None:
+        sys.stderr.buffer.flush()
+
+
 def configure_logging(level: str = "info", fmt: str = "json") -> None:
     """Configure structlog and the stdlib root logger; raises ValueError on unknown values."""
     level_no = LEVELS.get(level.lower())
@@ -70,7 +93,7 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
             colors=sys.stderr.isatty(), timestamp_key="ts"
         )
         processors = [*shared, console]
-        logger_factory: Any = structlog.PrintLoggerFactory(file=sys.stderr)
+        logger_factory: Any = structlog.PrintLoggerFactory(file=_Stderr())  # type: ignore[arg-type]
         stdlib_renderer = console
     else:
         processors = [
@@ -78,7 +101,7 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
             _exception_dicts,
             structlog.processors.JSONRenderer(serializer=orjson.dumps),
         ]
-        logger_factory = structlog.BytesLoggerFactory(file=sys.stderr.buffer)
+        logger_factory = structlog.BytesLoggerFactory(file=_StderrBytes())  # type: ignore[arg-type]
         stdlib_renderer = structlog.processors.JSONRenderer(serializer=_orjson_str)
 
     structlog.configure(
@@ -102,7 +125,7 @@ def _configure_stdlib(
         foreign_pre_chain=pre_chain,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(_Stderr())
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
