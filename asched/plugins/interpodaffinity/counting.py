@@ -21,7 +21,7 @@ from asched.plugins.interpodaffinity.terms import (
     required_terms,
     term_matches,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache, NodeMemo
+from asched.plugins.nodememo import MemoCache, NodeMemo
 
 # topology key -> topology value -> count (or summed weight)
 TopologyCounts = dict[str, dict[str, int]]

@@ -31,7 +31,7 @@ from asched.plugins.interpodaffinity.terms import (
     required_terms,
     term_matches,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache
+from asched.plugins.nodememo import MemoCache
 
 ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"

@@ -58,7 +58,7 @@ from asched.plugins.interpodaffinity.terms import (
     resolve,
     resolve_all,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache
+from asched.plugins.nodememo import MemoCache
 
 _Q = QueueingHint.QUEUE
 _SKIP = QueueingHint.QUEUE_SKIP

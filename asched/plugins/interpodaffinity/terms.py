@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 
 from asched.api import Pod
 from asched.api.affinity import PodAffinity, PodAffinityTerm
-from asched.api.labels import LabelSelector
-from asched.framework.listers import ObjectStore
-from asched.plugins.interpodaffinity.namespaces import Namespace
 
 # Shared with PodTopologySpread (a candidate for plugins/helpers.py).
-from asched.plugins.podtopologyspread.constraints import LabelMatcher, compile_selector
+from asched.api.labels import LabelMatcher, LabelSelector, compile_selector
+from asched.framework.listers import ObjectStore
+from asched.plugins.interpodaffinity.namespaces import Namespace
 
 _NO_LABELS: Mapping[str, str] = {}
 

@@ -10,41 +10,24 @@ returns 0 for an empty selector, which upstream keeps for compatibility).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from asched.api import Node, Pod
 from asched.api.affinity import TopologySpreadConstraint
-from asched.api.labels import IN, LabelSelector, NodeSelector, Requirement
+from asched.api.labels import (
+    IN,
+    LabelMatcher,
+    LabelSelector,
+    NodeSelector,
+    Requirement,
+    compile_selector,
+    match_nothing,
+)
 from asched.plugins.helpers import DO_NOT_SCHEDULE_EFFECTS, find_untolerated_taint
 from asched.plugins.podtopologyspread.args import HONOR
 
 NAME = "PodTopologySpread"
-
-
-LabelMatcher = Callable[[Mapping[str, str]], bool]
-
-
-def _nothing(labels: Mapping[str, str]) -> bool:
-    return False
-
-
-def compile_selector(selector: LabelSelector | None) -> LabelMatcher:
-    """A fast predicate equivalent to `selector.matches` (None matches nothing).
-
-    Counting walks every pod of the cluster each cycle, and most selectors are plain
-    matchLabels: those become direct dict comparisons instead of generic requirements.
-    """
-    if selector is None:
-        return _nothing
-    reqs = selector.requirements
-    if not all(r.operator == IN and len(r.values) == 1 for r in reqs):
-        return selector.matches
-    pairs = tuple((r.key, next(iter(r.values))) for r in reqs)
-    if len(pairs) == 1:
-        ((key, value),) = pairs
-        return lambda labels: labels.get(key) == value
-    return lambda labels: all(labels.get(k) == v for k, v in pairs)
 
 
 @dataclass(slots=True, frozen=True)
@@ -55,7 +38,7 @@ class Constraint:
     min_domains: int = 1
     honor_node_affinity: bool = True
     honor_node_taints: bool = False
-    matches: LabelMatcher = field(default=_nothing, compare=False, repr=False)
+    matches: LabelMatcher = field(default=match_nothing, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "matches", compile_selector(self.selector))

@@ -14,13 +14,13 @@ from collections.abc import Hashable, Sequence
 
 from asched.api import Pod
 from asched.framework.nodeinfo import NodeInfo
+from asched.plugins.nodememo import MemoCache, NodeMemo
 from asched.plugins.podtopologyspread.constraints import (
     Constraint,
     NodeInclusion,
     count_matching,
     node_has_all_keys,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache, NodeMemo
 
 # Per constraint: (topology value, matching pods on the node), or None when excluded.
 Contribution = tuple[tuple[str, int] | None, ...]

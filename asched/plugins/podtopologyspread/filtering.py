@@ -20,6 +20,7 @@ from asched.api import Node, Pod
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
+from asched.plugins.nodememo import MemoCache
 from asched.plugins.podtopologyspread.constraints import (
     NAME,
     Constraint,
@@ -27,7 +28,6 @@ from asched.plugins.podtopologyspread.constraints import (
     node_has_all_keys,
 )
 from asched.plugins.podtopologyspread.counting import MemoEntry, count_domains
-from asched.plugins.podtopologyspread.memo import MemoCache
 
 ERR_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_NODE_LABEL_NOT_MATCH = ERR_CONSTRAINTS_NOT_MATCH + " (missing required label)"

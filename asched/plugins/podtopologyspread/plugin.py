@@ -36,6 +36,7 @@ from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status, error, skip
 from asched.framework.types import NodeScore, PreFilterResult
+from asched.plugins.nodememo import MemoCache
 from asched.plugins.podtopologyspread import owners
 from asched.plugins.podtopologyspread.args import (
     DO_NOT_SCHEDULE,
@@ -57,7 +58,6 @@ from asched.plugins.podtopologyspread.filtering import (
     filter_node,
     update_with_pod,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache
 from asched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_KEY,
     compute_pre_score_state,

@@ -22,6 +22,7 @@ from asched.api import Pod
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.types import MAX_NODE_SCORE, NodeScore
+from asched.plugins.nodememo import MemoCache
 from asched.plugins.podtopologyspread.args import LABEL_HOSTNAME
 from asched.plugins.podtopologyspread.constraints import (
     Constraint,
@@ -29,7 +30,6 @@ from asched.plugins.podtopologyspread.constraints import (
     node_has_all_keys,
 )
 from asched.plugins.podtopologyspread.counting import MemoEntry, count_domains
-from asched.plugins.podtopologyspread.memo import MemoCache
 
 
 @dataclass(slots=True)

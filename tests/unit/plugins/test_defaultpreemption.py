@@ -283,6 +283,14 @@ class Case:
     args: DefaultPreemptionArgs | None = None
 
 
+def placed(node: str, victims: int) -> Status:
+    """DefaultPreemption's Success status (kube-scheduler 1.37 wording)."""
+    return Status(Code.SUCCESS, (
+        f"preemption: found a potential placement for pod on node {node}, "
+        f"preempting {victims} victims",
+    ), NAME)
+
+
 CASES = {
     "higher-priority-pod-preempts": Case(
         [node("n1")], [running("v", "n1", "1").obj()], preemptor().obj(),
@@ -377,7 +385,8 @@ async def test_post_filter(case: Case) -> None:
     e = env(case.nodes, case.pods, pdbs=case.pdbs, start=case.start, args=case.args)
     result, st = await e.preempt(case.pod)
     if case.want_code == Code.SUCCESS:
-        assert st is None
+        assert case.want_node is not None
+        assert st == placed(case.want_node, len(case.want_deleted))
     else:
         assert st is not None
         assert (st.code, st.message()) == (case.want_code, case.want_message)
@@ -391,7 +400,7 @@ async def test_eviction_patches_condition_deletes_with_uid_and_records_event() -
     e = env([node("n1")], [running("v", "n1", "1").obj()])
     pod = preemptor().scheduler("my-scheduler").obj()
     result, st = await e.preempt(pod)
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
     [(path, body, content_type)] = e.client.patches()
     assert path == "/api/v1/namespaces/default/pods/v/status"
     assert content_type == "application/strategic-merge-patch+json"
@@ -415,7 +424,7 @@ async def test_terminating_victim_counts_but_gets_no_api_call() -> None:
     e = env([node("n1")], [running("old", "n1", "500m").terminating().obj(),
                           running("v", "n1", "500m").obj()])
     result, st = await e.preempt(preemptor().obj())
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 2))
     assert e.client.deleted() == ["v"]
 
 
@@ -425,7 +434,7 @@ async def test_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     wp = WaitingPod(victim, "n1", {"Gate": 30.0}, now=0.0)
     e.fwk.waiting_pods.add(wp)
     result, st = await e.preempt(preemptor().obj())
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
     assert e.client.requests == []
     assert wp.decided
     assert await wp.wait(e.services.clock) == Status(Code.UNSCHEDULABLE, ("preempted",), NAME)
@@ -449,7 +458,7 @@ async def test_api_failures(method: str, status: int, want_ok: bool, want_events
     e.client.fail[(method, path)] = ApiError(status, "Reason", "boom", method, path)
     result, st = await e.preempt(preemptor().obj())
     if want_ok:
-        assert (result, st) == (PostFilterResult("n1"), None)
+        assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
     else:
         assert result is None
         assert st is not None
@@ -478,7 +487,7 @@ async def test_evictions_are_bounded_by_parallelism(parallelism: int) -> None:
     e = env([node("n1")], pods)
     e.services.parallelism = parallelism
     result, st = await e.preempt(preemptor().obj())
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 4))
     assert sorted(e.client.deleted()) == ["v0", "v1", "v2", "v3"]
     assert e.client.max_in_flight == min(parallelism, 4)
 
@@ -489,7 +498,7 @@ async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     e = env([node("n1", cpu="2")], [running("v", "n1", "2").obj()],
             nominated={"n1": [low, mem]})
     result, st = await e.preempt(preemptor().obj())
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
     clears = [(path, body) for path, body, _ in e.client.patches()
               if "nominatedNodeName" in body["status"]]
     assert clears == [(
@@ -506,7 +515,7 @@ async def test_higher_priority_nominated_pods_take_their_room_first() -> None:
             [running("a", "n1", "1").obj(), running("b", "n2", "1", MID).obj()],
             nominated={"n1": [other]})
     result, st = await e.preempt(preemptor().obj())
-    assert (result, st) == (PostFilterResult("n2"), None)
+    assert (result, st) == (PostFilterResult("n2"), placed("n2", 1))
     assert e.client.deleted() == ["b"]
 
 
@@ -556,14 +565,32 @@ async def test_dry_run_errors(nodes: list[Node], want_node: str | None, want_err
         assert st is not None
         assert (st.code, st.message()) == (Code.ERROR, want_error)
     else:
-        assert (result, st) == (PostFilterResult(want_node), None)
+        assert (result, st) == (PostFilterResult(want_node), placed(want_node, 1))
 
 
 async def test_runs_through_the_framework_post_filter() -> None:
     e = env([node("n1")], [running("v", "n1", "1").obj()])
     pod = preemptor().obj()
     result, st = await e.fwk.run_post_filter(e.state, pod, await e.statuses(pod))
-    assert (result, st) == (PostFilterResult("n1"), None)
+    assert result == PostFilterResult("n1")
+    # kube-scheduler's RunPostFilterPlugins hands on the plugin's Success status (and its
+    # message); a runtime that reduces success to None is accepted here too.
+    assert st is None or st == placed("n1", 1)
+
+
+async def test_success_says_where_and_how_many_victims() -> None:
+    # kube-scheduler 1.37: the preemptor's FailedScheduling event ends with this message.
+    e = env([node("n1"), node("n2", cpu="2")],
+            [running("a", "n2", "1").obj(), running("b", "n2", "1").obj(),
+             running("c", "n1", "1", HIGH).obj()])
+    result, st = await e.preempt(preemptor("2").obj())
+    assert result == PostFilterResult("n2")
+    assert st is not None
+    assert (st.code, st.message(), st.plugin) == (
+        Code.SUCCESS,
+        "preemption: found a potential placement for pod on node n2, preempting 2 victims",
+        NAME,
+    )
 
 
 async def test_snapshot_is_not_mutated_by_dry_runs() -> None:

@@ -43,7 +43,7 @@ from asched.plugins.interpodaffinity.terms import (
     resolve,
     resolve_all,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache
+from asched.plugins.nodememo import MemoCache
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.plugins.fakes_pods import Churn, FakeStore, StoreHandle, cluster
 

@@ -27,7 +27,7 @@ from asched.plugins.podtopologyspread.filtering import (
     PRE_FILTER_KEY,
     compute_pre_filter_state,
 )
-from asched.plugins.podtopologyspread.memo import MemoCache, NodeMemo
+from asched.plugins.nodememo import MemoCache, NodeMemo
 from asched.plugins.podtopologyspread.owners import (
     Workload,
     decode_replica_set,

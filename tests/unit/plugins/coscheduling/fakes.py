@@ -17,7 +17,7 @@ import anyio
 import anyio.abc
 
 from asched.api import Node, Pod
-from asched.api.podgroup import PodGroup
+from asched.api.podgroup import PodGroup, pod_group_name
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import InformerRequest, ObjectStore
@@ -89,6 +89,9 @@ class GangHandle(FakeHandle):
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
         return [p for p in self.pods.values() if p.namespace == namespace]
+
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return [p for p in self.pods_in_namespace(namespace) if pod_group_name(p) == name]
 
     def add(self, *pods: Pod) -> None:
         """Pods the informer has seen; assigned ones are also counted on their node."""

@@ -536,25 +536,47 @@ _HintFn = Callable[[Pod, object | None, object | None], QueueingHint]
 
 
 @pytest.mark.parametrize(
-    ("hint", "old", "new", "want"),
+    ("hint", "min_member", "old", "new", "want"),
     [
-        pytest.param("member", None, make_pod("g9").pod_group("g").obj(), QueueingHint.QUEUE,
-                     id="sibling-added"),
-        pytest.param("member", None, make_pod("x").pod_group("other").obj(),
+        pytest.param("member", 2, None, make_pod("g9").pod_group("g").obj(), QueueingHint.QUEUE,
+                     id="sibling-added-completes-minMember"),
+        pytest.param("member", 3, None, make_pod("g9").pod_group("g").obj(),
+                     QueueingHint.QUEUE_SKIP, id="sibling-added-still-short-of-minMember"),
+        pytest.param("member", 0, None, make_pod("g9").pod_group("g").obj(),
+                     QueueingHint.QUEUE_SKIP, id="sibling-added-podgroup-missing"),
+        pytest.param("member", 2, None, make_pod("x").pod_group("other").obj(),
                      QueueingHint.QUEUE_SKIP, id="other-group-pod-added"),
-        pytest.param("member", None, make_pod("g9", "elsewhere").pod_group("g").obj(),
+        pytest.param("member", 2, None, make_pod("g9", "elsewhere").pod_group("g").obj(),
                      QueueingHint.QUEUE_SKIP, id="same-name-other-namespace"),
-        pytest.param("group", None, make_pod_group("g").obj(), QueueingHint.QUEUE,
+        pytest.param("group", 2, None, make_pod_group("g").obj(), QueueingHint.QUEUE,
                      id="own-podgroup-added"),
-        pytest.param("group", make_pod_group("h").obj(), make_pod_group("h").obj(),
+        pytest.param("group", 2, make_pod_group("h").obj(), make_pod_group("h").obj(),
                      QueueingHint.QUEUE_SKIP, id="other-podgroup-updated"),
     ],
 )
-def test_queueing_hints(hint: str, old: object, new: object, want: QueueingHint) -> None:
-    pl = plugin_for(GangHandle())
+def test_queueing_hints(
+    hint: str, min_member: int, old: object, new: object, want: QueueingHint
+) -> None:
+    # min_member 0: no PodGroup exists. The informer knows g1 and the pod the event is about.
+    groups = [make_pod_group("g").min_member(min_member).obj()] if min_member else []
+    h = GangHandle(groups=groups)
+    pod = make_pod("g1").pod_group("g").obj()
+    h.add(pod, *([new] if isinstance(new, Pod) else []))
+    pl = plugin_for(h)
     fn: _HintFn = (pl.manager.hint_member_changed if hint == "member"
                    else pl.manager.hint_pod_group_changed)
-    assert fn(make_pod("g1").pod_group("g").obj(), old, new) == want
+    assert fn(pod, old, new) == want
+
+
+def test_member_hint_is_reevaluated_for_each_new_sibling() -> None:
+    """The memo is per sibling version: the sibling that completes minMember still queues."""
+    h = GangHandle(groups=[make_pod_group("g").min_member(3).obj()])
+    pod, second, third = (make_pod(n).pod_group("g").obj() for n in ("g1", "g2", "g3"))
+    pl = plugin_for(h)
+    h.add(pod, second)
+    assert pl.manager.hint_member_changed(pod, None, second) == QueueingHint.QUEUE_SKIP
+    h.add(third)
+    assert pl.manager.hint_member_changed(pod, None, third) == QueueingHint.QUEUE
 
 
 def test_a_rejected_member_not_yet_forgotten_does_not_count_toward_the_quorum() -> None:

@@ -1,0 +1,47 @@
+"""Run ordering and the medians and ratios a benchmark reports."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from benchmarks.runner import rotate, summarize
+
+
+@pytest.mark.parametrize(
+    ("by", "expected"),
+    [(0, ["a", "b", "c"]), (1, ["b", "c", "a"]), (4, ["b", "c", "a"])],
+    ids=["first-run", "second-run", "wraps"],
+)
+def test_rotate(by: int, expected: list[str]) -> None:
+    assert rotate(["a", "b", "c"], by) == expected
+
+
+def _run(who: str, pods_per_s: float, **extra: Any) -> dict[str, Any]:
+    return {"scheduler": who, "pods_per_s": pods_per_s, "outcome": "complete",
+            "loadavg_before": [1.0, 1.0, 1.0], **extra}
+
+
+def test_summarize_takes_medians_and_ratios() -> None:
+    runs = [
+        _run("kube-scheduler", 100.0), _run("kube-scheduler", 300.0),
+        _run("kube-scheduler", 200.0),
+        _run("asched", 50.0), _run("asched", 150.0), _run("asched", 100.0),
+        _run("bare-bind", 400.0),
+    ]
+    summary = summarize(runs)
+    assert summary["per_scheduler"]["kube-scheduler"]["pods_per_s"] == 200.0
+    assert summary["per_scheduler"]["asched"]["pods_per_s"] == 100.0
+    assert summary["ratios"]["asched/kube pods_per_s"] == 0.5
+    assert summary["ratios"]["asched/ceiling pods_per_s"] == 0.25
+
+
+def test_summarize_counts_incomplete_runs_and_violations() -> None:
+    runs = [_run("asched", 10.0, checks={"violations": 2}),
+            {**_run("asched", 20.0), "outcome": "timeout"}]
+    per = summarize(runs)["per_scheduler"]["asched"]
+    assert (per["runs"], per["complete_runs"], per["violations"]) == (2, 1, 2)
+    assert math.isnan(per["cpu_seconds"])
+    assert summarize(runs)["ratios"] == {}

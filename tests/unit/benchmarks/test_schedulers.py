@@ -1,0 +1,46 @@
+"""Both schedulers get the same configuration apart from their identity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.schedulers import (
+    SCHEDULER_NAMES,
+    ClientLimits,
+    Kind,
+    SchedulerSetup,
+    render_config,
+)
+
+SETUP = SchedulerSetup(ClientLimits(50, 100), percentage_of_nodes_to_score=20)
+
+
+@pytest.mark.parametrize("kind", list(Kind), ids=[k.value for k in Kind])
+def test_limits_and_sampling_are_the_same(kind: Kind) -> None:
+    config = render_config(kind, SETUP, None)
+    assert config["clientConnection"] == {"qps": 50, "burst": 100}
+    assert config["percentageOfNodesToScore"] == 20
+    assert config["leaderElection"] == {"leaderElect": False}
+    assert config["profiles"] == [{"schedulerName": SCHEDULER_NAMES[kind]}]
+
+
+def test_kubeconfig_goes_into_client_connection() -> None:
+    config = render_config(Kind.KUBE, SETUP, Path("/k/admin.kubeconfig"))
+    assert config["clientConnection"]["kubeconfig"] == "/k/admin.kubeconfig"
+
+
+def test_gang_profile_is_the_coscheduling_example_with_run_timings() -> None:
+    setup = SchedulerSetup(ClientLimits(50, 100), gang=True, permit_waiting_seconds=7,
+                           podgroup_backoff_seconds=2)
+    profile = render_config(Kind.ASCHED, setup, None)["profiles"][0]
+    assert profile["schedulerName"] == SCHEDULER_NAMES[Kind.ASCHED]
+    assert profile["plugins"]["queueSort"]["enabled"] == [{"name": "Coscheduling"}]
+    args = next(e["args"] for e in profile["pluginConfig"] if e["name"] == "Coscheduling")
+    assert (args["permitWaitingTimeSeconds"], args["podGroupBackoffSeconds"]) == (7, 2)
+
+
+def test_kube_scheduler_has_no_gang_profile() -> None:
+    with pytest.raises(ValueError, match="Coscheduling"):
+        render_config(Kind.KUBE, SchedulerSetup(ClientLimits(50, 100), gang=True), None)
