@@ -436,7 +436,9 @@ class Framework:
                 final = error(exc, p.name)
                 break
             if st is None or st.is_success():
-                result, final = r, None
+                # A successful PostFilter's message ("preemption: found a potential
+                # placement ...") still reaches the pod's FailedScheduling event.
+                result, final = r, st
                 break
             if st.code == Code.ERROR:
                 final = st.with_plugin(p.name)

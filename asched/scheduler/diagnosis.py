@@ -64,7 +64,9 @@ class FitError(Exception):
             if parts:
                 msg += f" {', '.join(parts)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # No period after the PostFilter message: kube-scheduler 1.37 adds none
+            # (observed side by side by tests/differential).
+            msg += f" {d.post_filter_msg}"
         return msg
 
     def __str__(self) -> str:

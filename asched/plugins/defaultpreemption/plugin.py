@@ -8,10 +8,13 @@ Mirrors kube-scheduler v1.37 plugins/defaultpreemption and the preemption Evalua
    UnschedulableAndUnresolvable ones), dry-run from a random offset until enough are
    found (minCandidateNodesPercentage / minCandidateNodesAbsolute);
 3. pick one (pickOneNodeForPreemption) and preempt its victims (see executor.py);
-4. answer: Success with the node as nominated node; or, when no node can be made to fit,
-   Unschedulable with the FitError wording and an empty nominated node (which clears a
-   stale nomination). Every message is prefixed "preemption: ", as upstream does, and the
-   scheduler appends it to its own FailedScheduling message.
+4. answer: Success with the node as nominated node and, as 1.37 does, the message "found
+   a potential placement for pod on node <node>, preempting <n> victims" (a Success
+   Status, not None: upstream's FailedScheduling event of the preemptor carries it); or,
+   when no node can be made to fit, Unschedulable with the FitError wording and an empty
+   nominated node (which clears a stale nomination). Every message is prefixed
+   "preemption: ", as upstream does, and the scheduler appends it to its own
+   FailedScheduling message.
 
 Victims are deleted inside PostFilter (upstream's behaviour with SchedulerAsyncPreemption
 off; in 1.37 that gate is on by default and deletes in a goroutine while a PreEnqueue
@@ -53,6 +56,7 @@ NAME = "DefaultPreemption"
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+PLACEMENT_FOUND = "found a potential placement for pod on node {node}, preempting {count} victims"
 PREEMPT_NEVER = "Never"
 
 log = structlog.get_logger(__name__)
@@ -147,7 +151,8 @@ class DefaultPreemption(PostFilterPlugin):
         st = await self._executor.prepare_candidate(best, pod)
         if st is not None:
             return None, st
-        return PostFilterResult(best.node_name), None
+        found = PLACEMENT_FOUND.format(node=best.node_name, count=len(best.victims))
+        return PostFilterResult(best.node_name), Status(Code.SUCCESS, (found,), NAME)
 
     def pod_eligible_to_preempt_others(
         self, pod: Pod, nominated_node_status: Status | None

@@ -163,5 +163,5 @@ def test_fit_error_with_post_filter_message() -> None:
     d.post_filter_msg = "preemption: 0/2 nodes are available: 2 No preemption victims found"
     assert FitError("ns/p", 2, d).message() == (
         "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu. "
-        "preemption: 0/2 nodes are available: 2 No preemption victims found."
+        "preemption: 0/2 nodes are available: 2 No preemption victims found"
     )

@@ -1,0 +1,126 @@
+"""Comparing asched's outcome of a scenario with kube-scheduler's, and checking both.
+
+Three comparisons, each named so a documented difference can exempt exactly it:
+- `scheduled`: which pods got a node, and which existing pods survived (preemption);
+- `node`: the node of every pod in expect_same_node, and the sorted per-domain pod counts
+  of expect_spread (which domain gets the extra pod may be a tie);
+- `message`: the event reasons of each pod, its first FailedScheduling note (a bound
+  preemptor has one too) and its PodScheduled=False condition message, exactly (both saw
+  the same N nodes); for pods both bound, the Scheduled note with names replaced.
+`reference_problems` checks the scenario's own claims against kube-scheduler, so a
+scenario that stopped testing what it says fails even when both schedulers agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.differential.outcomes import ScenarioOutcome
+from tests.differential.scenario import Scenario
+
+DOC = Path(__file__).parents[2] / "docs" / "differential.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    comparison: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.comparison}] {self.detail}"
+
+
+def _scheduled(o: ScenarioOutcome) -> set[str]:
+    return {name for name, p in o.pods.items() if p.scheduled}
+
+
+def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    a_set, k_set = _scheduled(asched), _scheduled(kube)
+    if (len(a_set) != len(k_set)) if s.interchangeable else (a_set != k_set):
+        out.append(Mismatch("scheduled", f"asched bound {sorted(a_set)}, "
+                                         f"kube-scheduler bound {sorted(k_set)}"))
+    if asched.existing_left != kube.existing_left:
+        out.append(Mismatch("scheduled", f"existing pods left: asched "
+                                         f"{sorted(asched.existing_left)}, kube-scheduler "
+                                         f"{sorted(kube.existing_left)}"))
+    for name in s.expect_same_node:
+        a_node, k_node = asched.pods[name].node, kube.pods[name].node
+        if a_node != k_node:
+            out.append(Mismatch("node", f"{name}: asched {a_node or '-'}, "
+                                        f"kube-scheduler {k_node or '-'}"))
+    if s.expect_spread:
+        a_counts = sorted(asched.spread.values())
+        k_counts = sorted(kube.spread.values())
+        if a_counts != k_counts:
+            out.append(Mismatch("node", f"pods per {s.expect_spread}: asched {asched.spread}, "
+                                        f"kube-scheduler {kube.spread}"))
+    if s.interchangeable:
+        return out + _pooled_messages(asched, kube)
+    for p in s.pods:
+        a, k = asched.pods[p.name], kube.pods[p.name]
+        if a.scheduled != k.scheduled:
+            continue  # reported above
+        if a.reasons != k.reasons:
+            out.append(Mismatch("message", f"{p.name} event reasons: asched {a.reasons}, "
+                                           f"kube-scheduler {k.reasons}"))
+        if a.scheduled and a.scheduled_note != k.scheduled_note:
+            out.append(Mismatch("message", f"{p.name} Scheduled: asched {a.scheduled_note!r}, "
+                                           f"kube-scheduler {k.scheduled_note!r}"))
+        # A bound pod may have failed first (a preemptor: its FailedScheduling says so).
+        for what, av, kv in (("FailedScheduling", a.first_failure, k.first_failure),
+                             ("PodScheduled", a.condition, k.condition)):
+            if av != kv:
+                out.append(Mismatch("message", f"{p.name} {what}:\n  asched         "
+                                               f"{av!r}\n  kube-scheduler {kv!r}"))
+    return out
+
+
+def _pooled_messages(asched: ScenarioOutcome, kube: ScenarioOutcome) -> list[Mismatch]:
+    """Interchangeable pods: the multisets of messages, whichever pod carries them."""
+    out = []
+    for what, field in (("FailedScheduling", "first_failure"), ("PodScheduled", "condition"),
+                        ("Scheduled", "scheduled_note"), ("event reasons", "reasons")):
+        a = sorted(getattr(p, field) for p in asched.pods.values())
+        k = sorted(getattr(p, field) for p in kube.pods.values())
+        if a != k:
+            out.append(Mismatch("message", f"{what} notes:\n  asched         {a!r}\n"
+                                           f"  kube-scheduler {k!r}"))
+    return out
+
+
+def reference_problems(s: Scenario, kube: ScenarioOutcome) -> list[str]:
+    """Where kube-scheduler's outcome contradicts the scenario's stated expectations."""
+    problems = []
+    if s.expect_scheduled is not None and _scheduled(kube) != s.expect_scheduled:
+        problems.append(f"expected {sorted(s.expect_scheduled)} bound, "
+                        f"kube-scheduler bound {sorted(_scheduled(kube))}")
+    if s.expect_count is not None and len(_scheduled(kube)) != s.expect_count:
+        problems.append(f"expected {s.expect_count} pods bound, "
+                        f"kube-scheduler bound {sorted(_scheduled(kube))}")
+    for pod, node in s.expect_nodes.items():
+        if kube.pods[pod].node != node:
+            problems.append(f"expected {pod} on {node}, kube-scheduler: {kube.pods[pod].short()}")
+    return problems
+
+
+def known_difference_problems(
+    s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome, found: list[Mismatch]
+) -> list[str]:
+    """How the outcome departs from the documented difference (empty: exactly as documented)."""
+    known = s.known_difference
+    assert known is not None
+    problems = [f"undocumented: {m}" for m in found if m.comparison not in known.differs]
+    if not any(m.comparison in known.differs for m in found):
+        problems.append(f"documented difference {known.doc!r} ({sorted(known.differs)}) is "
+                        "gone: remove it from the scenario and docs/differential.md")
+    a_notes = [p.first_failure for p in asched.pods.values()]
+    k_notes = [p.first_failure for p in kube.pods.values()]
+    if known.asched and not any(known.asched in n for n in a_notes):
+        problems.append(f"no asched message contains {known.asched!r}: {a_notes}")
+    if known.kube and not any(known.kube in n for n in k_notes):
+        problems.append(f"no kube-scheduler message contains {known.kube!r}: {k_notes}")
+    if f"`{known.doc}`" not in DOC.read_text():
+        problems.append(f"docs/differential.md has no row `{known.doc}`")
+    return problems

@@ -1,0 +1,107 @@
+"""Where each scenario lives in the shared cluster, and its objects as sent to the API.
+
+All scenarios share one cluster and run in one scheduler process per side, so each must
+be invisible to the others:
+- its nodes carry `diff.asched.io/scenario=<key>` and every pod it schedules gets that
+  nodeSelector, so only its own nodes are feasible (both schedulers still see every node,
+  hence the same `0/N nodes are available` counts);
+- each side runs it in a namespace of its own, which scopes pod (anti-)affinity and
+  topology spreading to the scenario's pods;
+- node names are unique per run: `<run>-<index>-<local name>`.
+The local node names of a scenario are mapped back when outcomes are compared.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from asched.cluster import NodeSpec
+from tests.differential.scenario import PodTemplate, Scenario, deep_merge
+from tests.differential.schedulers import KUBE, Side
+
+SCENARIO_LABEL = "diff.asched.io/scenario"
+RUN_LABEL = "diff.asched.io/run"
+_NODE_REF = re.compile(r"\{\{node:([a-z0-9-]+)\}\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One scenario's names in one harness run (shared by both sides)."""
+
+    scenario: Scenario
+    index: int
+    run: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.run}-{self.index:02d}"
+
+    def node_name(self, local: str) -> str:
+        return f"{self.key}-{local}"
+
+    def local_node(self, real: str) -> str:
+        prefix = f"{self.key}-"
+        return real[len(prefix):] if real.startswith(prefix) else real
+
+    def namespace(self, side: Side) -> str:
+        return f"{side.prefix}-{self.index:02d}-{self.scenario.id}"[:63].rstrip("-")
+
+    def node_specs(self) -> list[NodeSpec]:
+        return [
+            dataclasses.replace(
+                n.spec,
+                name=self.node_name(n.name),
+                labels={**n.spec.labels, SCENARIO_LABEL: self.key},
+            )
+            for n in self.scenario.nodes
+        ]
+
+    def _resolve(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _NODE_REF.sub(lambda m: self.node_name(m.group(1)), value)
+        if isinstance(value, list):
+            return [self._resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._resolve(v) for k, v in value.items()}
+        return value
+
+    def _manifest(self, pod: PodTemplate, side: Side) -> dict[str, Any]:
+        body: dict[str, Any] = copy.deepcopy(dict(pod.body))
+        if side.name == KUBE:
+            deep_merge(body["spec"], pod.kube_spec)
+        body = self._resolve(body)
+        body["metadata"]["namespace"] = self.namespace(side)
+        body["metadata"].setdefault("labels", {})[RUN_LABEL] = run_label(self.run, side)
+        return body
+
+    def existing_pod(self, pod: PodTemplate, side: Side) -> dict[str, Any]:
+        body = self._manifest(pod, side)
+        body["spec"]["nodeName"] = self.node_name(pod.node)
+        return body
+
+    def pod(self, pod: PodTemplate, side: Side) -> dict[str, Any]:
+        body = self._manifest(pod, side)
+        body["spec"]["schedulerName"] = side.scheduler_name(self.scenario.profile)
+        if not pod.prebound:
+            body["spec"].setdefault("nodeSelector", {})[SCENARIO_LABEL] = self.key
+        return body
+
+    def objects(self, side: Side) -> list[dict[str, Any]]:
+        out = []
+        for obj in self.scenario.objects:
+            body = self._resolve(copy.deepcopy(dict(obj)))
+            body.setdefault("metadata", {})["namespace"] = self.namespace(side)
+            out.append(body)
+        return out
+
+
+def run_label(run: str, side: Side) -> str:
+    return f"{run}-{side.prefix}"
+
+
+def place(scenarios: list[Scenario], run: str) -> list[Placement]:
+    return [Placement(s, i, run) for i, s in enumerate(scenarios)]

@@ -1,0 +1,54 @@
+"""The scenarios' kwok nodes: created once for both runs, completed, deleted at the end.
+
+Two things NodeSpec cannot say are written after creation: `spec.unschedulable` (a plain
+patch) and `status.images` for ImageLocality. Images go through the status subresource
+once kwok has marked the node Ready, because kwok's node-initialize stage rewrites the
+status of a node that is not Ready yet; its later heartbeats leave images alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from asched.cluster import LocalCluster, RestClient, delete_nodes
+from tests.differential.layout import Placement
+
+
+async def _complete(admin: RestClient, placements: Sequence[Placement]) -> None:
+    limiter = anyio.Semaphore(16)
+
+    async def patch(path: str, body: Mapping[str, Any]) -> None:
+        async with limiter:
+            await admin.patch(path, body)
+
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            for n in p.scenario.nodes:
+                path = f"/api/v1/nodes/{p.node_name(n.name)}"
+                if n.unschedulable:
+                    tg.start_soon(patch, path, {"spec": {"unschedulable": True}})
+                if n.images:
+                    images = [dict(i) for i in n.images]
+                    tg.start_soon(patch, f"{path}/status", {"status": {"images": images}})
+
+
+@asynccontextmanager
+async def scenario_nodes(
+    cluster: LocalCluster, admin: RestClient, placements: Sequence[Placement]
+) -> AsyncIterator[list[str]]:
+    """Create every scenario's nodes, wait until Ready, complete them; delete them after."""
+    specs = [spec for p in placements for spec in p.node_specs()]
+    names = [s.name for s in specs]
+    try:
+        await cluster.create_nodes(specs)
+        with anyio.fail_after(60):
+            await cluster.wait_nodes_ready(names)
+        await _complete(admin, placements)
+        yield names
+    finally:
+        with anyio.CancelScope(shield=True):
+            await delete_nodes(admin, names)

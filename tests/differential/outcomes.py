@@ -1,0 +1,150 @@
+"""What a scheduler did with a scenario's pods, read back from the API server.
+
+A Snapshot is one look at the run's pods (by the run label) and at all events.k8s.io/v1
+Events (both schedulers write that API; kube-scheduler 1.37 through client-go's events
+broadcaster). From it come the per-pod outcomes the comparison works on:
+- the node (scenario-local name) or none;
+- the first FailedScheduling note. kube-scheduler's broadcaster keys a series without the
+  message, so a later failure with other words only bumps the first Event's count: the
+  first note is the one both schedulers leave readable;
+- the PodScheduled=False condition message (the latest failure, on both);
+- the Scheduled note with namespace, pod and node replaced by placeholders.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from asched.cluster import RestClient
+from tests.differential.layout import RUN_LABEL, Placement, run_label
+from tests.differential.schedulers import Side
+
+FAILED = "FailedScheduling"
+SCHEDULED = "Scheduled"
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PodOutcome:
+    node: str = ""
+    nominated: str = ""
+    first_failure: str = ""
+    condition: str = ""
+    scheduled_note: str = ""
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def scheduled(self) -> bool:
+        return bool(self.node)
+
+    def short(self) -> str:
+        if self.node:
+            return f"bound to {self.node}"
+        if self.first_failure:
+            return f"unschedulable: {self.first_failure!r}"
+        return "pending without events"
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioOutcome:
+    pods: Mapping[str, PodOutcome]
+    #: Existing pods still present at the end (the others were preempted).
+    existing_left: frozenset[str] = frozenset()
+    #: Bound pods per value of the scenario's expect_spread node label.
+    spread: Mapping[str, int] = field(default_factory=dict)
+
+
+def _when(event: Mapping[str, Any]) -> datetime:
+    stamp = event.get("eventTime") or event["metadata"]["creationTimestamp"]
+    return datetime.fromisoformat(stamp)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    pods: dict[Key, dict[str, Any]]
+    events: dict[Key, list[dict[str, Any]]]
+
+    @classmethod
+    async def take(cls, admin: RestClient, run: str, side: Side) -> Snapshot:
+        pods = await admin.list(
+            "/api/v1/pods", params={"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
+        )
+        namespaces = {p["metadata"]["namespace"] for p in pods}
+        events: dict[Key, list[dict[str, Any]]] = {}
+        for e in await admin.list("/apis/events.k8s.io/v1/events"):
+            ref = e.get("regarding") or {}
+            if ref.get("kind") == "Pod" and ref.get("namespace") in namespaces:
+                events.setdefault((ref["namespace"], ref["name"]), []).append(e)
+        for evs in events.values():
+            evs.sort(key=_when)
+        return cls({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}, events)
+
+    def reasons(self, key: Key) -> list[str]:
+        return [e.get("reason", "") for e in self.events.get(key, ())]
+
+    def settled(self, key: Key) -> bool:
+        """Bound with its Scheduled event, or failed and not waiting on a preemption."""
+        pod = self.pods.get(key)
+        if pod is None:
+            return False
+        reasons = self.reasons(key)
+        if pod["spec"].get("nodeName"):
+            return SCHEDULED in reasons
+        return FAILED in reasons and not pod.get("status", {}).get("nominatedNodeName")
+
+    def fingerprint(self) -> tuple[object, ...]:
+        """Changes whenever a pod binds or an Event is written or counted again."""
+        bound = sorted((k, p["spec"].get("nodeName", "")) for k, p in self.pods.items())
+        events = sorted(
+            (k, e["metadata"]["name"], (e.get("series") or {}).get("count", 1))
+            for k, evs in self.events.items()
+            for e in evs
+        )
+        return tuple(bound), tuple(events)
+
+    def pod_outcome(self, placement: Placement, key: Key) -> PodOutcome:
+        pod = self.pods.get(key)
+        if pod is None:
+            return PodOutcome(reasons=("<missing>",))
+        ns, name = key
+        node = pod["spec"].get("nodeName", "")
+        status = pod.get("status", {})
+        condition = next(
+            (c.get("message", "") for c in status.get("conditions", ())
+             if c["type"] == "PodScheduled" and c["status"] == "False"),
+            "",
+        )
+        events = self.events.get(key, [])
+        failures = [e.get("note", "") for e in events if e.get("reason") == FAILED]
+        scheduled = [e.get("note", "") for e in events if e.get("reason") == SCHEDULED]
+        note = scheduled[0] if scheduled else ""
+        if note:
+            note = note.replace(f"{ns}/{name}", "<pod>").replace(node, "<node>")
+        return PodOutcome(
+            node=placement.local_node(node) if node else "",
+            nominated=placement.local_node(status.get("nominatedNodeName", "")),
+            first_failure=failures[0] if failures else "",
+            condition=condition if not node else "",
+            scheduled_note=note,
+            reasons=tuple(sorted({e.get("reason", "") for e in events})),
+        )
+
+    def scenario_outcome(
+        self, placement: Placement, side: Side, node_labels: Mapping[str, Mapping[str, str]]
+    ) -> ScenarioOutcome:
+        s = placement.scenario
+        ns = placement.namespace(side)
+        pods = {p.name: self.pod_outcome(placement, (ns, p.name)) for p in s.pods}
+        left = frozenset(p.name for p in s.existing if (ns, p.name) in self.pods)
+        spread: Counter[str] = Counter()
+        if s.expect_spread:
+            for outcome in pods.values():
+                if outcome.node:
+                    labels = node_labels[placement.node_name(outcome.node)]
+                    spread[labels.get(s.expect_spread, "")] += 1
+        return ScenarioOutcome(pods, left, dict(spread))

@@ -1,0 +1,166 @@
+"""One side's run: every scenario through one scheduler process, from setup to cleanup.
+
+Order, and why:
+1. Namespaces, objects (PVCs), existing pods (bound through spec.nodeName) and the pods
+   to schedule are all created BEFORE the scheduler starts. The scheduler's first list
+   then holds every pod, so its queue orders them by priority (PrioritySort) with no
+   creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
+   name, not creation: observed), so scenarios whose outcome depends on it compare
+   counts (`interchangeable`).
+2. The scheduler starts with all profiles; the run waits until every pod to schedule has
+   settled (bound with a Scheduled event, or a FailedScheduling event and no pending
+   nomination), then until nothing changed for QUIET seconds (retries after backoff can
+   still write), bounded by SETTLE_TIMEOUT: an unsettled pod is an outcome, not a crash.
+3. The outcome is read, the scheduler stopped, and the side's pods force-deleted; the run
+   returns only once none is left, so the other side starts from the same cluster state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+from asched.cluster import ApiError, LocalCluster, RestClient
+from tests.differential.layout import RUN_LABEL, Placement, run_label
+from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
+from tests.differential.schedulers import Running, Side, run_scheduler
+from tests.integration.helpers import poll
+
+log = structlog.get_logger(__name__)
+
+SETTLE_TIMEOUT = 90.0
+QUIET = 2.0
+POLL = 0.25
+_CONCURRENCY = 16
+
+
+def _api_path(obj: Mapping[str, Any]) -> str:
+    """Collection path of a namespaced core or grouped object."""
+    ns = obj["metadata"]["namespace"]
+    api = obj["apiVersion"]
+    plural = obj["kind"].lower() + "s"
+    base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
+    return f"{base}/namespaces/{ns}/{plural}"
+
+
+async def _create_all(admin: RestClient, placements: Sequence[Placement], side: Side) -> None:
+    limiter = anyio.Semaphore(_CONCURRENCY)
+
+    async def post(path: str, body: Mapping[str, Any]) -> None:
+        async with limiter:
+            await admin.post(path, body)
+
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            tg.start_soon(post, "/api/v1/namespaces", {"metadata": {"name": p.namespace(side)}})
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            for obj in p.objects(side):
+                tg.start_soon(post, _api_path(obj), obj)
+            pods = [p.existing_pod(e, side) for e in p.scenario.existing]
+            pods += [p.pod(t, side) for t in p.scenario.pods]
+            for body in pods:
+                tg.start_soon(post, f"/api/v1/namespaces/{p.namespace(side)}/pods", body)
+
+
+def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
+    return [
+        (p.namespace(side), t.name)
+        for p in placements
+        for t in p.scenario.pods
+        if not t.gated and not t.prebound
+    ]
+
+
+async def _settle(admin: RestClient, run: str, side: Side, keys: list[Key],
+                  alive: Running) -> Snapshot:
+    deadline = anyio.current_time() + SETTLE_TIMEOUT
+    quiet_since: float | None = None
+    last: tuple[object, ...] = ()
+    while True:
+        alive.check_alive()
+        snap = await Snapshot.take(admin, run, side)
+        now = anyio.current_time()
+        if now > deadline:
+            pending = [k for k in keys if not snap.settled(k)]
+            log.warning("differential_settle_timeout", side=side.name, pending=pending[:10])
+            return snap
+        if all(snap.settled(k) for k in keys):
+            fp = snap.fingerprint()
+            if fp != last:
+                last, quiet_since = fp, now
+            elif quiet_since is not None and now - quiet_since >= QUIET:
+                return snap
+        else:
+            quiet_since = None
+        await anyio.sleep(POLL)
+
+
+async def _unless_gone(request: Awaitable[object]) -> None:
+    """Cleanup after a failed setup meets objects that were never created."""
+    try:
+        await request
+    except ApiError as err:
+        if err.status != 404:
+            raise
+
+
+async def _cleanup(admin: RestClient, placements: Sequence[Placement], run: str,
+                   side: Side) -> None:
+    limiter = anyio.Semaphore(_CONCURRENCY)
+
+    async def drop(p: Placement) -> None:
+        ns = p.namespace(side)
+        async with limiter:
+            # Nothing runs these pods: force them, or they wait for a kubelet for ever.
+            await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}/pods",
+                                            params={"gracePeriodSeconds": 0}))
+            for obj in p.objects(side):
+                # No PVC protection controller runs to lift the finalizer.
+                path = f"{_api_path(obj)}/{obj['metadata']['name']}"
+                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+            await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}"))
+
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            tg.start_soon(drop, p)
+    selector = {"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
+
+    async def all_gone() -> bool | None:
+        return None if await admin.list("/api/v1/pods", params=selector) else True
+
+    with anyio.fail_after(60):
+        await poll(all_gone, interval=POLL)
+
+
+async def run_side(
+    cluster: LocalCluster,
+    admin: RestClient,
+    placements: Sequence[Placement],
+    *,
+    run: str,
+    side: Side,
+    work_dir: Path,
+) -> dict[str, ScenarioOutcome]:
+    """Every scenario through *side*'s scheduler; outcomes by scenario id."""
+    began = anyio.current_time()
+    try:
+        await _create_all(admin, placements, side)
+        created = anyio.current_time()
+        async with run_scheduler(side, cluster, work_dir) as alive:
+            snap = await _settle(admin, run, side, _waiting_for(placements, side), alive)
+        settled = anyio.current_time()
+        nodes = await admin.list("/api/v1/nodes")
+        labels = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in nodes}
+        outcomes = {p.scenario.id: snap.scenario_outcome(p, side, labels) for p in placements}
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _cleanup(admin, placements, run, side)
+    log.info("differential_side_done", side=side.name, scenarios=len(placements),
+             create_s=round(created - began, 1), schedule_s=round(settled - created, 1),
+             total_s=round(anyio.current_time() - began, 1))
+    return outcomes

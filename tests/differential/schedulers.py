@@ -1,0 +1,95 @@
+"""The two schedulers under comparison, each started as a real process for one run.
+
+asched runs as `python -m asched run` with its own RBAC identity (tests/integration/
+asched_proc.py); kube-scheduler v1.37.2 (the binary beside the other control-plane
+binaries) runs with the admin kubeconfig, no leader election and no serving port. Both are
+stopped when the run's `async with` ends, whatever happened inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from asched.cluster import LocalCluster, find_binaries
+from asched.cluster.process import ManagedProcess, spawn
+from tests.differential.profiles import (
+    KUBE_PROFILE,
+    asched_config,
+    kube_config,
+    scheduler_name,
+    write_config,
+)
+from tests.integration.asched_proc import AschedProcess, running_asched
+
+
+class SchedulerDied(RuntimeError):
+    """The scheduler process exited during its run."""
+
+
+class Running(Protocol):
+    def check_alive(self) -> None:
+        """Raise SchedulerDied (with the log's tail) if the process has exited."""
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One scheduler: its display name and the prefix of its scheduler names/namespaces."""
+
+    name: str
+    prefix: str
+
+    def scheduler_name(self, profile: str) -> str:
+        if self.name == KUBE:
+            profile = KUBE_PROFILE.get(profile, profile)
+        return scheduler_name(self.prefix, profile)
+
+
+ASCHED = "asched"
+KUBE = "kube-scheduler"
+
+
+class _AschedRunning:
+    def __init__(self, proc: AschedProcess) -> None:
+        self._proc = proc
+
+    def check_alive(self) -> None:
+        p = self._proc.proc
+        if p is not None and p.poll() is not None:
+            raise SchedulerDied(f"asched exited with {p.returncode}:\n{self._proc.logs()[-3000:]}")
+
+
+class _KubeRunning:
+    def __init__(self, proc: ManagedProcess) -> None:
+        self._proc = proc
+
+    def check_alive(self) -> None:
+        if not self._proc.running():
+            tail = self._proc.log_path.read_text(errors="replace")[-3000:]
+            raise SchedulerDied(f"kube-scheduler exited with {self._proc.returncode}:\n{tail}")
+
+
+@asynccontextmanager
+async def run_scheduler(
+    side: Side, cluster: LocalCluster, work_dir: Path
+) -> AsyncIterator[Running]:
+    """Start *side*'s scheduler with every profile; stop it on exit."""
+    log_path = work_dir / f"{side.prefix}.log"
+    if side.name == ASCHED:
+        config = write_config(work_dir / "asched.yaml", asched_config(side.prefix))
+        async with running_asched(config, cluster.scheduler_kubeconfig, log_path) as proc:
+            yield _AschedRunning(proc)
+        return
+    config = write_config(
+        work_dir / "kube-scheduler.yaml", kube_config(side.prefix, cluster.admin_kubeconfig)
+    )
+    binary = find_binaries().kube_scheduler
+    kube = await spawn(KUBE, [str(binary), f"--config={config}", "--secure-port=0", "--v=2"],
+                       log_path)
+    try:
+        yield _KubeRunning(kube)
+    finally:
+        await kube.stop(grace=5)
