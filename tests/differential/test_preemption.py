@@ -102,6 +102,16 @@ async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_
     preemptor["spec"]["priorityClassName"] = HIGH
 
     nominated: list[str] = []
+
+    async def victims_gone() -> set[str] | None:
+        left = {p["metadata"]["name"] for p in await admin.list(pods)}
+        return left if "s-big" not in left else None
+
+    async def preempted() -> list[dict[str, Any]] | None:
+        return await _events(admin, namespace, "Preempted") or None
+
+    # The scheduler keeps running until its events are written: kube-scheduler's event
+    # broadcaster is asynchronous, and stopping it right after the binding loses them.
     async with run_scheduler(side, cluster, tmp_path):
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
@@ -114,23 +124,14 @@ async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_
                 await anyio.sleep(0.2)  # the watch is open before the pod exists
                 created = await admin.post(pods, preemptor)
 
-    assert nominated == [node_of["single"]]
-    assert bound == [node_of["single"]]
-
-    async def victims_gone() -> set[str] | None:
-        left = {p["metadata"]["name"] for p in await admin.list(pods)}
-        return left if "s-big" not in left else None
-
-    with anyio.fail_after(30):
-        left = await poll(victims_gone, interval=0.2)
-    everyone = {name for victims in VICTIMS.values() for name, _, _ in victims}
-    assert left == (everyone - {"s-big"}) | {PREEMPTOR}
-
-    async def preempted() -> list[dict[str, Any]] | None:
-        return await _events(admin, namespace, "Preempted") or None
-
-    with anyio.fail_after(30):
-        events = await poll(preempted, interval=0.2)
+        assert nominated == [node_of["single"]]
+        assert bound == [node_of["single"]]
+        with anyio.fail_after(30):
+            left = await poll(victims_gone, interval=0.2)
+        everyone = {name for victims in VICTIMS.values() for name, _, _ in victims}
+        assert left == (everyone - {"s-big"}) | {PREEMPTOR}
+        with anyio.fail_after(30):
+            events = await poll(preempted, interval=0.2)
     assert [(e["regarding"]["name"], e["type"], e["note"]) for e in events] == [(
         "s-big", "Normal",
         f"Preempted by pod {created['metadata']['uid']} on node {node_of['single']}",

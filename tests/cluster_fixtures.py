@@ -1,0 +1,100 @@
+"""Fixtures that give tests a real control plane (loaded for every test directory by the
+root conftest.py, so one session starts one cluster however many directories use it).
+
+One LocalCluster serves the whole session: it runs in a blocking portal (an event loop in
+a thread of its own), so its processes outlive each test's event loop, while tests talk to
+it over HTTP from their own loops. Missing binaries fail the session with the build
+command; only ASCHED_SKIP_INTEGRATION=1 skips these tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import anyio
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+from asched.cluster import ApiError, LocalCluster, NodeSpec, RestClient, delete_nodes
+
+SKIP_ENV = "ASCHED_SKIP_INTEGRATION"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the control plane is an integration test, wherever it lives."""
+    skip = os.environ.get(SKIP_ENV) == "1"
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
+            if skip:
+                item.add_marker(pytest.mark.skip(reason=f"{SKIP_ENV}=1"))
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[LocalCluster]:
+    """The session's control plane (etcd, kube-apiserver, kube-controller-manager, kwok)."""
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(LocalCluster()) as local,
+    ):
+        yield local
+
+
+@pytest.fixture
+async def admin(cluster: LocalCluster) -> AsyncIterator[RestClient]:
+    async with cluster.admin_client() as client:
+        yield client
+
+
+@pytest.fixture
+async def scheduler_client(cluster: LocalCluster) -> AsyncIterator[RestClient]:
+    """Authenticated as ``system:asched``: only the RBAC in manifests/rbac.yaml."""
+    async with cluster.scheduler_client() as client:
+        yield client
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def namespace(admin: RestClient) -> AsyncIterator[str]:
+    """A fresh namespace; afterwards its pods are force-deleted, then the namespace."""
+    name = unique("t")
+    await admin.post("/api/v1/namespaces", {"metadata": {"name": name}})
+    yield name
+    # Pods on nodes that nothing manages would wait for a kubelet for ever: force them.
+    await admin.delete(
+        f"/api/v1/namespaces/{name}/pods", params={"gracePeriodSeconds": 0}
+    )
+    await admin.delete(f"/api/v1/namespaces/{name}")
+
+
+class NodeFactory:
+    """Creates kwok nodes with test-unique names and deletes them after the test."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self.created: list[str] = []
+        self.prefix = unique("n")
+
+    async def __call__(self, specs: list[NodeSpec], *, ready_within: float = 60.0) -> list[str]:
+        renamed = [dataclasses.replace(s, name=f"{self.prefix}-{s.name}") for s in specs]
+        names = await self.cluster.create_nodes(renamed)
+        self.created += names
+        with anyio.fail_after(ready_within):
+            await self.cluster.wait_nodes_ready(names)
+        return names
+
+
+@pytest.fixture
+async def kwok_nodes(cluster: LocalCluster, admin: RestClient) -> AsyncIterator[NodeFactory]:
+    factory = NodeFactory(cluster)
+    yield factory
+    try:
+        await delete_nodes(admin, factory.created)
+    except ApiError as err:  # pragma: no cover - cleanup must not hide the test's outcome
+        pytest.fail(f"deleting test nodes failed: {err}")
