@@ -88,11 +88,13 @@ async def run(opts: RunOptions) -> int:
     clock = RealClock()
     connection = await load_connection(kubeconfig)
     cc = cfg.client_connection
-    # Events get a client (and qps budget) of their own, as kube-scheduler's eventClient
-    # does, so event writes never slow bindings down.
+    # As kube-scheduler does, events and leader election get clients (and qps budgets) of
+    # their own: event writes never slow bindings, and lease renewals never queue behind
+    # thousands of bindings (a starved renewal loses leadership mid-run).
     async with (
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client,
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as event_client,
+        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as lease_client,
     ):
         metrics = Metrics()
         recorder = EventRecorder(
@@ -105,7 +107,7 @@ async def run(opts: RunOptions) -> int:
         elector = None
         if leader_elect:
             elector = LeaderElector(
-                client,
+                lease_client,
                 namespace=opts.lease_namespace or le.resource_namespace,
                 name=opts.lease_name or le.resource_name,
                 lease_duration=le.lease_duration,

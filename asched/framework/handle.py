@@ -64,6 +64,11 @@ class Handle(Protocol):
         """All known pods of a namespace, assigned or not (informer view)."""
         ...
 
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        """The pods of `namespace` in PodGroup `name` (asched.api.podgroup.pod_group_name),
+        assigned, assumed or pending, like `pods_in_namespace`; indexed, not scanned."""
+        ...
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
 
     def activate(self, pods: Sequence[Pod]) -> None:

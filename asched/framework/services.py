@@ -7,7 +7,7 @@ object satisfying it, and unit tests pass a small fake.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from asched.api import Pod
 from asched.client.protocol import KubeClient
@@ -50,3 +50,14 @@ class SchedulerServices(Protocol):
     def has_nominated_pods(self) -> bool: ...
 
     def activate(self, pods: Sequence[Pod]) -> None: ...
+
+
+@runtime_checkable
+class PodGroupIndex(Protocol):
+    """Optional: the members of a PodGroup without scanning their namespace.
+
+    A scheduler that indexes pods by group provides this; without it the runtime filters
+    `pods_in_namespace`, which costs O(pods in the namespace) per call.
+    """
+
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]: ...

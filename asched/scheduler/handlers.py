@@ -16,7 +16,9 @@ from typing import Protocol
 import structlog
 
 from asched.api import DecodeError, Node, Pod
+from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
+from asched.backend.hints import pod_update_events
 from asched.framework import events as ev
 from asched.framework.events import ActionType, ClusterEvent, EventResource
 
@@ -51,6 +53,20 @@ def node_update_action(old: Node, new: Node) -> ActionType:
     if old.annotations != new.annotations:
         action |= ActionType.UPDATE_NODE_ANNOTATION
     return action
+
+
+def assigned_pod_update(old: Pod, new: Pod) -> ClusterEvent:
+    """What an update of an assigned pod amounts to (kube-scheduler PodSchedulingPropertiesChange).
+
+    The kinds of change (label, scale-down, tolerations, gates) are combined in one
+    event; a change of none of them - a status update such as Pending -> Running - is
+    UPDATE_OTHER, which wakes only plugins that registered for any pod update, not those
+    that registered a specific kind (kube-scheduler's AssignedPodOtherUpdate).
+    """
+    action = ActionType(0)
+    for event in pod_update_events(old, new):
+        action |= event.action
+    return ClusterEvent(EventResource.POD, action, ev.ASSIGNED_POD_UPDATE.label)
 
 
 class NodeHandler:
@@ -94,9 +110,17 @@ class PodHandler:
         self._on_invalid = on_invalid
         # namespace -> uid -> pod (all pods, for plugins that count group members).
         self.by_namespace: dict[str, dict[str, Pod]] = {}
+        # "namespace/group" -> uid -> pod: a gang's members without scanning its namespace
+        # (Coscheduling counts them several times per member and cycle).
+        self.by_group: dict[str, dict[str, Pod]] = {}
 
-    def _index(self, pod: Pod) -> None:
+    def _index(self, pod: Pod, old: Pod | None = None) -> None:
         self.by_namespace.setdefault(pod.namespace, {})[pod.uid] = pod
+        group = pod_group_key(pod)
+        if old is not None and pod_group_key(old) != group:
+            self._unindex_group(old)
+        if group:
+            self.by_group.setdefault(group, {})[pod.uid] = pod
 
     def _unindex(self, pod: Pod) -> None:
         ns = self.by_namespace.get(pod.namespace)
@@ -104,6 +128,15 @@ class PodHandler:
             ns.pop(pod.uid, None)
             if not ns:
                 del self.by_namespace[pod.namespace]
+        self._unindex_group(pod)
+
+    def _unindex_group(self, pod: Pod) -> None:
+        group = pod_group_key(pod)
+        members = self.by_group.get(group) if group else None
+        if members is not None:
+            members.pop(pod.uid, None)
+            if not members:
+                del self.by_group[group]
 
     def _schedulable(self, pod: Pod) -> bool:
         return not pod.node_name and not pod.is_terminal() and self._responsible(pod)
@@ -119,7 +152,7 @@ class PodHandler:
             self._queue.add(pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:
-        self._index(new)
+        self._index(new, old)
         if new.node_name:
             if not old.node_name:
                 # Bound (by us or someone else): it leaves the queue, the cache confirms it.
@@ -131,9 +164,13 @@ class PodHandler:
                 return
             if old.node_name:
                 self._cache.update_pod(old, new)
+                self._queue.move_all_to_active_or_backoff(
+                    assigned_pod_update(old, new), old, new
+                )
             else:
+                # Newly bound: kube-scheduler's assigned-pod informer sees it as an add.
                 self._cache.add_pod(new)
-            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_UPDATE, old, new)
+                self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, new)
         elif self._schedulable(new):
             if self._schedulable(old):
                 self._queue.update(old, new)

@@ -400,7 +400,13 @@ class _Services:
         return store
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        pods = self._s.pod_handler.by_namespace.get(namespace, {})
+        return self._with_assumed(self._s.pod_handler.by_namespace.get(namespace, {}))
+
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return self._with_assumed(self._s.pod_handler.by_group.get(f"{namespace}/{name}", {}))
+
+    def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
+        """The informer's pods, with the cache's node for those assumed but not yet bound."""
         cache = self._s.cache
         return [
             (cache.get_pod(uid) or p) if not p.node_name and cache.is_assumed(uid) else p

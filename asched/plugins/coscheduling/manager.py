@@ -116,6 +116,8 @@ class _Group:
     """Scheduler-side state of one group (nothing here is in the API object)."""
 
     backoff_until: float = 0.0
+    # Why the group last failed, repeated to its members while it backs off.
+    failure: str = ""
     # Wall time of the last failure; QueueSort uses it instead of the creation time.
     failed_at: float | None = None
     # The cluster-capacity checks passed; skip them until then (scheduler-plugins permittedPG).
@@ -195,6 +197,8 @@ class GangManager:
         # Backoff expiry ("backoff") and gate expiry ("gate").
         self.timers = Timers(self._clock, self._on_timer)
         self._totals = ClusterTotals(self._clock)
+        # hint_member_changed's last answer: ((group, uid, resourceVersion), enough members).
+        self._hint_memo: tuple[tuple[str, str, str], bool] = (("", "", ""), False)
         # Queue timestamps are on the monotonic clock; group times are wall times.
         self._wall_offset = self._clock.wall() - self._clock.now()
 
@@ -217,9 +221,9 @@ class GangManager:
 
     def _census(self, namespace: str, name: str) -> _Census:
         c = _Census()
-        for p in self._handle.pods_in_namespace(namespace):
-            if pod_group_name(p) != name:
-                continue
+        # Indexed by group: a census costs O(members), not O(pods in the namespace), which
+        # matters because it runs several times per member and cycle.
+        for p in self._handle.pods_in_group(namespace, name):
             c.total += 1
             if p.node_name:
                 c.scheduled += 1
@@ -348,7 +352,8 @@ class GangManager:
         g = self._group(key)
         if g.backoff_until > now:
             return unresolvable(
-                f"PodGroup {key} failed recently; retrying in {g.backoff_until - now:.0f}s",
+                f"PodGroup {key} failed recently ({g.failure}); retrying in "
+                f"{g.backoff_until - now:.0f}s",
                 plugin=self._plugin,
             )
         c = self._census(pod.namespace, name)
@@ -425,7 +430,7 @@ class GangManager:
         if can_complete and gap <= self._reject_fraction:
             # scheduler-plugins: a small gap may still close with the members not yet tried.
             return unschedulable(plugin=self._plugin)
-        why = _summary(statuses) or "no node fits it"
+        why = f"pod {pod.name} fits no node: {_summary(statuses) or 'no node fits it'}"
         rejected = self._reject_waiting(
             key, f"optimistic rejection in PostFilter: PodGroup {key} cannot be placed now "
                  f"because pod {pod.name} fits no node",
@@ -436,7 +441,8 @@ class GangManager:
         self._fail_group(
             pg,
             f"PodGroup {key} rejected ({len(assigned)}/{pg.min_member} members reserved, "
-            f"{rejected} released): pod {pod.name} fits no node: {why}",
+            f"{rejected} released): {why}",
+            why,
         )
         return unschedulable(
             f"PodGroup {key} gets rejected due to Pod {pod.name} is unschedulable even after "
@@ -507,10 +513,12 @@ class GangManager:
         pg = self._pod_groups().get(key)
         if pg is None:
             return
+        why = f"Permit timeout or rejection of pod {pod.name}"
         self._fail_group(
             pg,
-            f"PodGroup {key} did not reach minMember {pg.min_member} (Permit timeout or "
-            f"rejection of pod {pod.name}); {rejected + 1} reserved members released",
+            f"PodGroup {key} did not reach minMember {pg.min_member} ({why}); "
+            f"{rejected + 1} reserved members released",
+            why,
         )
 
     def post_bind(self, pod: Pod) -> None:
@@ -520,12 +528,26 @@ class GangManager:
 
     # ---- queueing hints --------------------------------------------------------------------
     def hint_member_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """A pod of the same group appeared (or lost its gates): the quorum may be complete."""
+        """A pod of the same group appeared (or lost its gates): minMember may now exist.
+
+        Only worth a retry once the group has minMember pods: every member rejection a
+        new sibling can cure needs that. Members are held in the pool while their gang is
+        created, so each new sibling is hinted for each of them; the answer is computed
+        once per (group, sibling version) and reused, keeping a gang's creation O(size^2)
+        cheap lookups instead of O(size^2) member counts.
+        """
         obj = new if new is not None else old
         key = pod_group_key(pod)
-        if key and isinstance(obj, Pod) and pod_group_key(obj) == key:
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+        if not key or not isinstance(obj, Pod) or pod_group_key(obj) != key:
+            return QueueingHint.QUEUE_SKIP
+        memo = (key, obj.uid, obj.resource_version)
+        if self._hint_memo[0] != memo:
+            pg = self._pod_groups().get(key)
+            enough = pg is not None and (
+                len(self._handle.pods_in_group(pod.namespace, pg.name)) >= pg.min_member
+            )
+            self._hint_memo = (memo, enough)
+        return QueueingHint.QUEUE if self._hint_memo[1] else QueueingHint.QUEUE_SKIP
 
     def hint_pod_group_changed(
         self, pod: Pod, old: object | None, new: object | None
@@ -545,8 +567,10 @@ class GangManager:
                 n += 1
         return n
 
-    def _fail_group(self, pg: PodGroup, message: str) -> None:
+    def _fail_group(self, pg: PodGroup, message: str, reason: str) -> None:
+        """`message` goes into the Warning event; `reason`, shorter, to members in backoff."""
         g = self._group(pg.key)
+        g.failure = reason
         g.failed_at = self._clock.wall()
         g.capacity_ok_until = 0.0
         g.quorum = False
@@ -586,7 +610,8 @@ class GangManager:
         if pg is not None and rejected:
             g = self._group(gate.group)
             if not g.quorum:
-                self._fail_group(pg, f"PodGroup {pg.key} did not complete its reservation in time")
+                self._fail_group(pg, f"PodGroup {pg.key} did not complete its reservation in time",
+                                 "its reservation did not complete in time")
 
     def _warn(self, pg: PodGroup, message: str) -> None:
         g = self._group(pg.key)

@@ -291,7 +291,10 @@ async def test_permit_timeout_rejects_the_whole_gang_and_backs_off() -> None:
     st = pl.manager.pre_filter(CycleState(), pods[2], list(h.infos.values()))
     assert st is not None
     assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert st.message() == "PodGroup default/a failed recently; retrying in 30s"
+    assert st.message() == (
+        "PodGroup default/a failed recently (Permit timeout or rejection of pod a1); "
+        "retrying in 30s"
+    )
     [event] = h.events.recorded
     assert "did not reach minMember 3" in event[4]
 

@@ -1,0 +1,113 @@
+"""PodHandler: the PodGroup member index, and which event an assigned pod's update is."""
+
+from __future__ import annotations
+
+import pytest
+
+from asched.api import Pod
+from asched.backend.cache import Cache
+from asched.framework import events as ev
+from asched.framework.events import ActionType, ClusterEvent
+from asched.scheduler.handlers import PodHandler, assigned_pod_update
+from tests.builders import PodBuilder, make_pod
+
+
+class RecordingQueue:
+    def __init__(self) -> None:
+        self.moves: list[ClusterEvent] = []
+
+    def add(self, pod: Pod) -> None:
+        pass
+
+    def update(self, old: Pod, new: Pod) -> None:
+        pass
+
+    def delete(self, pod: Pod) -> None:
+        pass
+
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, old: object | None, new: object | None
+    ) -> int:
+        self.moves.append(event)
+        return 0
+
+
+def handler() -> tuple[PodHandler, RecordingQueue]:
+    queue = RecordingQueue()
+    return PodHandler(Cache(), queue, lambda p: True, lambda p: None, lambda k, e: None), queue
+
+
+def pod(name: str, group: str = "", ns: str = "ns") -> PodBuilder:
+    b = make_pod(name, ns).uid(f"uid-{name}")
+    return b.pod_group(group) if group else b
+
+
+def members(h: PodHandler, key: str) -> list[str]:
+    return sorted(p.name for p in h.by_group.get(key, {}).values())
+
+
+def test_group_index_follows_adds_relabels_and_deletes() -> None:
+    h, _ = handler()
+    a, b, c = pod("a", "g").obj(), pod("b", "g").obj(), pod("c").obj()
+    for p in (a, b, c):
+        h.on_add(p)
+    assert members(h, "ns/g") == ["a", "b"]
+    moved = pod("b", "h").obj()
+    h.on_update(b, moved)
+    assert (members(h, "ns/g"), members(h, "ns/h")) == (["a"], ["b"])
+    h.on_delete(a)
+    h.on_delete(moved)
+    assert h.by_group == {}
+    assert [p.name for p in h.by_namespace["ns"].values()] == ["c"]
+
+
+def test_group_index_keeps_namespaces_apart() -> None:
+    h, _ = handler()
+    h.on_add(pod("a", "g", ns="one").obj())
+    h.on_add(pod("b", "g", ns="two").obj())
+    assert (members(h, "one/g"), members(h, "two/g")) == (["a"], ["b"])
+
+
+@pytest.mark.parametrize(
+    ("new", "want"),
+    [
+        pytest.param(pod("p").node("n1").cpu("1").phase("Running"), ActionType.UPDATE_OTHER,
+                     id="status-only-is-other"),
+        pytest.param(pod("p").node("n1").cpu("1").label("k", "v"), ActionType.UPDATE_POD_LABEL,
+                     id="label"),
+        pytest.param(pod("p").node("n1").cpu("500m"), ActionType.UPDATE_POD_SCALE_DOWN,
+                     id="scale-down"),
+        pytest.param(pod("p").node("n1").cpu("500m").label("k", "v"),
+                     ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN,
+                     id="label-and-scale-down"),
+    ],
+)
+def test_assigned_pod_update_names_what_changed(new: PodBuilder, want: ActionType) -> None:
+    old = pod("p").node("n1").cpu("1").obj()
+    event = assigned_pod_update(old, new.obj())
+    assert event.action == want
+    assert event.label == "AssignedPodUpdate"
+
+
+def test_status_update_of_assigned_pod_does_not_match_specific_registrations() -> None:
+    """kube-scheduler AssignedPodOtherUpdate: a plugin that registered only label or
+    scale-down updates (Coscheduling, NodeResourcesFit) is not woken by Pending -> Running."""
+    h, queue = handler()
+    old = pod("p").node("n1").cpu("1").obj()
+    h.on_add(old)
+    queue.moves.clear()
+    h.on_update(old, pod("p").node("n1").cpu("1").phase("Running").obj())
+    [event] = queue.moves
+    specific = ClusterEvent(ev.EventResource.POD,
+                            ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN)
+    assert not specific.matches(event)
+    assert ClusterEvent(ev.EventResource.POD, ActionType.UPDATE).matches(event)
+
+
+def test_binding_is_an_assigned_pod_add() -> None:
+    """kube-scheduler addAssignedPodToCache: the assigned-pod view sees the bound pod arrive."""
+    h, queue = handler()
+    pending = pod("p").cpu("1").obj()
+    h.on_add(pending)
+    h.on_update(pending, pod("p").cpu("1").node("n1").obj())
+    assert queue.moves == [ev.ASSIGNED_POD_ADD]
