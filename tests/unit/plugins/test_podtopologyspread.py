@@ -20,6 +20,7 @@ from asched.framework.registry import ArgsError
 from asched.framework.status import Code, Status
 from asched.framework.types import NodeScore
 from asched.plugins import podtopologyspread as pts
+from asched.plugins.nodememo import MemoCache, NodeMemo
 from asched.plugins.podtopologyspread.args import Args
 from asched.plugins.podtopologyspread.filtering import (
     ERR_CONSTRAINTS_NOT_MATCH,
@@ -27,7 +28,6 @@ from asched.plugins.podtopologyspread.filtering import (
     PRE_FILTER_KEY,
     compute_pre_filter_state,
 )
-from asched.plugins.nodememo import MemoCache, NodeMemo
 from asched.plugins.podtopologyspread.owners import (
     Workload,
     decode_replica_set,
