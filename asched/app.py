@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import structlog
 
+from asched import gctune
 from asched.client.kubeconfig import load_connection
 from asched.client.rest import RestClient
 from asched.config import SchedulerConfig, load_config
@@ -82,6 +83,7 @@ def scheduler_options(cfg: SchedulerConfig) -> Options:
 
 
 async def run(opts: RunOptions) -> int:
+    gctune.tune()
     registry = build_registry()
     cfg = load(opts.config, registry)
     kubeconfig = opts.kubeconfig or cfg.client_connection.kubeconfig or None
@@ -100,7 +102,9 @@ async def run(opts: RunOptions) -> int:
         recorder = EventRecorder(
             event_client, clock, reporting_controller="asched", metrics=metrics
         )
-        sched = Scheduler(client, registry, scheduler_options(cfg), clock=clock,
+        options = scheduler_options(cfg)
+        options.on_synced = gctune.freeze_caches
+        sched = Scheduler(client, registry, options, clock=clock,
                           events=recorder, metrics=metrics)
         le = cfg.leader_election
         leader_elect = le.leader_elect if opts.leader_elect is None else opts.leader_elect

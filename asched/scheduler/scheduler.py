@@ -65,6 +65,8 @@ class Options:
     # Binding cycles past Permit that may talk to the API server at once.
     max_concurrent_binds: int = 256
     shutdown_grace_seconds: float = 10.0
+    # Called once the caches have synced (the process owner may tune the GC there).
+    on_synced: Callable[[], None] | None = None
     profiles: list[ProfileSpec] = field(default_factory=list)
 
 
@@ -295,6 +297,8 @@ class Scheduler:
             for inf in self.informers():
                 await inf.wait_synced()
             log.info("caches_synced", nodes=self.cache.node_count(), pods=self.cache.pod_count())
+            if self.options.on_synced is not None:
+                self.options.on_synced()
             self.ready = True
             task_status.started()
             if elector is not None:
