@@ -1,0 +1,84 @@
+"""Watches a run's pods and records when each one is bound, as the API server reports it.
+
+The bind time of a pod is the wall time the benchmark receives the first watch event that
+shows it with spec.nodeName set (the Binding sets nodeName and the PodScheduled condition
+in one write). Watching is one stream for the whole namespace, so observing costs the API
+server the same for both schedulers and nothing is polled. The watch resumes from the last
+resourceVersion when the server closes it, and relists on 410 Gone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import anyio
+import structlog
+
+from asched.cluster import ApiError, JsonObject, RestClient
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class Binding:
+    node: str
+    at: float  # wall time the bind was observed
+
+
+@dataclass(slots=True)
+class BindObserver:
+    """Call run() in a task group; wait on done() or read `bound` at any time."""
+
+    client: RestClient
+    namespace: str
+    expected: int
+    bound: dict[str, Binding] = field(default_factory=dict)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    last_change: float = field(default_factory=time.time)
+    _done: anyio.Event = field(default_factory=anyio.Event)
+    _synced: anyio.Event = field(default_factory=anyio.Event)
+
+    async def wait_synced(self) -> None:
+        await self._synced.wait()
+
+    async def done(self) -> None:
+        await self._done.wait()
+
+    def _see(self, pod: JsonObject, at: float) -> None:
+        meta = pod["metadata"]
+        name = meta["name"]
+        if name not in self.labels:
+            self.labels[name] = meta.get("labels") or {}
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and name not in self.bound:
+            self.bound[name] = Binding(node, at)
+            self.last_change = at
+            if len(self.bound) >= self.expected:
+                self._done.set()
+
+    async def run(self) -> None:
+        path = f"/api/v1/namespaces/{self.namespace}/pods"
+        version = ""
+        while True:
+            if not version:
+                items, version = await self.client.list_with_version(path)
+                now = time.time()
+                for pod in items:
+                    self._see(pod, now)
+                self._synced.set()
+            try:
+                async with self.client.watch(
+                    path, resource_version=version,
+                    params={"timeoutSeconds": 300, "allowWatchBookmarks": True},
+                ) as events:
+                    async for event in events:
+                        obj = event["object"]
+                        version = obj["metadata"].get("resourceVersion", version)
+                        if event["type"] in ("ADDED", "MODIFIED"):
+                            self._see(obj, time.time())
+            except ApiError as err:
+                if err.status != 410:
+                    raise
+                log.info("watch_expired_relisting", namespace=self.namespace)
+                version = ""

@@ -1,0 +1,99 @@
+"""Read histograms out of a Prometheus /metrics page and estimate their quantiles.
+
+A scheduler's event-loop lag is only visible through its own /metrics. The benchmark
+scrapes the page when the scheduler is ready and again when all pods are bound, subtracts
+the two (so start-up is not counted) and estimates quantiles the way PromQL's
+histogram_quantile does: linear interpolation inside the bucket that holds the rank.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    """Cumulative bucket counts by upper bound (the last bound is +Inf), plus the sum."""
+
+    bounds: tuple[float, ...]
+    cumulative: tuple[float, ...]
+    total: float
+    sum: float
+
+    def minus(self, earlier: Histogram) -> Histogram:
+        """Observations made after *earlier* was scraped (same metric, same buckets)."""
+        if self.bounds != earlier.bounds:
+            raise ValueError("histograms have different buckets")
+        return Histogram(
+            self.bounds,
+            tuple(a - b for a, b in zip(self.cumulative, earlier.cumulative, strict=True)),
+            self.total - earlier.total,
+            self.sum - earlier.sum,
+        )
+
+    def quantile(self, q: float) -> float:
+        """histogram_quantile(q): NaN without observations; the highest finite bound if
+        the rank falls in the +Inf bucket (PromQL does the same)."""
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"quantile must be within 0..1, got {q}")
+        if self.total <= 0:
+            return math.nan
+        rank = q * self.total
+        lower_bound, lower_count = 0.0, 0.0
+        for bound, count in zip(self.bounds, self.cumulative, strict=True):
+            if count >= rank:
+                if math.isinf(bound):
+                    return lower_bound
+                if count == lower_count:
+                    return bound
+                return lower_bound + (bound - lower_bound) * (rank - lower_count) / (
+                    count - lower_count
+                )
+            lower_bound, lower_count = bound, count
+        return lower_bound
+
+
+def parse_histogram(text: str, name: str) -> Histogram | None:
+    """The unlabelled histogram *name* from a /metrics page; None when absent."""
+    for family in text_string_to_metric_families(text):
+        if family.name != name:
+            continue
+        buckets: dict[float, float] = {}
+        total = 0.0
+        total_sum = 0.0
+        for sample in family.samples:
+            if sample.name == f"{name}_bucket":
+                buckets[float(sample.labels["le"])] = sample.value
+            elif sample.name == f"{name}_count":
+                total = sample.value
+            elif sample.name == f"{name}_sum":
+                total_sum = sample.value
+        if not buckets:
+            return None
+        bounds = tuple(sorted(buckets))
+        return Histogram(bounds, tuple(buckets[b] for b in bounds), total, total_sum)
+    return None
+
+
+def counter_by_label(text: str, name: str, *labels: str) -> dict[str, float]:
+    """Sum of counter *name* per value of *labels* (joined by spaces; e.g. attempts by
+    result, or API requests by "verb resource subresource")."""
+    totals: dict[str, float] = {}
+    base = name.removesuffix("_total")
+    for family in text_string_to_metric_families(text):
+        if family.name != base:
+            continue
+        for sample in family.samples:
+            if sample.name == f"{base}_total":
+                key = " ".join(sample.labels.get(label, "") for label in labels).strip()
+                totals[key] = totals.get(key, 0.0) + sample.value
+    return totals
+
+
+def counter_delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    """after - before per key, keeping only keys that moved."""
+    moved = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    return {k: v for k, v in sorted(moved.items()) if v}

@@ -1,0 +1,229 @@
+"""The benchmark scenarios of /work/shared/perf.md: nodes, pods, and what a correct end is.
+
+A Scenario is data: the kwok nodes to create, the pods (and PodGroups) to schedule, which
+schedulers can run it, when a run is over, and a check of the placements it ended with.
+Pods follow kube-scheduler's scheduler_perf templates (test/integration/scheduler_perf/
+config/pod-default.yaml, pod-with-topology-spreading.yaml, pod-with-pod-anti-affinity.yaml):
+100m CPU / 500Mi requests; spread pods with maxSkew 5 over topology.kubernetes.io/zone;
+anti-affinity pods that repel each other per kubernetes.io/hostname.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from asched.cluster import JsonObject, NodeSpec, node_specs
+from benchmarks.observer import Binding
+from benchmarks.schedulers import Kind
+from benchmarks.workload import POD_GROUP_LABEL, pod_manifest, podgroup_manifest
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONES = ("zone-a", "zone-b", "zone-c")
+SPREAD_MAX_SKEW = 5
+BOTH = (Kind.KUBE, Kind.ASCHED)
+
+#: Checks a run's final placements; returns named numbers (violations must be 0).
+Verifier = Callable[[Mapping[str, Binding], Mapping[str, Mapping[str, str]]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    nodes: int = 1000
+    pods: int = 5000
+    gangs: int = 1000
+    gang_size: int = 3
+    oversubscribe: float = 1.5
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    nodes: list[NodeSpec]
+    pods: list[JsonObject]
+    podgroups: list[JsonObject] = field(default_factory=list)
+    schedulers: tuple[Kind, ...] = BOTH
+    gang: bool = False
+    #: How many pods a correct run binds; fewer than all when capacity is short.
+    expected_bound: int = -1
+    #: When set, a run also ends once nothing was bound for this many seconds.
+    settle_seconds: float | None = None
+    verify: Verifier | None = None
+    describe: str = ""
+
+    @property
+    def bound_target(self) -> int:
+        return len(self.pods) if self.expected_bound < 0 else self.expected_bound
+
+
+def _names(prefix: str, count: int) -> list[str]:
+    width = max(5, len(str(count - 1)))
+    return [f"{prefix}-{i:0{width}d}" for i in range(count)]
+
+
+def basic(p: Params) -> Scenario:
+    return Scenario(
+        name="basic",
+        nodes=node_specs(p.nodes),
+        pods=[pod_manifest(n) for n in _names("basic", p.pods)],
+        describe=f"{p.nodes} nodes (4 CPU, 32Gi, 110 pods), {p.pods} pods of 100m/500Mi",
+    )
+
+
+def zoned_nodes(count: int) -> list[NodeSpec]:
+    return [
+        NodeSpec(s.name, labels={ZONE_LABEL: ZONES[i % len(ZONES)]})
+        for i, s in enumerate(node_specs(count))
+    ]
+
+
+def _spread_verifier(nodes: list[NodeSpec]) -> Verifier:
+    zone_of = {n.name: n.labels[ZONE_LABEL] for n in nodes}
+
+    def verify(
+        bound: Mapping[str, Binding], labels: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, Any]:
+        del labels
+        per_zone = Counter(zone_of[b.node] for b in bound.values())
+        counts = [per_zone.get(z, 0) for z in ZONES]
+        skew = max(counts) - min(counts)
+        return {"zone_counts": counts, "max_skew": skew,
+                "violations": int(skew > SPREAD_MAX_SKEW)}
+
+    return verify
+
+
+def spread(p: Params) -> Scenario:
+    constraint = {
+        "maxSkew": SPREAD_MAX_SKEW,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }
+    nodes = zoned_nodes(p.nodes)
+    return Scenario(
+        name="spread",
+        nodes=nodes,
+        pods=[
+            pod_manifest(n, labels={"color": "blue"},
+                         spec={"topologySpreadConstraints": [constraint]})
+            for n in _names("spread", p.pods)
+        ],
+        verify=_spread_verifier(nodes),
+        describe=f"{p.nodes} nodes in 3 zones, {p.pods} pods with a required zone spread "
+                 f"(maxSkew {SPREAD_MAX_SKEW})",
+    )
+
+
+def _verify_anti_affinity(
+    bound: Mapping[str, Binding], labels: Mapping[str, Mapping[str, str]]
+) -> dict[str, Any]:
+    del labels
+    per_node = Counter(b.node for b in bound.values())
+    crowded = sum(1 for c in per_node.values() if c > 1)
+    return {"nodes_used": len(per_node), "violations": crowded}
+
+
+def anti_affinity(p: Params) -> Scenario:
+    term = {
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    pods = min(p.pods, p.nodes)
+    return Scenario(
+        name="antiaffinity",
+        nodes=node_specs(p.nodes),
+        pods=[
+            pod_manifest(
+                n, labels={"color": "green"},
+                spec={"affinity": {"podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [term]}}},
+            )
+            for n in _names("anti", pods)
+        ],
+        verify=_verify_anti_affinity,
+        describe=f"{p.nodes} nodes, {pods} pods with required pod anti-affinity per hostname "
+                 "(at most one per node)",
+    )
+
+
+def _gang_pods(gangs: int, size: int, cpu: str) -> tuple[list[JsonObject], list[JsonObject]]:
+    groups = _names("gang", gangs)
+    pods = [
+        pod_manifest(f"{g}-{m:02d}", cpu=cpu, memory="500Mi", labels={POD_GROUP_LABEL: g})
+        for g in groups for m in range(size)
+    ]
+    return pods, [podgroup_manifest(g, size) for g in groups]
+
+
+def gang_census(
+    bound: Mapping[str, Binding], labels: Mapping[str, Mapping[str, str]], size: int
+) -> dict[str, Any]:
+    """Gangs by how many members are bound: complete, partial (the failure) and untouched."""
+    members: defaultdict[str, int] = defaultdict(int)
+    for name, pod_labels in labels.items():
+        group = pod_labels.get(POD_GROUP_LABEL)
+        if group is not None:
+            members[group] += int(name in bound)
+    complete = sum(1 for n in members.values() if n >= size)
+    partial = sum(1 for n in members.values() if 0 < n < size)
+    return {"complete_gangs": complete, "partial_gangs": partial,
+            "unbound_gangs": len(members) - complete - partial, "violations": partial}
+
+
+def gang(p: Params) -> Scenario:
+    pods, groups = _gang_pods(p.gangs, p.gang_size, "100m")
+    return Scenario(
+        name="gang",
+        nodes=node_specs(p.nodes),
+        pods=pods,
+        podgroups=groups,
+        schedulers=(Kind.ASCHED,),
+        gang=True,
+        verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
+        describe=f"{p.nodes} nodes, {p.gangs} gangs x {p.gang_size} pods (minMember "
+                 f"{p.gang_size}), 100m/500Mi each",
+    )
+
+
+GANG_NODE_CPU = 4  # whole CPUs; gang pods ask for 1, so a node holds 4 members
+
+
+def gang_oversubscribed(p: Params) -> Scenario:
+    """Gangs asking for *oversubscribe* times the cluster's capacity.
+
+    Members request 1 CPU on 4-CPU nodes, so any free slot fits any member and exactly
+    floor(slots / size) gangs can complete; a correct scheduler completes that many,
+    leaves every other gang with no member bound, and does not stall half-way.
+    """
+    total = p.gangs * p.gang_size
+    nodes = max(1, math.ceil(total / p.oversubscribe / GANG_NODE_CPU))
+    slots = nodes * GANG_NODE_CPU
+    fits = slots // p.gang_size
+    pods, groups = _gang_pods(p.gangs, p.gang_size, "1")
+    return Scenario(
+        name="gang-oversub",
+        nodes=node_specs(nodes, cpu=str(GANG_NODE_CPU)),
+        pods=pods,
+        podgroups=groups,
+        schedulers=(Kind.ASCHED,),
+        gang=True,
+        expected_bound=fits * p.gang_size,
+        settle_seconds=30.0,
+        verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
+        describe=f"{nodes} nodes x {GANG_NODE_CPU} CPU ({slots} slots), {p.gangs} gangs x "
+                 f"{p.gang_size} pods of 1 CPU ({total / slots:.0%} of capacity); "
+                 f"{fits} gangs can complete",
+    )
+
+
+SCENARIOS: Mapping[str, Callable[[Params], Scenario]] = {
+    "basic": basic,
+    "spread": spread,
+    "antiaffinity": anti_affinity,
+    "gang": gang,
+    "gang-oversub": gang_oversubscribed,
+}

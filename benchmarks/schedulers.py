@@ -1,0 +1,246 @@
+"""The schedulers under test: their configuration files and their processes.
+
+Both schedulers get the same KubeSchedulerConfiguration apart from their identity: the same
+client qps/burst, the same percentageOfNodesToScore, leader election off, one profile with
+a schedulerName that only the benchmark's pods use. asched runs as its own RBAC identity
+(manifests/rbac.yaml); kube-scheduler runs with the admin kubeconfig, since the control
+plane has no kube-scheduler identity - RBAC costs the API server the same either way.
+
+A SchedulerProcess starts the binary in its own session (so stopping it kills nothing
+else), serves /metrics on a free loopback port, and stops with SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import os
+import signal
+import socket
+import ssl
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import anyio
+import anyio.abc
+import structlog
+import yaml
+
+from asched.cluster import find_binaries
+
+log = structlog.get_logger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+COSCHEDULING_EXAMPLE = REPO_ROOT / "manifests" / "examples" / "coscheduling-config.yaml"
+
+
+class Kind(enum.StrEnum):
+    ASCHED = "asched"
+    KUBE = "kube-scheduler"
+
+
+#: The schedulerName each scheduler serves; pods of a run carry the one of their scheduler.
+SCHEDULER_NAMES: Mapping[Kind, str] = {
+    Kind.ASCHED: "asched-bench",
+    Kind.KUBE: "kube-scheduler-bench",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ClientLimits:
+    """clientConnection qps/burst, set identically on both schedulers."""
+
+    qps: float
+    burst: int
+
+    @property
+    def label(self) -> str:
+        return f"qps{self.qps:g}-burst{self.burst}"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSetup:
+    """What one run configures: the limits, the sampling policy and the plugin profile."""
+
+    limits: ClientLimits
+    percentage_of_nodes_to_score: int = 0  # 0: the adaptive default, in both schedulers
+    gang: bool = False
+    permit_waiting_seconds: int = 60
+    podgroup_backoff_seconds: int = 10
+    #: Run asched from this directory (an exported commit) instead of the checkout.
+    asched_src: Path | None = None
+
+
+def coscheduling_profile(setup: SchedulerSetup) -> dict[str, Any]:
+    """The profile of manifests/examples/coscheduling-config.yaml, with the run's timings."""
+    document = yaml.safe_load(COSCHEDULING_EXAMPLE.read_text())
+    profile: dict[str, Any] = copy.deepcopy(document["profiles"][0])
+    for entry in profile.get("pluginConfig", []):
+        if entry["name"] == "Coscheduling":
+            entry["args"]["permitWaitingTimeSeconds"] = setup.permit_waiting_seconds
+            entry["args"]["podGroupBackoffSeconds"] = setup.podgroup_backoff_seconds
+    return profile
+
+
+def render_config(kind: Kind, setup: SchedulerSetup, kubeconfig: Path | None) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration (as a dict) for *kind*."""
+    if setup.gang and kind is not Kind.ASCHED:
+        raise ValueError("only asched has a Coscheduling plugin")
+    profile: dict[str, Any] = coscheduling_profile(setup) if setup.gang else {}
+    profile["schedulerName"] = SCHEDULER_NAMES[kind]
+    client: dict[str, Any] = {"qps": setup.limits.qps, "burst": setup.limits.burst}
+    if kubeconfig is not None:
+        client["kubeconfig"] = str(kubeconfig)
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": client,
+        "leaderElection": {"leaderElect": False},
+        "percentageOfNodesToScore": setup.percentage_of_nodes_to_score,
+        "profiles": [profile],
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class SchedulerProcess:
+    """One scheduler as a child process. start(), wait_ready(), metrics(), stop()."""
+
+    def __init__(
+        self,
+        kind: Kind,
+        setup: SchedulerSetup,
+        *,
+        work_dir: Path,
+        admin_kubeconfig: Path,
+        scheduler_kubeconfig: Path,
+    ) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.work_dir = work_dir
+        self.log_path = work_dir / f"{kind}.log"
+        self.config_path = work_dir / f"{kind}.yaml"
+        self._admin_kubeconfig = admin_kubeconfig
+        self._scheduler_kubeconfig = scheduler_kubeconfig
+        self._setup = setup
+        self._process: anyio.abc.Process | None = None
+        self.started_at = 0.0
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("scheduler not started")
+        return self._process.pid
+
+    @property
+    def url(self) -> str:
+        scheme = "http" if self.kind is Kind.ASCHED else "https"
+        return f"{scheme}://127.0.0.1:{self.port}"
+
+    def argv(self) -> list[str]:
+        if self.kind is Kind.ASCHED:
+            return [
+                sys.executable, "-m", "asched", "run",
+                "--config", str(self.config_path),
+                "--kubeconfig", str(self._scheduler_kubeconfig),
+                "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
+                "--no-leader-elect", "--log-level", "warning",
+            ]
+        return [
+            str(find_binaries().kube_scheduler),
+            f"--config={self.config_path}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            f"--cert-dir={self.work_dir / 'kube-scheduler-certs'}",
+            # No delegated authn/authz identity exists for it; serve these paths to anyone.
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--v=1",
+        ]
+
+    async def start(self) -> None:
+        kubeconfig = self._admin_kubeconfig if self.kind is Kind.KUBE else None
+        config = render_config(self.kind, self._setup, kubeconfig)
+        await anyio.Path(self.config_path).write_text(yaml.safe_dump(config, sort_keys=False))
+        env = os.environ.copy()
+        cwd = None
+        if self.kind is Kind.ASCHED and self._setup.asched_src is not None:
+            # `python -m` puts the working directory first on sys.path.
+            cwd = self._setup.asched_src
+            env["PYTHONPATH"] = str(cwd)
+        log_file = self.log_path.open("ab")
+        try:
+            self.started_at = time.time()
+            self._process = await anyio.open_process(
+                self.argv(), stdout=log_file, stderr=log_file, start_new_session=True,
+                env=env, cwd=cwd,
+            )
+        finally:
+            log_file.close()
+        log.info("scheduler_started", scheduler=str(self.kind), pid=self.pid, port=self.port)
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    async def wait_ready(self) -> float:
+        """Poll /readyz until 200 (bound it with fail_after); return the wall time."""
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE
+        connector = aiohttp.TCPConnector(ssl=insecure if self.kind is Kind.KUBE else False)
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=5)
+        ) as http:
+            while True:
+                if not self.running():
+                    raise RuntimeError(f"{self.kind} exited: {self.log_tail()}")
+                try:
+                    async with http.get(f"{self.url}/readyz") as resp:
+                        if resp.status == 200:
+                            return time.time()
+                except (aiohttp.ClientError, OSError, TimeoutError):
+                    pass
+                await anyio.sleep(0.05)
+
+    async def metrics(self) -> str:
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE
+        connector = aiohttp.TCPConnector(ssl=insecure if self.kind is Kind.KUBE else False)
+        async with (
+            aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=30)
+            ) as http,
+            http.get(f"{self.url}/metrics") as resp,
+        ):
+            return await resp.text()
+
+    def log_tail(self, chars: int = 3000) -> str:
+        if not self.log_path.exists():
+            return ""
+        return self.log_path.read_text(errors="replace")[-chars:]
+
+    async def stop(self, grace: float = 20.0) -> int | None:
+        """SIGTERM, wait up to *grace* seconds, then SIGKILL the process group."""
+        process, self._process = self._process, None
+        if process is None:
+            return None
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            with anyio.move_on_after(grace):
+                await process.wait()
+            if process.returncode is None:
+                log.warning("scheduler_killed", scheduler=str(self.kind), pid=process.pid)
+                os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+        await process.aclose()
+        return process.returncode
