@@ -9,7 +9,7 @@ Mirrors kube-scheduler's framework/runtime frameworkImpl, including:
 - Permit: any rejection wins; Wait parks the pod in `waiting_pods` with the shortest
   timeout per plugin (capped at 15 minutes, kube-scheduler's maxTimeout);
 - the first Bind plugin that does not Skip binds.
-The Framework is also the plugins' Handle.
+The Framework is also the plugins' Handle (handle_impl.ServicesHandle, which it extends).
 """
 
 from __future__ import annotations
@@ -23,12 +23,9 @@ from typing import Any, cast
 import structlog
 
 from asched.api import Pod
-from asched.api.podgroup import pod_group_name
-from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from asched.framework.handle import EventRecorder
+from asched.framework.handle_impl import ServicesHandle
 from asched.framework.interfaces import (
     BindPlugin,
     EnqueueExtensions,
@@ -45,10 +42,10 @@ from asched.framework.interfaces import (
     ReservePlugin,
     ScoreNormalizer,
 )
-from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
+from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import Registry
-from asched.framework.services import PodGroupIndex, RuntimeMetrics, SchedulerServices
+from asched.framework.services import SchedulerServices
 from asched.framework.status import Code, Status, error
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -59,7 +56,7 @@ from asched.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from asched.framework.waiting import WaitingPod, WaitingPods
+from asched.framework.waiting import WaitingPod
 
 log = structlog.get_logger(__name__)
 
@@ -92,15 +89,12 @@ def _status_name(st: Status | None) -> str:
     return "Success" if st is None else st.code_name()
 
 
-class Framework:
+class Framework(ServicesHandle):
     def __init__(
         self, profile: ProfileSpec, registry: Registry, services: SchedulerServices
     ) -> None:
+        super().__init__(profile.scheduler_name, services)
         self.profile = profile
-        self._services = services
-        # Checked once: isinstance against a runtime Protocol is slow for a per-pod call.
-        self._group_index = services if isinstance(services, PodGroupIndex) else None
-        self._waiting = WaitingPods()
         self.plugins: dict[str, Plugin] = {}
         names: list[str] = []
         for refs in profile.plugins.values():
@@ -140,60 +134,6 @@ class Framework:
             for p in self.score_plugins
         ]
         self._sample_metrics = False
-
-    # ---- Handle ----------------------------------------------------------------
-    @property
-    def profile_name(self) -> str:
-        return self.profile.scheduler_name
-
-    @property
-    def clock(self) -> Clock:
-        return self._services.clock
-
-    @property
-    def client(self) -> KubeClient:
-        return self._services.client
-
-    @property
-    def snapshot(self) -> SnapshotLister:
-        return self._services.snapshot
-
-    @property
-    def waiting_pods(self) -> WaitingPods:
-        return self._waiting
-
-    @property
-    def events(self) -> EventRecorder:
-        return self._services.events
-
-    @property
-    def parallelism(self) -> int:
-        return self._services.parallelism
-
-    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
-        return self._services.store(request)
-
-    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        return self._services.pods_in_namespace(namespace)
-
-    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
-        if self._group_index is not None:
-            return self._group_index.pods_in_group(namespace, name)
-        pods = self._services.pods_in_namespace(namespace)
-        return [p for p in pods if pod_group_name(p) == name]
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
-        return self._services.nominated_pods_for_node(node_name)
-
-    def activate(self, pods: Sequence[Pod]) -> None:
-        self._services.activate(pods)
-
-    @property
-    def metrics(self) -> RuntimeMetrics | None:
-        return self._services.metrics
-
-    def has_nominated_pods(self) -> bool:
-        return self._services.has_nominated_pods()
 
     # ---- registration ------------------------------------------------------------
     def enqueue_hints(self) -> dict[str, Sequence[ClusterEventWithHint]]:

@@ -54,15 +54,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import structlog
 
-from asched.api import Pod, Resource
+from asched.api import Pod
 from asched.api.podgroup import PodGroup, decode_podgroup, pod_group_key, pod_group_name
-from asched.framework.cycle_state import CycleState, StateKey
+from asched.framework.cycle_state import CycleState
 from asched.framework.events import EventResource, QueueingHint
 from asched.framework.handle import Handle
 from asched.framework.listers import InformerRequest, ObjectStore
@@ -70,8 +69,15 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status, pending, skip, unresolvable, unschedulable, wait
 from asched.framework.types import NodeToStatus, QueuedPodInfo
 from asched.plugins.coscheduling.capacity import ClusterTotals, never_fits, short_now
+from asched.plugins.coscheduling.state import (
+    CYCLE_KEY,
+    Census,
+    CycleNote,
+    Gate,
+    GroupState,
+    summarize_statuses,
+)
 from asched.plugins.coscheduling.status import (
-    MemberCounts,
     PodGroupStatusWriter,
     desired_status,
     rfc3339,
@@ -100,73 +106,6 @@ MEMBERS_SEEN_TTL_SECONDS = 5.0
 _RUNNING, _SUCCEEDED, _FAILED = "Running", "Succeeded", "Failed"
 
 
-@dataclass(slots=True)
-class _CycleNote:
-    """What PreFilter decided for this pod, for PostFilter of the same cycle."""
-
-    group: str
-    rejected_in_pre_filter: bool
-
-
-CYCLE_KEY: StateKey[_CycleNote] = StateKey("Coscheduling")
-
-
-@dataclass(slots=True)
-class _Group:
-    """Scheduler-side state of one group (nothing here is in the API object)."""
-
-    backoff_until: float = 0.0
-    # Why the group last failed, repeated to its members while it backs off.
-    failure: str = ""
-    # Wall time of the last failure; QueueSort uses it instead of the creation time.
-    failed_at: float | None = None
-    # The cluster-capacity checks passed; skip them until then (scheduler-plugins permittedPG).
-    capacity_ok_until: float = 0.0
-    # A member that fits no node: siblings wait for it to be retried.
-    blocked_by: str = ""
-    blocked_name: str = ""
-    # The current attempt reached its quorum (a later Unreserve is a bind failure).
-    quorum: bool = False
-    started: bool = False
-    members_seen_until: float = 0.0
-    last_event: tuple[str, float] = ("", float("-inf"))
-
-
-@dataclass(slots=True)
-class _Gate:
-    group: str
-    token: int
-    expires: float
-
-
-@dataclass(slots=True)
-class _Census:
-    """The group's members in the informer view (assumed pods carry their node)."""
-
-    total: int = 0
-    live: dict[str, Pod] = field(default_factory=dict)  # not finished, not being deleted
-    assigned: set[str] = field(default_factory=set)  # live members with a node
-    assigned_requests: Resource = field(default_factory=Resource)
-    gated: int = 0  # live members held by scheduling gates
-    scheduled: int = 0
-    running: int = 0
-    succeeded: int = 0
-    failed: int = 0
-
-    def counts(self) -> MemberCounts:
-        return MemberCounts(self.total, self.scheduled, self.running, self.succeeded, self.failed)
-
-
-def _summary(statuses: NodeToStatus) -> str:
-    counts: dict[str, int] = {}
-    for st in statuses.statuses.values():
-        for reason in st.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    if not counts and statuses.absent is not None:
-        return statuses.absent.message()
-    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-
-
 class GangManager:
     def __init__(
         self,
@@ -189,8 +128,8 @@ class GangManager:
             if write_status else None
         )
         self._store: ObjectStore[PodGroup] | None = None
-        self._groups: dict[str, _Group] = {}
-        self._gate: _Gate | None = None
+        self._groups: dict[str, GroupState] = {}
+        self._gate: Gate | None = None
         self._tokens = itertools.count(1)
         # Pods turned away by the gate, activated when it frees (uid -> pod).
         self._gate_waiters: dict[str, Pod] = {}
@@ -213,14 +152,14 @@ class GangManager:
         name = pod_group_name(pod)
         return self._pod_groups().get(f"{pod.namespace}/{name}") if name else None
 
-    def _group(self, key: str) -> _Group:
+    def _group(self, key: str) -> GroupState:
         g = self._groups.get(key)
         if g is None:
-            g = self._groups[key] = _Group()
+            g = self._groups[key] = GroupState()
         return g
 
-    def _census(self, namespace: str, name: str) -> _Census:
-        c = _Census()
+    def _census(self, namespace: str, name: str) -> Census:
+        c = Census()
         # Indexed by group: a census costs O(members), not O(pods in the namespace), which
         # matters because it runs several times per member and cycle.
         for p in self._handle.pods_in_group(namespace, name):
@@ -249,7 +188,7 @@ class GangManager:
             if not wp.decided and pod_group_key(wp.pod) == key
         }
 
-    def _assigned(self, c: _Census, key: str) -> set[str]:
+    def _assigned(self, c: Census, key: str) -> set[str]:
         """Members that count toward the quorum: assumed or bound, and not on their way out.
 
         A waiting member that was just rejected (timeout, or a sibling's failure) keeps its
@@ -338,7 +277,7 @@ class GangManager:
             return None
         key = f"{pod.namespace}/{name}"
         st = self._pre_filter(key, name, pod, nodes)
-        state.write(CYCLE_KEY, _CycleNote(key, st is not None))
+        state.write(CYCLE_KEY, CycleNote(key, st is not None))
         return st
 
     def _pre_filter(
@@ -400,7 +339,7 @@ class GangManager:
         self._mark(pg, starting=True)
         return None
 
-    def _capacity_problem(self, pg: PodGroup, c: _Census, nodes: Sequence[NodeInfo]) -> str | None:
+    def _capacity_problem(self, pg: PodGroup, c: Census, nodes: Sequence[NodeInfo]) -> str | None:
         total = self._totals.allocatable(nodes)
         return never_fits(pg, list(c.live.values()), total) or short_now(
             pg, nodes, len(c.assigned), c.assigned_requests
@@ -430,7 +369,7 @@ class GangManager:
         if can_complete and gap <= self._reject_fraction:
             # scheduler-plugins: a small gap may still close with the members not yet tried.
             return unschedulable(plugin=self._plugin)
-        why = f"pod {pod.name} fits no node: {_summary(statuses) or 'no node fits it'}"
+        why = f"pod {pod.name} fits no node: {summarize_statuses(statuses) or 'no node fits it'}"
         rejected = self._reject_waiting(
             key, f"optimistic rejection in PostFilter: PodGroup {key} cannot be placed now "
                  f"because pod {pod.name} fits no node",
@@ -479,7 +418,7 @@ class GangManager:
         now = self._clock.now()
         if self._gate is None:
             token = next(self._tokens)
-            self._gate = _Gate(key, token, now + timeout + GATE_GRACE_SECONDS)
+            self._gate = Gate(key, token, now + timeout + GATE_GRACE_SECONDS)
             self.timers.add(self._gate.expires, "gate", key, token)
             g.quorum = False
             log.debug("podgroup_gate_acquired", podgroup=key, pod=pod.key)
@@ -599,7 +538,7 @@ class GangManager:
         if gate.expires <= now or self._pod_groups().get(gate.group) is None:
             self._take_back_gate(gate)
 
-    def _take_back_gate(self, gate: _Gate) -> None:
+    def _take_back_gate(self, gate: Gate) -> None:
         """The holder outlived its timeout, or its PodGroup is gone: release it anyway."""
         log.warning("podgroup_gate_expired", podgroup=gate.group)
         rejected = self._reject_waiting(
