@@ -1,4 +1,4 @@
-"""The benchmark scenarios of /work/shared/perf.md: nodes, pods, and what a correct end is.
+"""The benchmark scenarios of shared/perf.md: nodes, pods, and what a correct end is.
 
 A Scenario is data: the kwok nodes to create, the pods (and PodGroups) to schedule, which
 schedulers can run it, when a run is over, and a check of the placements it ended with.

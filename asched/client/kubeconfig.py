@@ -4,7 +4,7 @@ Parsing kubeconfig files is a solved problem with many corners (merged $KUBECONF
 relative certificate paths, inline base64 data, exec credential plugins, OIDC), so this
 module lets kubernetes_asyncio.config do it and converts the result into our own frozen
 `Connection`, which is all RestClient needs. The generated kubernetes_asyncio API client
-itself is never used on the hot path (see /work/shared/perf.md).
+itself is never used on the hot path (see the performance notes in shared/perf.md).
 
 Which source is used mirrors client-go's clientcmd.BuildConfigFromFlags as kube-scheduler
 calls it: an explicit kubeconfig path wins; without one, the in-cluster service account is

@@ -3,7 +3,7 @@
 Why not kubernetes_asyncio's generated client: each call costs ~800 us of CPU (its session
 trusts the environment, which hops to a thread pool twice per request), its Watch turns
 every event into model objects, and it cannot deserialize Binding responses (see
-/work/shared/perf.md). This client sends raw JSON paths with orjson bodies and returns
+shared/perf.md). This client sends raw JSON paths with orjson bodies and returns
 orjson-decoded bodies; typed decoding happens once, in the informers.
 
 What it guarantees:
