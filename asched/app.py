@@ -104,8 +104,7 @@ async def run(opts: RunOptions) -> int:
         )
         options = scheduler_options(cfg)
         options.on_synced = gctune.freeze_caches
-        sched = Scheduler(client, registry, options, clock=clock,
-                          events=recorder, metrics=metrics)
+        sched = Scheduler(client, registry, options, clock=clock, events=recorder, metrics=metrics)
         le = cfg.leader_election
         leader_elect = le.leader_elect if opts.leader_elect is None else opts.leader_elect
         elector = None
@@ -124,11 +123,18 @@ async def run(opts: RunOptions) -> int:
         def readiness() -> tuple[bool, str]:
             return (True, "") if sched.ready else (False, "informer caches not synced")
 
-        server = OpsServer(metrics, readiness=readiness, host=opts.bind_address,
-                           port=opts.secure_port)
+        server = OpsServer(
+            metrics, readiness=readiness, host=opts.bind_address, port=opts.secure_port
+        )
         async with server, anyio.create_task_group() as tg:
-            log.info("asched_starting", profiles=[p.scheduler_name for p in cfg.profiles],
-                     ops=server.url, leader_elect=leader_elect, qps=cc.qps, burst=cc.burst)
+            log.info(
+                "asched_starting",
+                profiles=[p.scheduler_name for p in cfg.profiles],
+                ops=server.url,
+                leader_elect=leader_elect,
+                qps=cc.qps,
+                burst=cc.burst,
+            )
             tg.start_soon(recorder.run)
             tg.start_soon(lag.run)
             tg.start_soon(_on_signals, sched, tg.cancel_scope)

@@ -18,19 +18,32 @@ from asched.explain.cli import add_explain_parser, run_explain_command
 
 def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "run", help="run the scheduler against a cluster",
+        "run",
+        help="run the scheduler against a cluster",
         description="Schedule pods whose schedulerName matches a profile of --config.",
     )
-    p.add_argument("--config", type=Path, default=None,
-                   help="KubeSchedulerConfiguration file (default: one default-scheduler "
-                        "profile with kube-scheduler's default plugins)")
-    p.add_argument("--kubeconfig", default=None,
-                   help="kubeconfig (default: clientConnection.kubeconfig, then in-cluster, "
-                        "then ~/.kube/config)")
-    p.add_argument("--bind-address", default="0.0.0.0",
-                   help="address of /healthz, /readyz and /metrics")
-    p.add_argument("--secure-port", type=int, default=10259,
-                   help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks one)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="KubeSchedulerConfiguration file (default: one default-scheduler "
+        "profile with kube-scheduler's default plugins)",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig (default: clientConnection.kubeconfig, then in-cluster, "
+        "then ~/.kube/config)",
+    )
+    p.add_argument(
+        "--bind-address", default="0.0.0.0", help="address of /healthz, /readyz and /metrics"
+    )
+    p.add_argument(
+        "--secure-port",
+        type=int,
+        default=10259,
+        help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks one)",
+    )
     le = p.add_mutually_exclusive_group()
     le.add_argument("--leader-elect", dest="leader_elect", action="store_true", default=None)
     le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false")
@@ -49,9 +62,13 @@ def run_run_command(args: argparse.Namespace) -> int:
 
     configure_logging(args.log_level, args.log_format)
     opts = RunOptions(
-        config=args.config, kubeconfig=args.kubeconfig, bind_address=args.bind_address,
-        secure_port=args.secure_port, leader_elect=args.leader_elect,
-        lease_namespace=args.lease_namespace, lease_name=args.lease_name,
+        config=args.config,
+        kubeconfig=args.kubeconfig,
+        bind_address=args.bind_address,
+        secure_port=args.secure_port,
+        leader_elect=args.leader_elect,
+        lease_namespace=args.lease_namespace,
+        lease_name=args.lease_name,
     )
     try:
         return anyio.run(run, opts, backend_options=_backend_options())

@@ -89,9 +89,7 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
     processors: list[Processor]
     stdlib_renderer: Processor
     if text:
-        console = structlog.dev.ConsoleRenderer(
-            colors=sys.stderr.isatty(), timestamp_key="ts"
-        )
+        console = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty(), timestamp_key="ts")
         processors = [*shared, console]
         logger_factory: Any = structlog.PrintLoggerFactory(file=_Stderr())  # type: ignore[arg-type]
         stdlib_renderer = console
@@ -117,7 +115,9 @@ def _configure_stdlib(
     level_no: int, shared: list[Processor], renderer: Processor, text: bool
 ) -> None:
     pre_chain: list[Processor] = [
-        *shared, structlog.stdlib.add_logger_name, structlog.stdlib.ExtraAdder()
+        *shared,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.ExtraAdder(),
     ]
     if not text:
         pre_chain.append(_exception_dicts)

@@ -89,105 +89,147 @@ class Metrics:
             # component exposes; benchmarks read CPU seconds and RSS from them.
             ProcessCollector(registry=r)
 
-        self._attempts = _Children(Counter(
-            "scheduler_schedule_attempts_total",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-            "could not be scheduled, while 'error' means an internal scheduler problem.",
-            ["result", "profile"], registry=r,
-        ))
-        self._attempt_duration = _Children(Histogram(
-            "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r,
-        ))
+        self._attempts = _Children(
+            Counter(
+                "scheduler_schedule_attempts_total",
+                "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+                "could not be scheduled, while 'error' means an internal scheduler problem.",
+                ["result", "profile"],
+                registry=r,
+            )
+        )
+        self._attempt_duration = _Children(
+            Histogram(
+                "scheduler_scheduling_attempt_duration_seconds",
+                "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+                ["result", "profile"],
+                buckets=exponential_buckets(0.001, 2, 15),
+                registry=r,
+            )
+        )
         self._algorithm_duration = Histogram(
             "scheduler_scheduling_algorithm_duration_seconds",
             "Scheduling algorithm latency in seconds",
-            buckets=exponential_buckets(0.001, 2, 15), registry=r,
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
         )
         self._preemption_victims = Histogram(
             "scheduler_preemption_victims",
             "Number of selected preemption victims for preemption initiated by a single pod",
-            buckets=exponential_buckets(1, 2, 7), registry=r,
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
         )
         self._preemption_attempts = Counter(
             "scheduler_preemption_attempts_total",
-            "Total preemption attempts in the cluster till now", registry=r,
+            "Total preemption attempts in the cluster till now",
+            registry=r,
         )
-        self._pending = _Children(Gauge(
-            "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in "
-            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
-            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
-            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
-            "schedule because they are gated.",
-            ["queue"], registry=r,
-        ))
+        self._pending = _Children(
+            Gauge(
+                "scheduler_pending_pods",
+                "Number of pending pods, by the queue type. 'active' means number of pods in "
+                "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
+                "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
+                "'gated' is the number of unschedulable pods that the scheduler never attempted to "
+                "schedule because they are gated.",
+                ["queue"],
+                registry=r,
+            )
+        )
         # Every queue shows up from the first scrape, as in kube-scheduler.
         for queue in PENDING_QUEUES:
             self._pending.get(queue).set(0)
-        self._sli_duration = _Children(Histogram(
-            "scheduler_pod_scheduling_sli_duration_seconds",
-            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-            "queue and might involve multiple scheduling attempts.",
-            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r,
-        ))
+        self._sli_duration = _Children(
+            Histogram(
+                "scheduler_pod_scheduling_sli_duration_seconds",
+                "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+                "queue and might involve multiple scheduling attempts.",
+                ["attempts"],
+                buckets=exponential_buckets(0.01, 2, 20),
+                registry=r,
+            )
+        )
         self._pod_attempts = Histogram(
             "scheduler_pod_scheduling_attempts",
             "Number of attempts to successfully schedule a pod.",
-            buckets=exponential_buckets(1, 2, 5), registry=r,
+            buckets=exponential_buckets(1, 2, 5),
+            registry=r,
         )
-        self._extension_point = _Children(Histogram(
-            "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
-            ["extension_point", "status", "profile"],
-            buckets=exponential_buckets(0.0001, 2, 12), registry=r,
-        ))
-        self._plugin_execution = _Children(Histogram(
-            "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
-            ["plugin", "extension_point", "status"],
-            buckets=exponential_buckets(0.00001, 1.5, 20), registry=r,
-        ))
-        self._incoming = _Children(Counter(
-            "scheduler_queue_incoming_pods_total",
-            "Number of pods added to scheduling queues by event and queue type.",
-            ["queue", "event"], registry=r,
-        ))
-        self._permit_wait = _Children(Histogram(
-            "scheduler_permit_wait_duration_seconds",
-            "Duration of waiting on permit.",
-            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r,
-        ))
-        self._cache_size = _Children(Gauge(
-            "scheduler_cache_size",
-            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-            ["type"], registry=r,
-        ))
-        self._unschedulable = _Children(Gauge(
-            "scheduler_unschedulable_pods",
-            "The number of unschedulable pods broken down by plugin name. A pod will increment "
-            "the gauge for all plugins that caused it to not schedule and so this metric have "
-            "meaning only when broken down by plugin.",
-            ["plugin", "profile"], registry=r,
-        ))
-        self._plugin_evaluation = _Children(Counter(
-            "scheduler_plugin_evaluation_total",
-            "Number of attempts to schedule pods by each plugin and the extension point "
-            "(available only in PreFilter, Filter, PreScore, and Score).",
-            ["plugin", "extension_point", "profile"], registry=r,
-        ))
+        self._extension_point = _Children(
+            Histogram(
+                "scheduler_framework_extension_point_duration_seconds",
+                "Latency for running all plugins of a specific extension point.",
+                ["extension_point", "status", "profile"],
+                buckets=exponential_buckets(0.0001, 2, 12),
+                registry=r,
+            )
+        )
+        self._plugin_execution = _Children(
+            Histogram(
+                "scheduler_plugin_execution_duration_seconds",
+                "Duration for running a plugin at a specific extension point.",
+                ["plugin", "extension_point", "status"],
+                buckets=exponential_buckets(0.00001, 1.5, 20),
+                registry=r,
+            )
+        )
+        self._incoming = _Children(
+            Counter(
+                "scheduler_queue_incoming_pods_total",
+                "Number of pods added to scheduling queues by event and queue type.",
+                ["queue", "event"],
+                registry=r,
+            )
+        )
+        self._permit_wait = _Children(
+            Histogram(
+                "scheduler_permit_wait_duration_seconds",
+                "Duration of waiting on permit.",
+                ["result"],
+                buckets=exponential_buckets(0.001, 2, 15),
+                registry=r,
+            )
+        )
+        self._cache_size = _Children(
+            Gauge(
+                "scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                ["type"],
+                registry=r,
+            )
+        )
+        self._unschedulable = _Children(
+            Gauge(
+                "scheduler_unschedulable_pods",
+                "The number of unschedulable pods broken down by plugin name. A pod will increment "
+                "the gauge for all plugins that caused it to not schedule and so this metric have "
+                "meaning only when broken down by plugin.",
+                ["plugin", "profile"],
+                registry=r,
+            )
+        )
+        self._plugin_evaluation = _Children(
+            Counter(
+                "scheduler_plugin_evaluation_total",
+                "Number of attempts to schedule pods by each plugin and the extension point "
+                "(available only in PreFilter, Filter, PreScore, and Score).",
+                ["plugin", "extension_point", "profile"],
+                registry=r,
+            )
+        )
 
         # asched's own: the event loop is the one resource every cycle shares.
         self._loop_lag = Histogram(
             "asched_event_loop_lag_seconds",
             "How late the event loop woke a periodic sleeper: time spent by other work "
             "holding the loop.",
-            buckets=exponential_buckets(0.0001, 2, 16), registry=r,
+            buckets=exponential_buckets(0.0001, 2, 16),
+            registry=r,
         )
         self._binding_in_flight = Gauge(
             "asched_binding_in_flight",
-            "Binding cycles (Permit wait, PreBind, Bind) currently running.", registry=r,
+            "Binding cycles (Permit wait, PreBind, Bind) currently running.",
+            registry=r,
         )
         self._events_dropped = Counter(
             "asched_events_dropped_total",

@@ -216,9 +216,16 @@ class EventRecorder:
             self._series.move_to_end(key)
             return
         series = _Series(
-            key=key, ref=ref, event_type=event_type, reason=reason[:_FIELD_LENGTH_LIMIT],
-            action=action[:_FIELD_LENGTH_LIMIT], note=note, namespace=ref.namespace or "default",
-            name=self._event_name(ref.name, wall), event_time=wall, last_observed=wall,
+            key=key,
+            ref=ref,
+            event_type=event_type,
+            reason=reason[:_FIELD_LENGTH_LIMIT],
+            action=action[:_FIELD_LENGTH_LIMIT],
+            note=note,
+            namespace=ref.namespace or "default",
+            name=self._event_name(ref.name, wall),
+            event_time=wall,
+            last_observed=wall,
             last_seen=now,
         )
         self._series[key] = series
@@ -310,8 +317,11 @@ class EventRecorder:
             except ApiError as err:
                 # The server judged the Event; sending it again would be judged the same.
                 log.warning(
-                    "event_rejected", regarding=_describe(series.ref), reason=series.reason,
-                    status=err.status, error=err.message,
+                    "event_rejected",
+                    regarding=_describe(series.ref),
+                    reason=series.reason,
+                    status=err.status,
+                    error=err.message,
                 )
                 if series.created:
                     series.written = series.count
@@ -323,15 +333,21 @@ class EventRecorder:
                 tries += 1
                 if tries >= self._max_tries:
                     log.error(
-                        "event_write_gave_up", regarding=_describe(series.ref),
-                        reason=series.reason, tries=tries, error=repr(err),
+                        "event_write_gave_up",
+                        regarding=_describe(series.ref),
+                        reason=series.reason,
+                        tries=tries,
+                        error=repr(err),
                     )
                     if not series.created:
                         self._forget(series)
                     return
                 log.warning(
-                    "event_write_failed", regarding=_describe(series.ref),
-                    reason=series.reason, tries=tries, error=repr(err),
+                    "event_write_failed",
+                    regarding=_describe(series.ref),
+                    reason=series.reason,
+                    tries=tries,
+                    error=repr(err),
                 )
                 # wait.Jitter(sleepDuration, 0.25), so recorders do not retry in lockstep.
                 await self._clock.sleep(self._retry_interval * (1 + 0.25 * self._rng.random()))

@@ -28,8 +28,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one scenario with both schedulers")
     run.add_argument("--scenario", choices=sorted(SCENARIOS), required=True)
@@ -37,29 +40,57 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pods", type=int, default=5000)
     run.add_argument("--gangs", type=int, default=1000)
     run.add_argument("--gang-size", type=int, default=3)
-    run.add_argument("--oversubscribe", type=float, default=1.5,
-                     help="gang-oversub: requested / available CPU (nodes are derived)")
-    run.add_argument("--qps", type=float, default=50.0,
-                     help="clientConnection.qps of both schedulers (kube-scheduler default 50)")
+    run.add_argument(
+        "--oversubscribe",
+        type=float,
+        default=1.5,
+        help="gang-oversub: requested / available CPU (nodes are derived)",
+    )
+    run.add_argument(
+        "--qps",
+        type=float,
+        default=50.0,
+        help="clientConnection.qps of both schedulers (kube-scheduler default 50)",
+    )
     run.add_argument("--burst", type=int, default=100)
-    run.add_argument("--percentage-of-nodes-to-score", type=int, default=0,
-                     help="both schedulers; 0 is the adaptive default")
+    run.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=int,
+        default=0,
+        help="both schedulers; 0 is the adaptive default",
+    )
     run.add_argument("--runs", type=int, default=1, help="repetitions (docs use 3, medians)")
-    run.add_argument("--schedulers", default="",
-                     help="comma list of asched, kube-scheduler, bare-bind (default: every "
-                          "scheduler the scenario supports; bare-bind for basic)")
-    run.add_argument("--timeout", type=float, default=0.0,
-                     help="seconds per run (0: 120 + 3 s per 100 pods at the qps)")
-    run.add_argument("--permit-wait", type=int, default=60,
-                     help="gang: Coscheduling permitWaitingTimeSeconds")
-    run.add_argument("--podgroup-backoff", type=int, default=10,
-                     help="gang: Coscheduling podGroupBackoffSeconds")
-    run.add_argument("--asched-ref", default=None,
-                     help="run asched from `git archive REF asched`, or with REF 'worktree' "
-                          "from a copy of the checkout's asched/ taken at the start (a "
-                          "frozen version while others edit the tree)")
-    run.add_argument("--py-spy", type=Path, default=None,
-                     help="path of a py-spy executable: profile asched during its runs")
+    run.add_argument(
+        "--schedulers",
+        default="",
+        help="comma list of asched, kube-scheduler, bare-bind (default: every "
+        "scheduler the scenario supports; bare-bind for basic)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=0.0,
+        help="seconds per run (0: 120 + 3 s per 100 pods at the qps)",
+    )
+    run.add_argument(
+        "--permit-wait", type=int, default=60, help="gang: Coscheduling permitWaitingTimeSeconds"
+    )
+    run.add_argument(
+        "--podgroup-backoff", type=int, default=10, help="gang: Coscheduling podGroupBackoffSeconds"
+    )
+    run.add_argument(
+        "--asched-ref",
+        default=None,
+        help="run asched from `git archive REF asched`, or with REF 'worktree' "
+        "from a copy of the checkout's asched/ taken at the start (a "
+        "frozen version while others edit the tree)",
+    )
+    run.add_argument(
+        "--py-spy",
+        type=Path,
+        default=None,
+        help="path of a py-spy executable: profile asched during its runs",
+    )
     run.add_argument("--out", type=Path, default=RESULTS)
     report = sub.add_parser("report", help="print the Markdown results table")
     report.add_argument("files", nargs="+", type=Path)
@@ -81,22 +112,36 @@ def _schedulers(args: argparse.Namespace, supported: Sequence[str]) -> tuple[str
 
 
 def run_command(args: argparse.Namespace) -> int:
-    params = Params(nodes=args.nodes, pods=args.pods, gangs=args.gangs,
-                    gang_size=args.gang_size, oversubscribe=args.oversubscribe)
+    params = Params(
+        nodes=args.nodes,
+        pods=args.pods,
+        gangs=args.gangs,
+        gang_size=args.gang_size,
+        oversubscribe=args.oversubscribe,
+    )
     scenario = SCENARIOS[args.scenario](params)
     setup = SchedulerSetup(
-        ClientLimits(args.qps, args.burst), args.percentage_of_nodes_to_score,
-        gang=scenario.gang, permit_waiting_seconds=args.permit_wait,
+        ClientLimits(args.qps, args.burst),
+        args.percentage_of_nodes_to_score,
+        gang=scenario.gang,
+        permit_waiting_seconds=args.permit_wait,
         podgroup_backoff_seconds=args.podgroup_backoff,
     )
     timeout = args.timeout or 120 + 3 * len(scenario.pods) / min(args.qps, 2000)
     opts = BenchOptions(
-        scenario, setup, args.runs, _schedulers(args, [k.value for k in scenario.schedulers]),
-        timeout, args.out, asched_ref=args.asched_ref, py_spy=args.py_spy,
+        scenario,
+        setup,
+        args.runs,
+        _schedulers(args, [k.value for k in scenario.schedulers]),
+        timeout,
+        args.out,
+        asched_ref=args.asched_ref,
+        py_spy=args.py_spy,
     )
     document = anyio.run(run_benchmark, opts, backend_options={"use_uvloop": True})
-    print(f"\n{scenario.describe}; qps {args.qps:g} burst {args.burst}; results: "
-          f"{document['path']}\n")
+    print(
+        f"\n{scenario.describe}; qps {args.qps:g} burst {args.burst}; results: {document['path']}\n"
+    )
     print(markdown([document]))
     for name, value in document["summary"]["ratios"].items():
         print(f"{name}: {value:.2f}")

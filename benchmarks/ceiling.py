@@ -29,8 +29,10 @@ async def bind_all(
     inflight: int = 64,
 ) -> None:
     connection = await load_kubeconfig(kubeconfig)
-    targets = [(name, created.uid, nodes[i % len(nodes)])
-               for i, (name, created) in enumerate(sorted(pods.items()))]
+    targets = [
+        (name, created.uid, nodes[i % len(nodes)])
+        for i, (name, created) in enumerate(sorted(pods.items()))
+    ]
     # qps 0: the token bucket lets everything through, as with --kube-api-qps unlimited.
     async with RestClient(connection, qps=0, burst=0, connections=inflight) as client:
 

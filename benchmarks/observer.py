@@ -69,7 +69,8 @@ class BindObserver:
                 self._synced.set()
             try:
                 async with self.client.watch(
-                    path, resource_version=version,
+                    path,
+                    resource_version=version,
                     params={"timeoutSeconds": 300, "allowWatchBookmarks": True},
                 ) as events:
                     async for event in events:

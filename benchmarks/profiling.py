@@ -29,8 +29,19 @@ class PySpy:
     _process: anyio.abc.Process | None = None
 
     async def attach(self, pid: int) -> None:
-        argv = [str(self.executable), "record", "--pid", str(pid), "--rate", str(self.rate),
-                "--format", "raw", "--nonblocking", "--output", str(self.output)]
+        argv = [
+            str(self.executable),
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            str(self.rate),
+            "--format",
+            "raw",
+            "--nonblocking",
+            "--output",
+            str(self.output),
+        ]
         log = self.output.with_suffix(".log").open("ab")
         try:
             self._process = await anyio.open_process(argv, stdout=log, stderr=log)

@@ -15,9 +15,21 @@ from typing import Any
 import orjson
 
 COLUMNS = (
-    "scenario", "nodes/pods", "qps/burst", "scheduler", "runs", "pods/s mean",
-    "pods/s p50 (1 s)", "ratio", "latency p50 / p99 (s)", "CPU s", "peak RSS MiB",
-    "loop lag p99 ms", "apiserver CPU s", "checks", "load 1m",
+    "scenario",
+    "nodes/pods",
+    "qps/burst",
+    "scheduler",
+    "runs",
+    "pods/s mean",
+    "pods/s p50 (1 s)",
+    "ratio",
+    "latency p50 / p99 (s)",
+    "CPU s",
+    "peak RSS MiB",
+    "loop lag p99 ms",
+    "apiserver CPU s",
+    "checks",
+    "load 1m",
 )
 
 
@@ -49,8 +61,10 @@ def _checks(per: Mapping[str, Any], runs: list[dict[str, Any]], who: str) -> str
         parts.append(f"{per['violations']} violations")
     gangs = [r["checks"] for r in mine if "complete_gangs" in (r.get("checks") or {})]
     if gangs:
-        parts.append(f"gangs complete {sorted(g['complete_gangs'] for g in gangs)}, "
-                     f"partial {sorted(g['partial_gangs'] for g in gangs)}")
+        parts.append(
+            f"gangs complete {sorted(g['complete_gangs'] for g in gangs)}, "
+            f"partial {sorted(g['partial_gangs'] for g in gangs)}"
+        )
     return "; ".join(parts)
 
 
@@ -70,23 +84,25 @@ def rows(document: Mapping[str, Any]) -> list[list[str]]:
             ratio = "1"
         if who == "asched" and "gang" in document["scenario"]:
             ratio = f"{_num(per.get('ms_per_gang'), 1)} ms/gang"
-        out.append([
-            document["scenario"],
-            f"{document['nodes']}/{document['pods']}",
-            f"{document['qps']:g}/{document['burst']}",
-            who,
-            str(per["runs"]),
-            _num(per.get("pods_per_s")),
-            _num(per.get("per_second_p50")),
-            ratio,
-            f"{_num(per.get('latency_p50_s'), 1)} / {_num(per.get('latency_p99_s'), 1)}",
-            _num(per.get("cpu_seconds"), 1),
-            _num(per.get("peak_rss_mib")),
-            _num(per.get("loop_lag_p99_ms"), 1),
-            _num(per.get("kube-apiserver_cpu_seconds"), 1),
-            _checks(per, document["runs"], who),
-            _num(per.get("loadavg_1m"), 2),
-        ])
+        out.append(
+            [
+                document["scenario"],
+                f"{document['nodes']}/{document['pods']}",
+                f"{document['qps']:g}/{document['burst']}",
+                who,
+                str(per["runs"]),
+                _num(per.get("pods_per_s")),
+                _num(per.get("per_second_p50")),
+                ratio,
+                f"{_num(per.get('latency_p50_s'), 1)} / {_num(per.get('latency_p99_s'), 1)}",
+                _num(per.get("cpu_seconds"), 1),
+                _num(per.get("peak_rss_mib")),
+                _num(per.get("loop_lag_p99_ms"), 1),
+                _num(per.get("kube-apiserver_cpu_seconds"), 1),
+                _checks(per, document["runs"], who),
+                _num(per.get("loadavg_1m"), 2),
+            ]
+        )
     return out
 
 

@@ -96,18 +96,21 @@ def machine() -> dict[str, Any]:
         if line.startswith("MemTotal:"):
             mem_kib = int(line.split()[1])
     return {
-        "cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem_kib / 2**20, 1),
-        "kernel": platform.release(), "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "memory_gib": round(mem_kib / 2**20, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
     }
 
 
 async def git_state() -> dict[str, Any]:
     """The checkout's commit and whether asched/ differs from it (results name both)."""
     head = await anyio.run_process(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, check=False)
-    dirty = await anyio.run_process(["git", "status", "--porcelain", "--", "asched"],
-                                    cwd=REPO_ROOT, check=False)
-    return {"commit": head.stdout.decode().strip(),
-            "asched_dirty": bool(dirty.stdout.strip())}
+    dirty = await anyio.run_process(
+        ["git", "status", "--porcelain", "--", "asched"], cwd=REPO_ROOT, check=False
+    )
+    return {"commit": head.stdout.decode().strip(), "asched_dirty": bool(dirty.stdout.strip())}
 
 
 WORKTREE = "worktree"
@@ -121,7 +124,8 @@ async def export_asched(ref: str, into: Path) -> Path:
     if ref == WORKTREE:
         await anyio.to_thread.run_sync(
             lambda: shutil.copytree(
-                REPO_ROOT / "asched", into / "asched",
+                REPO_ROOT / "asched",
+                into / "asched",
                 ignore=shutil.ignore_patterns("__pycache__"),
             )
         )
@@ -225,15 +229,20 @@ async def one_run(
     await anyio.sleep(opts.cooldown)
     waited = await quiesce(cluster.pids, idle_rate)
     result: dict[str, Any] = {
-        "scheduler": who, "repetition": repetition, "pods": len(scenario.pods),
-        "loadavg_before": list(os.getloadavg()), "quiesce_s": waited,
+        "scheduler": who,
+        "repetition": repetition,
+        "pods": len(scenario.pods),
+        "loadavg_before": list(os.getloadavg()),
+        "quiesce_s": waited,
     }
     obs = BindObserver(admin, namespace, scenario.bound_target)
     proc: SchedulerProcess | None = None
     spy: PySpy | None = None
     if who != ceiling.NAME:
         proc = SchedulerProcess(
-            Kind(who), opts.setup, work_dir=work_dir,
+            Kind(who),
+            opts.setup,
+            work_dir=work_dir,
             admin_kubeconfig=cluster.admin_kubeconfig,
             scheduler_kubeconfig=cluster.scheduler_kubeconfig,
         )
@@ -246,13 +255,25 @@ async def one_run(
             node_names = [n.name for n in scenario.nodes]
 
             async def bare_bind() -> None:
-                await ceiling.bind_all(cluster.admin_kubeconfig, namespace, created,
-                                       node_names, inflight=opts.bind_inflight)
+                await ceiling.bind_all(
+                    cluster.admin_kubeconfig,
+                    namespace,
+                    created,
+                    node_names,
+                    inflight=opts.bind_inflight,
+                )
 
-            result.update(await _measure(
-                opts, cluster=cluster, admin=admin, obs=obs, proc=proc, spy=spy,
-                bare_bind=bare_bind,
-            ))
+            result.update(
+                await _measure(
+                    opts,
+                    cluster=cluster,
+                    admin=admin,
+                    obs=obs,
+                    proc=proc,
+                    spy=spy,
+                    bare_bind=bare_bind,
+                )
+            )
             tg.cancel_scope.cancel()
     finally:
         # Also on errors and Ctrl-C: never leave a scheduler or py-spy running.
@@ -261,8 +282,7 @@ async def one_run(
                 await spy.stop()
             if proc is not None:
                 result["exit_code"] = await proc.stop()
-    result.update(_bind_summary(obs, created, result["began"], result["ended"],
-                                result["outcome"]))
+    result.update(_bind_summary(obs, created, result["began"], result["ended"], result["outcome"]))
     if scenario.verify is not None:
         result["checks"] = scenario.verify(obs.bound, obs.labels)
     if scenario.gang:
@@ -314,8 +334,9 @@ async def _measure(
             result[f"{name}_cpu_seconds"] = components_after[name] - before
         # Every client's requests (kwok's and this watch's too): the same for both
         # schedulers but for what the scheduler sends, so differences point at it.
-        result["apiserver_requests"] = counter_delta(await _apiserver_requests(admin),
-                                                     requests_before)
+        result["apiserver_requests"] = counter_delta(
+            await _apiserver_requests(admin), requests_before
+        )
         if proc is not None and trace is not None and proc.running():
             trace.sample()
             use = procstat.usage(proc.pid)
@@ -338,8 +359,7 @@ async def _wait_for_end(
     deadline = began + opts.timeout
     while len(obs.bound) < scenario.bound_target:
         now = time.time()
-        if scenario.settle_seconds is not None and \
-                now - obs.last_change >= scenario.settle_seconds:
+        if scenario.settle_seconds is not None and now - obs.last_change >= scenario.settle_seconds:
             return "settled"
         if now > deadline:
             return "timeout"
@@ -353,8 +373,9 @@ async def _apiserver_requests(admin: RestClient) -> dict[str, float]:
     status, raw = await admin.request_raw("GET", "/metrics")
     if status != 200:
         return {}
-    return counter_by_label(raw.decode(), "apiserver_request_total",
-                            "verb", "resource", "subresource")
+    return counter_by_label(
+        raw.decode(), "apiserver_request_total", "verb", "resource", "subresource"
+    )
 
 
 def _metrics_summary(baseline: str, final: str) -> dict[str, Any]:
@@ -393,10 +414,22 @@ def _bind_summary(
 
 
 SUMMARY_KEYS = (
-    "pods_per_s", "per_second_p50", "pods_per_s_from_start", "latency_p50_s", "latency_p99_s",
-    "cpu_seconds", "cpu_seconds_bind_window", "peak_rss_mib", "loop_lag_p99_ms",
-    "ready_after_s", "first_bind_after_s", "kube-apiserver_cpu_seconds", "etcd_cpu_seconds",
-    "kwok_cpu_seconds", "ms_per_gang", "gang_bind_spread_p99_ms",
+    "pods_per_s",
+    "per_second_p50",
+    "pods_per_s_from_start",
+    "latency_p50_s",
+    "latency_p99_s",
+    "cpu_seconds",
+    "cpu_seconds_bind_window",
+    "peak_rss_mib",
+    "loop_lag_p99_ms",
+    "ready_after_s",
+    "first_bind_after_s",
+    "kube-apiserver_cpu_seconds",
+    "etcd_cpu_seconds",
+    "kwok_cpu_seconds",
+    "ms_per_gang",
+    "gang_bind_spread_p99_ms",
 )
 
 
@@ -406,27 +439,31 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for who in sorted({r["scheduler"] for r in runs}):
         mine = [r for r in runs if r["scheduler"] == who]
         medians: dict[str, Any] = {
-            key: median_or_nan([float(r.get(key, math.nan)) for r in mine])
-            for key in SUMMARY_KEYS
+            key: median_or_nan([float(r.get(key, math.nan)) for r in mine]) for key in SUMMARY_KEYS
         }
         medians["runs"] = len(mine)
         medians["complete_runs"] = sum(1 for r in mine if r["outcome"] == "complete")
-        medians["violations"] = sum(int((r.get("checks") or {}).get("violations", 0))
-                                    for r in mine)
+        medians["violations"] = sum(int((r.get("checks") or {}).get("violations", 0)) for r in mine)
         medians["loadavg_1m"] = median_or_nan([r["loadavg_before"][0] for r in mine])
         per[who] = medians
     ratios: dict[str, float] = {}
     a, k = per.get(Kind.ASCHED.value), per.get(Kind.KUBE.value)
     if a is not None and k is not None:
-        for key in ("pods_per_s", "per_second_p50", "pods_per_s_from_start", "cpu_seconds",
-                    "peak_rss_mib", "latency_p50_s", "latency_p99_s"):
+        for key in (
+            "pods_per_s",
+            "per_second_p50",
+            "pods_per_s_from_start",
+            "cpu_seconds",
+            "peak_rss_mib",
+            "latency_p50_s",
+            "latency_p99_s",
+        ):
             ratios[f"asched/kube {key}"] = ratio(a[key], k[key])
     c = per.get(ceiling.NAME)
     if c is not None:
         for who in (Kind.ASCHED.value, Kind.KUBE.value):
             if who in per:
-                ratios[f"{who}/ceiling pods_per_s"] = ratio(per[who]["pods_per_s"],
-                                                            c["pods_per_s"])
+                ratios[f"{who}/ceiling pods_per_s"] = ratio(per[who]["pods_per_s"], c["pods_per_s"])
     return {"per_scheduler": per, "ratios": ratios}
 
 
@@ -434,18 +471,27 @@ async def run_benchmark(opts: BenchOptions) -> dict[str, Any]:
     scenario = opts.scenario
     stamp = time.strftime("%Y%m%dT%H%M%S")
     await anyio.Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
-    label = (f"{scenario.name}-{len(scenario.nodes)}n-{len(scenario.pods)}p-"
-             f"{opts.setup.limits.label}-{stamp}")
+    label = (
+        f"{scenario.name}-{len(scenario.nodes)}n-{len(scenario.pods)}p-"
+        f"{opts.setup.limits.label}-{stamp}"
+    )
     work_dir = opts.out_dir / label
     await anyio.Path(work_dir).mkdir()
     document: dict[str, Any] = {
-        "scenario": scenario.name, "describe": scenario.describe,
-        "nodes": len(scenario.nodes), "pods": len(scenario.pods),
+        "scenario": scenario.name,
+        "describe": scenario.describe,
+        "nodes": len(scenario.nodes),
+        "pods": len(scenario.pods),
         "podgroups": len(scenario.podgroups),
-        "qps": opts.setup.limits.qps, "burst": opts.setup.limits.burst,
+        "qps": opts.setup.limits.qps,
+        "burst": opts.setup.limits.burst,
         "percentage_of_nodes_to_score": opts.setup.percentage_of_nodes_to_score,
-        "machine": machine(), "started": stamp, "loadavg_start": list(os.getloadavg()),
-        "git": await git_state(), "asched_ref": opts.asched_ref, "runs": [],
+        "machine": machine(),
+        "started": stamp,
+        "loadavg_start": list(os.getloadavg()),
+        "git": await git_state(),
+        "asched_ref": opts.asched_ref,
+        "runs": [],
     }
     async with AsyncExitStack() as stack:
         if opts.asched_ref is not None:
@@ -456,9 +502,7 @@ async def run_benchmark(opts: BenchOptions) -> dict[str, Any]:
                 anyio.to_thread.run_sync, lambda: shutil.rmtree(src, ignore_errors=True)
             )
             await export_asched(opts.asched_ref, src)
-            opts = dataclasses.replace(
-                opts, setup=dataclasses.replace(opts.setup, asched_src=src)
-            )
+            opts = dataclasses.replace(opts, setup=dataclasses.replace(opts.setup, asched_src=src))
         await _run_all(opts, document, work_dir)
     document["summary"] = summarize(document["runs"])
     document["loadavg_end"] = list(os.getloadavg())
@@ -484,9 +528,15 @@ async def _run_all(opts: BenchOptions, document: dict[str, Any], work_dir: Path)
         async with cluster.admin_client(connections=64, timeout=600) as admin:
             for repetition in range(opts.runs):
                 for who in rotate(opts.schedulers, repetition):
-                    run = await one_run(opts, cluster=cluster, admin=admin, who=who,
-                                        repetition=repetition, work_dir=work_dir,
-                                        idle_rate=idle_rate)
+                    run = await one_run(
+                        opts,
+                        cluster=cluster,
+                        admin=admin,
+                        who=who,
+                        repetition=repetition,
+                        work_dir=work_dir,
+                        idle_rate=idle_rate,
+                    )
                     document["runs"].append(run)
                     await _write(work_dir.with_suffix(".json"), document)
 

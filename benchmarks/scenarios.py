@@ -90,8 +90,7 @@ def _spread_verifier(nodes: list[NodeSpec]) -> Verifier:
         per_zone = Counter(zone_of[b.node] for b in bound.values())
         counts = [per_zone.get(z, 0) for z in ZONES]
         skew = max(counts) - min(counts)
-        return {"zone_counts": counts, "max_skew": skew,
-                "violations": int(skew > SPREAD_MAX_SKEW)}
+        return {"zone_counts": counts, "max_skew": skew, "violations": int(skew > SPREAD_MAX_SKEW)}
 
     return verify
 
@@ -108,13 +107,14 @@ def spread(p: Params) -> Scenario:
         name="spread",
         nodes=nodes,
         pods=[
-            pod_manifest(n, labels={"color": "blue"},
-                         spec={"topologySpreadConstraints": [constraint]})
+            pod_manifest(
+                n, labels={"color": "blue"}, spec={"topologySpreadConstraints": [constraint]}
+            )
             for n in _names("spread", p.pods)
         ],
         verify=_spread_verifier(nodes),
         describe=f"{p.nodes} nodes in 3 zones, {p.pods} pods with a required zone spread "
-                 f"(maxSkew {SPREAD_MAX_SKEW})",
+        f"(maxSkew {SPREAD_MAX_SKEW})",
     )
 
 
@@ -138,15 +138,21 @@ def anti_affinity(p: Params) -> Scenario:
         nodes=node_specs(p.nodes),
         pods=[
             pod_manifest(
-                n, labels={"color": "green"},
-                spec={"affinity": {"podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [term]}}},
+                n,
+                labels={"color": "green"},
+                spec={
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [term]
+                        }
+                    }
+                },
             )
             for n in _names("anti", pods)
         ],
         verify=_verify_anti_affinity,
         describe=f"{p.nodes} nodes, {pods} pods with required pod anti-affinity per hostname "
-                 "(at most one per node)",
+        "(at most one per node)",
     )
 
 
@@ -154,7 +160,8 @@ def _gang_pods(gangs: int, size: int, cpu: str) -> tuple[list[JsonObject], list[
     groups = _names("gang", gangs)
     pods = [
         pod_manifest(f"{g}-{m:02d}", cpu=cpu, memory="500Mi", labels={POD_GROUP_LABEL: g})
-        for g in groups for m in range(size)
+        for g in groups
+        for m in range(size)
     ]
     return pods, [podgroup_manifest(g, size) for g in groups]
 
@@ -170,8 +177,12 @@ def gang_census(
             members[group] += int(name in bound)
     complete = sum(1 for n in members.values() if n >= size)
     partial = sum(1 for n in members.values() if 0 < n < size)
-    return {"complete_gangs": complete, "partial_gangs": partial,
-            "unbound_gangs": len(members) - complete - partial, "violations": partial}
+    return {
+        "complete_gangs": complete,
+        "partial_gangs": partial,
+        "unbound_gangs": len(members) - complete - partial,
+        "violations": partial,
+    }
 
 
 def gang(p: Params) -> Scenario:
@@ -185,7 +196,7 @@ def gang(p: Params) -> Scenario:
         gang=True,
         verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
         describe=f"{p.nodes} nodes, {p.gangs} gangs x {p.gang_size} pods (minMember "
-                 f"{p.gang_size}), 100m/500Mi each",
+        f"{p.gang_size}), 100m/500Mi each",
     )
 
 
@@ -215,8 +226,8 @@ def gang_oversubscribed(p: Params) -> Scenario:
         settle_seconds=30.0,
         verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
         describe=f"{nodes} nodes x {GANG_NODE_CPU} CPU ({slots} slots), {p.gangs} gangs x "
-                 f"{p.gang_size} pods of 1 CPU ({total / slots:.0%} of capacity); "
-                 f"{fits} gangs can complete",
+        f"{p.gang_size} pods of 1 CPU ({total / slots:.0%} of capacity); "
+        f"{fits} gangs can complete",
     )
 
 

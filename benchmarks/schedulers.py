@@ -150,11 +150,21 @@ class SchedulerProcess:
     def argv(self) -> list[str]:
         if self.kind is Kind.ASCHED:
             return [
-                sys.executable, "-m", "asched", "run",
-                "--config", str(self.config_path),
-                "--kubeconfig", str(self._scheduler_kubeconfig),
-                "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
-                "--no-leader-elect", "--log-level", "warning",
+                sys.executable,
+                "-m",
+                "asched",
+                "run",
+                "--config",
+                str(self.config_path),
+                "--kubeconfig",
+                str(self._scheduler_kubeconfig),
+                "--bind-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(self.port),
+                "--no-leader-elect",
+                "--log-level",
+                "warning",
             ]
         return [
             str(find_binaries().kube_scheduler),
@@ -181,8 +191,12 @@ class SchedulerProcess:
         try:
             self.started_at = time.time()
             self._process = await anyio.open_process(
-                self.argv(), stdout=log_file, stderr=log_file, start_new_session=True,
-                env=env, cwd=cwd,
+                self.argv(),
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+                env=env,
+                cwd=cwd,
             )
         finally:
             log_file.close()

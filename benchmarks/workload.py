@@ -128,8 +128,12 @@ async def create_pods(
     began = time.monotonic()
     await run_pool(pods, create, workers)
     seconds = time.monotonic() - began
-    log.info("pods_created", count=len(created), seconds=round(seconds, 1),
-             per_second=round(len(created) / seconds) if seconds > 0 else None)
+    log.info(
+        "pods_created",
+        count=len(created),
+        seconds=round(seconds, 1),
+        per_second=round(len(created) / seconds) if seconds > 0 else None,
+    )
     return created
 
 

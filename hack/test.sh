@@ -8,6 +8,7 @@ cd "$root"
 source hack/env.sh
 
 .venv/bin/ruff check asched tests benchmarks examples/policies
+.venv/bin/ruff format --check asched tests benchmarks examples/policies
 .venv/bin/mypy
 # The out-of-tree plugin package, with the same strict settings.
 .venv/bin/mypy examples/policies/src/asched_policies

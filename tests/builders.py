@@ -73,8 +73,13 @@ class PodBuilder:
 
     def owner(self, kind: str, name: str, uid: str = "", controller: bool = True) -> Self:
         self._meta.setdefault("ownerReferences", []).append(
-            {"apiVersion": "v1", "kind": kind, "name": name, "uid": uid or f"uid-{name}",
-             "controller": controller}
+            {
+                "apiVersion": "v1",
+                "kind": kind,
+                "name": name,
+                "uid": uid or f"uid-{name}",
+                "controller": controller,
+            }
         )
         return self
 
@@ -106,16 +111,21 @@ class PodBuilder:
         self._requests(container)[name] = q
         return self
 
-    def container(self, name: str, image: str = "registry.k8s.io/pause:3.10",
-                  requests: dict[str, str] | None = None) -> Self:
+    def container(
+        self,
+        name: str,
+        image: str = "registry.k8s.io/pause:3.10",
+        requests: dict[str, str] | None = None,
+    ) -> Self:
         c: dict[str, Any] = {"name": name, "image": image}
         if requests:
             c["resources"] = {"requests": dict(requests)}
         self._spec["containers"].append(c)
         return self
 
-    def init_container(self, name: str, requests: dict[str, str] | None = None,
-                       sidecar: bool = False) -> Self:
+    def init_container(
+        self, name: str, requests: dict[str, str] | None = None, sidecar: bool = False
+    ) -> Self:
         c: dict[str, Any] = {"name": name, "image": "registry.k8s.io/pause:3.10"}
         if requests:
             c["resources"] = {"requests": dict(requests)}
@@ -128,8 +138,9 @@ class PodBuilder:
         self._spec["containers"][container]["image"] = image
         return self
 
-    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "",
-                  container: int = 0) -> Self:
+    def host_port(
+        self, port: int, protocol: str = "TCP", host_ip: str = "", container: int = 0
+    ) -> Self:
         p: dict[str, Any] = {"containerPort": port, "hostPort": port, "protocol": protocol}
         if host_ip:
             p["hostIP"] = host_ip
@@ -151,22 +162,33 @@ class PodBuilder:
     def node_affinity_in(self, key: str, values: list[str]) -> Self:
         term = {"matchExpressions": [{"key": key, "operator": "In", "values": values}]}
         na = self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
-        req = na.setdefault("requiredDuringSchedulingIgnoredDuringExecution",
-                            {"nodeSelectorTerms": []})
+        req = na.setdefault(
+            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []}
+        )
         req["nodeSelectorTerms"].append(term)
         return self
 
-    def toleration(self, key: str = "", value: str = "", effect: str = "",
-                   operator: str = "Equal") -> Self:
+    def toleration(
+        self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal"
+    ) -> Self:
         t = {"key": key, "operator": operator, "value": value, "effect": effect}
         self._spec.setdefault("tolerations", []).append({k: v for k, v in t.items() if v})
         return self
 
-    def spread(self, max_skew: int, topology_key: str, labels: dict[str, str],
-               when: str = "DoNotSchedule", **extra: Any) -> Self:
-        c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": topology_key,
-                             "whenUnsatisfiable": when,
-                             "labelSelector": {"matchLabels": dict(labels)}}
+    def spread(
+        self,
+        max_skew: int,
+        topology_key: str,
+        labels: dict[str, str],
+        when: str = "DoNotSchedule",
+        **extra: Any,
+    ) -> Self:
+        c: dict[str, Any] = {
+            "maxSkew": max_skew,
+            "topologyKey": topology_key,
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": dict(labels)},
+        }
         c.update(extra)
         self._spec.setdefault("topologySpreadConstraints", []).append(c)
         return self
@@ -255,8 +277,11 @@ class NodeBuilder:
         self._raw: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "uid": f"uid-{name}-{next(_uid)}",
-                         "labels": {"kubernetes.io/hostname": name}},
+            "metadata": {
+                "name": name,
+                "uid": f"uid-{name}-{next(_uid)}",
+                "labels": {"kubernetes.io/hostname": name},
+            },
             "spec": {},
             "status": {
                 "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
@@ -315,9 +340,12 @@ class PodGroupBuilder:
         self._raw: dict[str, Any] = {
             "apiVersion": "scheduling.x-k8s.io/v1alpha1",
             "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": namespace,
-                         "uid": f"uid-pg-{name}-{next(_uid)}",
-                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"uid-pg-{name}-{next(_uid)}",
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+            },
             "spec": {"minMember": 1},
         }
 

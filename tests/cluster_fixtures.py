@@ -67,9 +67,7 @@ async def namespace(admin: RestClient) -> AsyncIterator[str]:
     await admin.post("/api/v1/namespaces", {"metadata": {"name": name}})
     yield name
     # Pods on nodes that nothing manages would wait for a kubelet for ever: force them.
-    await admin.delete(
-        f"/api/v1/namespaces/{name}/pods", params={"gracePeriodSeconds": 0}
-    )
+    await admin.delete(f"/api/v1/namespaces/{name}/pods", params={"gracePeriodSeconds": 0})
     await admin.delete(f"/api/v1/namespaces/{name}")
 
 

@@ -41,7 +41,9 @@ def str_map(raw: Any, path: str) -> dict[str, str]:
 def owner_refs(raw: Any) -> tuple[OwnerRef, ...]:
     return tuple(
         OwnerRef(
-            str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")),
+            str(o.get("kind", "")),
+            str(o.get("name", "")),
+            str(o.get("uid", "")),
             bool(o.get("controller", False)),
         )
         for o in raw or ()

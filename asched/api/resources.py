@@ -54,7 +54,10 @@ class Resource:
 
     def copy(self) -> Resource:
         return Resource(
-            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pods,
+            self.milli_cpu,
+            self.memory,
+            self.ephemeral_storage,
+            self.allowed_pods,
             dict(self.scalar),
         )
 
@@ -95,6 +98,5 @@ class Resource:
 
     def is_zero(self) -> bool:
         return not (
-            self.milli_cpu or self.memory or self.ephemeral_storage
-            or any(self.scalar.values())
+            self.milli_cpu or self.memory or self.ephemeral_storage or any(self.scalar.values())
         )

@@ -161,7 +161,9 @@ class Cache:
         if st is not None:
             if st.assumed and st.pod.node_name != pod.node_name:
                 log.warning(
-                    "pod_bound_elsewhere", pod=pod.key, assumed=st.pod.node_name,
+                    "pod_bound_elsewhere",
+                    pod=pod.key,
+                    assumed=st.pod.node_name,
                     actual=pod.node_name,
                 )
             self._remove(st.pod)

@@ -95,8 +95,13 @@ def pod_update_events(old: Pod | None, new: Pod) -> list[ClusterEvent]:
 
 
 def _call_hint(
-    fn: QueueingHintFn | None, plugin: str, pod: Pod, event: ClusterEvent,
-    *, old: object | None, new: object | None,
+    fn: QueueingHintFn | None,
+    plugin: str,
+    pod: Pod,
+    event: ClusterEvent,
+    *,
+    old: object | None,
+    new: object | None,
 ) -> QueueingHint:
     if fn is None:
         return QueueingHint.QUEUE
@@ -130,9 +135,7 @@ class HintIndex:
         key = (event.resource, event.action)
         hit = self._interest.get(key)
         if hit is None:
-            hit = any(
-                ClusterEvent(res, act).matches(event) for res, act in self._registered
-            )
+            hit = any(ClusterEvent(res, act).matches(event) for res, act in self._registered)
             self._interest[key] = hit
         return hit
 

@@ -293,9 +293,13 @@ class SchedulingQueue:
             qpi.moved_during_cycle = rejected and strategy is not Strategy.SKIP
             queue = self._requeue(qpi, strategy, SCHEDULE_ATTEMPT_FAILURE)
             log.debug(
-                "pod_requeued", pod=qpi.pod.key, queue=queue, attempts=qpi.attempts,
+                "pod_requeued",
+                pod=qpi.pod.key,
+                queue=queue,
+                attempts=qpi.attempts,
                 unschedulable=sorted(qpi.unschedulable_plugins),
-                pending=sorted(qpi.pending_plugins), error=error,
+                pending=sorted(qpi.pending_plugins),
+                error=error,
             )
         finally:
             self.done(uid)
@@ -432,8 +436,9 @@ class SchedulingQueue:
             if self._pool.add(qpi):
                 self._incoming(UNSCHEDULABLE, event)
             if status.code == Code.ERROR:
-                log.warning("pre_enqueue_error", pod=qpi.pod.key, plugin=plugin,
-                            message=status.message())
+                log.warning(
+                    "pre_enqueue_error", pod=qpi.pod.key, plugin=plugin, message=status.message()
+                )
             else:
                 log.debug("pod_gated", pod=qpi.pod.key, plugin=plugin, trigger=event)
             return False
@@ -464,8 +469,11 @@ class SchedulingQueue:
         return ACTIVE if self._move_to_active(qpi, event) else GATED
 
     def _move_pods(
-        self, pods: list[QueuedPodInfo], event: ClusterEvent,
-        old: object | None, new: object | None,
+        self,
+        pods: list[QueuedPodInfo],
+        event: ClusterEvent,
+        old: object | None,
+        new: object | None,
     ) -> int:
         """kube-scheduler movePodsToActiveOrBackoffQueue; also logs the event for flights."""
         label = str(event)

@@ -179,7 +179,11 @@ class RestClient:
         headers = await self._headers(content_type)
         try:
             async with self._http().request(
-                method, self._host + path, params=params, data=data, headers=headers,
+                method,
+                self._host + path,
+                params=params,
+                data=data,
+                headers=headers,
                 **self._extra,
             ) as resp:
                 return resp.status, await resp.read()
@@ -246,7 +250,10 @@ class RestClient:
         splitter = LineSplitter()
         try:
             async with self._http().get(
-                self._host + path, params=params, headers=headers, timeout=timeout,
+                self._host + path,
+                params=params,
+                headers=headers,
+                timeout=timeout,
                 **self._extra,
             ) as resp:
                 if resp.status >= 300:

@@ -72,9 +72,7 @@ def default_bin_dir(env: Mapping[str, str] | None = None) -> Path:
     return cache_dir(env) / "bin" / tag
 
 
-def find_binaries(
-    bin_dir: Path | None = None, env: Mapping[str, str] | None = None
-) -> Binaries:
+def find_binaries(bin_dir: Path | None = None, env: Mapping[str, str] | None = None) -> Binaries:
     """Locate the binaries: *bin_dir*, else ``$ASCHED_BIN_DIR``, else the build cache.
 
     Raises BinariesNotFoundError naming every missing file and the command that builds them.

@@ -157,9 +157,7 @@ def _print_ready(state: ClusterState) -> None:
 
 
 async def _query(state: ClusterState) -> tuple[bool, int, int]:
-    async with await RestClient.from_kubeconfig(
-        Path(state.admin_kubeconfig), timeout=10
-    ) as client:
+    async with await RestClient.from_kubeconfig(Path(state.admin_kubeconfig), timeout=10) as client:
         status, _ = await client.request_raw("GET", "/readyz")
         nodes = await client.list(NODES_PATH, params={"labelSelector": f"{KWOK_LABEL}=kwok"})
     return status == 200, len(nodes), sum(1 for n in nodes if is_ready(n))

@@ -18,9 +18,7 @@ import yaml
 CONTEXT = "asched-local"
 
 
-def render_kubeconfig(
-    server: str, user: str, token: str, *, ca_pem: bytes | None = None
-) -> str:
+def render_kubeconfig(server: str, user: str, token: str, *, ca_pem: bytes | None = None) -> str:
     """A single-context kubeconfig authenticating with a bearer token.
 
     Without *ca_pem* the file says ``insecure-skip-tls-verify: true``.

@@ -236,9 +236,7 @@ class LocalCluster:
 
             await self._run(comp.APISERVER, argv)
             admin = {"Authorization": f"Bearer {self._admin.token}"}
-            await self._wait(
-                comp.APISERVER, lambda: _probe(http, f"{layout.server}/readyz", admin)
-            )
+            await self._wait(comp.APISERVER, lambda: _probe(http, f"{layout.server}/readyz", admin))
             self._ca_pem = await anyio.Path(layout.serving_cert).read_bytes()
             await write_kubeconfig(
                 layout.admin_kubeconfig,

@@ -50,8 +50,10 @@ def check_type_meta(top: Fields, problems: Problems) -> None:
     elif api_version == V1BETA3:
         problems.warn(path, f"{V1BETA3} was removed in Kubernetes 1.29; read as {API_VERSION}")
     elif api_version in _REMOVED_IN:
-        problems.error(path, f"{api_version} {_REMOVED_IN[api_version]} and is not "
-                             f"supported; use {API_VERSION}")
+        problems.error(
+            path,
+            f"{api_version} {_REMOVED_IN[api_version]} and is not supported; use {API_VERSION}",
+        )
     elif api_version != API_VERSION:
         problems.error(path, f'unsupported apiVersion "{api_version}"; use "{API_VERSION}"')
 
@@ -60,8 +62,7 @@ def check_type_meta(top: Fields, problems: Problems) -> None:
     if kind is None:
         problems.error(path, f'required value; use "{KIND}"')
     elif kind == LEGACY_KIND:
-        problems.warn(path, f'"{LEGACY_KIND}" is not the kind of this schema; '
-                            f"read as {KIND}")
+        problems.warn(path, f'"{LEGACY_KIND}" is not the kind of this schema; read as {KIND}')
     elif kind != KIND:
         problems.error(path, f'unsupported kind {kind!r}; use "{KIND}"')
 

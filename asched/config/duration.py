@@ -23,9 +23,7 @@ _UNIT_NS: dict[str, int] = {
     "h": 3600 * 1_000_000_000,
 }
 # Longest units first so "ms" is not read as "m" followed by garbage.
-_COMPONENT = re.compile(
-    r"(?P<num>[0-9]*(?:\.[0-9]*)?)(?P<unit>ns|us|\u00b5s|\u03bcs|ms|s|m|h)?"
-)
+_COMPONENT = re.compile(r"(?P<num>[0-9]*(?:\.[0-9]*)?)(?P<unit>ns|us|\u00b5s|\u03bcs|ms|s|m|h)?")
 _MAX_NS = 2**63 - 1
 
 
@@ -60,11 +58,10 @@ def parse_duration(text: str) -> float:
             # Go names the missing unit or the unknown one it found instead.
             if match.end() == len(rest):
                 raise DurationError(f"missing unit in duration {text!r}")
-            raise DurationError(f"unknown unit {rest[match.end():]!r} in duration {text!r}")
+            raise DurationError(f"unknown unit {rest[match.end() :]!r} in duration {text!r}")
         # Go truncates each component's fractional nanoseconds separately.
         total_ns += int(Fraction(number) * _UNIT_NS[unit])
         if total_ns > _MAX_NS + (1 if negative else 0):
             raise DurationError(f"invalid duration {text!r}")
         pos = match.end()
     return (-total_ns if negative else total_ns) / 1e9
-

@@ -20,8 +20,9 @@ class ConfigError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        return "\n".join(f"{path}: {message}" if path else message
-                         for path, message in self.problems)
+        return "\n".join(
+            f"{path}: {message}" if path else message for path, message in self.problems
+        )
 
     def __str__(self) -> str:
         return self._render()

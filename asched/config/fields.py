@@ -106,8 +106,10 @@ class Fields:
         value = self.raw(key)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-            value
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
         ):
             self.error(key, f"must be a number, got {type_name(value)}")
             return default

@@ -48,8 +48,9 @@ def load_config(
         filename = str(source)
     document = parse_yaml(read_source(source), filename)
     config = _decode(document, registry, filename)
-    log.debug("config_loaded", file=filename or None,
-              profiles=[p.scheduler_name for p in config.profiles])
+    log.debug(
+        "config_loaded", file=filename or None, profiles=[p.scheduler_name for p in config.profiles]
+    )
     return config
 
 
@@ -75,15 +76,18 @@ def _decode(document: Any, registry: Registry, filename: str) -> SchedulerConfig
         top.error("podInitialBackoffSeconds", f"{initial_backoff}: must be greater than 0")
     max_backoff = top.integer("podMaxBackoffSeconds", 10, bits=64)
     if max_backoff < initial_backoff:
-        top.error("podMaxBackoffSeconds",
-                  f"{max_backoff}: must be greater than or equal to podInitialBackoffSeconds")
+        top.error(
+            "podMaxBackoffSeconds",
+            f"{max_backoff}: must be greater than or equal to podInitialBackoffSeconds",
+        )
     client = _client_connection(top.mapping("clientConnection"))
     leader = _leader_election(top.mapping("leaderElection"), problems)
     delay_cache = top.flag("delayCacheUntilActive", False)
     _unsupported_top_level(top, problems)
 
-    shared_entries = decode_plugin_config(top.array("pluginConfig"), top.at("pluginConfig"),
-                                          problems)
+    shared_entries = decode_plugin_config(
+        top.array("pluginConfig"), top.at("pluginConfig"), problems
+    )
     if top.raw("pluginConfig") is not None:
         problems.warn(top.at("pluginConfig"), TOP_LEVEL_PLUGIN_CONFIG_WARNING)
     shared_args = parse_entries(shared_entries, registry, problems)
@@ -93,7 +97,10 @@ def _decode(document: Any, registry: Registry, filename: str) -> SchedulerConfig
     decoded: list[DecodedProfile] = []
     for i, raw in enumerate(raw_profiles):
         profile = decode_profile(
-            raw, index(top.at("profiles"), i), registry, problems,
+            raw,
+            index(top.at("profiles"), i),
+            registry,
+            problems,
             shared_args=shared_args,
             default_name=DEFAULT_SCHEDULER_NAME if len(raw_profiles) == 1 else None,
         )
@@ -152,9 +159,11 @@ def _leader_election(fields: Fields | None, problems: Problems) -> LeaderElectio
     fields.finish()
     if not config.leader_elect:
         return config
-    for key, value in (("leaseDuration", config.lease_duration),
-                       ("renewDeadline", config.renew_deadline),
-                       ("retryPeriod", config.retry_period)):
+    for key, value in (
+        ("leaseDuration", config.lease_duration),
+        ("renewDeadline", config.renew_deadline),
+        ("retryPeriod", config.retry_period),
+    ):
         if value <= 0:
             fields.error(key, "must be greater than zero")
     if config.lease_duration < config.renew_deadline:
@@ -170,11 +179,15 @@ def _unsupported_top_level(top: Fields, problems: Problems) -> None:
         if top.flag(key, False):
             problems.warn(top.at(key), "ignored: asched serves no profiling endpoints")
     if top.array("extenders"):
-        top.error("extenders", "scheduler extenders are not supported by asched; "
-                               "write a Python plugin instead")
+        top.error(
+            "extenders",
+            "scheduler extenders are not supported by asched; write a Python plugin instead",
+        )
     if top.raw("percentageOfPlacementsToScore") is not None:
-        top.error("percentageOfPlacementsToScore",
-                  "not supported by asched (pod-group placement scheduling)")
+        top.error(
+            "percentageOfPlacementsToScore",
+            "not supported by asched (pod-group placement scheduling)",
+        )
 
 
 def _check_profiles(profiles: list[DecodedProfile], problems: Problems) -> None:
@@ -185,8 +198,10 @@ def _check_profiles(profiles: list[DecodedProfile], problems: Problems) -> None:
         if not name:
             continue  # already reported as required
         if name in first_by_name:
-            problems.error(f"{decoded.path}.schedulerName",
-                           f'duplicate value "{name}" (also {first_by_name[name]})')
+            problems.error(
+                f"{decoded.path}.schedulerName",
+                f'duplicate value "{name}" (also {first_by_name[name]})',
+            )
         else:
             first_by_name[name] = decoded.path
     if not profiles:
@@ -198,12 +213,15 @@ def _check_profiles(profiles: list[DecodedProfile], problems: Problems) -> None:
     for decoded in profiles[1:]:
         queue_sort = decoded.profile.enabled("queueSort")
         if queue_sort != canon:
-            problems.error(decoded.queue_sort_path,
-                           f"must be the same for all profiles: {list(queue_sort)} here, "
-                           f"{list(canon)} in {profiles[0].path}")
+            problems.error(
+                decoded.queue_sort_path,
+                f"must be the same for all profiles: {list(queue_sort)} here, "
+                f"{list(canon)} in {profiles[0].path}",
+            )
         elif len(canon) == 1 and (
             decoded.profile.plugin_args.get(canon[0]) != first.plugin_args.get(canon[0])
         ):
-            problems.error(f"{decoded.path}.pluginConfig",
-                           f"args of queueSort plugin {canon[0]} must be the same for all "
-                           "profiles")
+            problems.error(
+                f"{decoded.path}.pluginConfig",
+                f"args of queueSort plugin {canon[0]} must be the same for all profiles",
+            )

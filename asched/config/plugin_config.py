@@ -45,8 +45,9 @@ def decode_plugin_config(
             problems.error(fields.at("name"), "required value")
             continue
         if name in seen:
-            problems.error(fields.at("name"), f'duplicate entry for plugin "{name}" '
-                                              f"(first at {seen[name]})")
+            problems.error(
+                fields.at("name"), f'duplicate entry for plugin "{name}" (first at {seen[name]})'
+            )
             continue
         seen[name] = entry_path
         entries.append(PluginConfigEntry(name, args, entry_path))

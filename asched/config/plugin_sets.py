@@ -139,8 +139,10 @@ class _Resolver:
             self._specs[entry.name] = self._registry.get(entry.name)
         except UnknownPluginError:
             if entry.name in REMOVED_PLUGINS:
-                self.error(name_path, f'plugin "{entry.name}" was removed in '
-                           "kubescheduler.config.k8s.io/v1")
+                self.error(
+                    name_path,
+                    f'plugin "{entry.name}" was removed in kubescheduler.config.k8s.io/v1',
+                )
             else:
                 self.error(name_path, f'unknown plugin "{entry.name}"')
             return False
@@ -178,18 +180,23 @@ class _Resolver:
             if entry.name not in self._specs:
                 continue  # already reported as unknown
             if not self.implements(entry.name, point):
-                self.error(child(entry.path, "name"),
-                           f'plugin "{entry.name}" does not implement {point}')
+                self.error(
+                    child(entry.path, "name"), f'plugin "{entry.name}" does not implement {point}'
+                )
             elif entry.name in seen:
-                self.error(child(entry.path, "name"),
-                           f'plugin "{entry.name}" is enabled twice at {point}')
+                self.error(
+                    child(entry.path, "name"), f'plugin "{entry.name}" is enabled twice at {point}'
+                )
             else:
                 seen.add(entry.name)
                 kept.append(entry)
         return kept
 
     def expand(
-        self, point: str, own: Sequence[PluginEntry], disabled: frozenset[str],
+        self,
+        point: str,
+        own: Sequence[PluginEntry],
+        disabled: frozenset[str],
         multi: Sequence[PluginEntry],
     ) -> list[PluginEntry]:
         """runtime expandMultiPointPlugins for one point."""
@@ -206,8 +213,10 @@ class _Resolver:
             if entry.name in own_names:
                 overridden.add(entry.name)
             elif entry.name in from_multi:
-                self.error(child(entry.path, "name"),
-                           f'plugin "{entry.name}" is enabled twice through multiPoint')
+                self.error(
+                    child(entry.path, "name"),
+                    f'plugin "{entry.name}" is enabled twice through multiPoint',
+                )
             else:
                 from_multi[entry.name] = entry
         return [
@@ -229,8 +238,10 @@ class _Resolver:
                 continue
             weight = entry.weight or 0
             if weight < 0:
-                self.error(child(entry.path, "weight"),
-                           f"must not be negative, got {weight} (0 or unset means 1)")
+                self.error(
+                    child(entry.path, "weight"),
+                    f"must not be negative, got {weight} (0 or unset means 1)",
+                )
             weights[entry.name] = max(weight, 0) or 1
             total += weights[entry.name] * MAX_NODE_SCORE
         if total > INT64_MAX:
@@ -239,7 +250,9 @@ class _Resolver:
 
 
 def resolve_plugins(
-    sets: Mapping[str, PluginSetConfig], registry: Registry, problems: Problems,
+    sets: Mapping[str, PluginSetConfig],
+    registry: Registry,
+    problems: Problems,
     plugins_path: str,
 ) -> ResolvedPlugins:
     """The final per-point lists of one profile.

@@ -61,19 +61,23 @@ def decode_profile(
     percentage = fields.optional_integer("percentageOfNodesToScore")
     check_percentage(percentage, fields.at("percentageOfNodesToScore"), problems)
     if fields.raw("percentageOfPlacementsToScore") is not None:
-        fields.error("percentageOfPlacementsToScore", "not supported by asched "
-                                                      "(pod-group placement scheduling)")
+        fields.error(
+            "percentageOfPlacementsToScore",
+            "not supported by asched (pod-group placement scheduling)",
+        )
 
     plugins_path = fields.at("plugins")
     sets = _plugin_sets(fields.mapping("plugins"), plugins_path, problems)
-    entries = decode_plugin_config(fields.array("pluginConfig"), fields.at("pluginConfig"),
-                                   problems)
+    entries = decode_plugin_config(
+        fields.array("pluginConfig"), fields.at("pluginConfig"), problems
+    )
     fields.finish()
 
     resolved = resolve_plugins(sets, registry, problems, plugins_path)
     own_args = parse_entries(entries, registry, problems)
-    args = build_plugin_args(resolved.used, registry, problems,
-                             own=own_args, shared=shared_args, profile_path=path)
+    args = build_plugin_args(
+        resolved.used, registry, problems, own=own_args, shared=shared_args, profile_path=path
+    )
     queue_sort = sets.get("queueSort")
     return DecodedProfile(
         Profile(name, resolved.points, args, percentage),
@@ -96,8 +100,9 @@ def _plugin_sets(
             continue  # finish() reports it
         if key in UNSUPPORTED_POINTS:
             if plugins.raw(key):
-                plugins.error(key, "extension point not supported by asched "
-                                   "(pod-group placement scheduling)")
+                plugins.error(
+                    key, "extension point not supported by asched (pod-group placement scheduling)"
+                )
             continue
         point = POINT_SPELLINGS.get(key)
         if point is None:

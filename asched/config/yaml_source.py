@@ -64,9 +64,7 @@ def parse_yaml(text: str, filename: str = "") -> Any:
     if not documents or documents == [None]:
         raise ConfigError([("", "the config is empty")], filename)
     if len(documents) != 1:
-        raise ConfigError(
-            [("", f"expected one YAML document, found {len(documents)}")], filename
-        )
+        raise ConfigError([("", f"expected one YAML document, found {len(documents)}")], filename)
     return documents[0]
 
 

@@ -29,17 +29,26 @@ def _node_count(text: str) -> int:
 
 def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "demo", help="run asched on a throw-away local cluster and show what it does",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        "demo",
+        help="run asched on a throw-away local cluster and show what it does",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--nodes", type=_node_count, default=8,
-                        help="how many kwok nodes (default 8, at least 4)")
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the cluster and schedulers running until Ctrl-C")
-    parser.add_argument("--timeout", type=float, default=90.0,
-                        help="seconds to wait for the workload to settle (default 90)")
-    parser.add_argument("--log-level", default="warning",
-                        help="the schedulers' log level (logs go to stderr)")
+    parser.add_argument(
+        "--nodes", type=_node_count, default=8, help="how many kwok nodes (default 8, at least 4)"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the cluster and schedulers running until Ctrl-C"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=90.0,
+        help="seconds to wait for the workload to settle (default 90)",
+    )
+    parser.add_argument(
+        "--log-level", default="warning", help="the schedulers' log level (logs go to stderr)"
+    )
     return parser
 
 
@@ -61,14 +70,19 @@ def run_demo_command(args: argparse.Namespace) -> int:
     data = resources.files(DATA)
     seed = load_config(data.joinpath(SEED_CONFIG).read_text(), registry, filename=SEED_CONFIG)
     gang = load_config(data.joinpath(GANG_CONFIG).read_text(), registry, filename=GANG_CONFIG)
+
     def seed_scheduler(kubeconfig: Path) -> InProcessScheduler:
         return InProcessScheduler("seed config", seed, registry, kubeconfig)
 
     def gang_scheduler(kubeconfig: Path) -> InProcessScheduler:
         return InProcessScheduler("default plugins + Coscheduling", gang, registry, kubeconfig)
 
-    opts = DemoOptions(nodes=args.nodes, keep=args.keep, settle_timeout=args.timeout,
-                       explain_config=str(data.joinpath(GANG_CONFIG)))
+    opts = DemoOptions(
+        nodes=args.nodes,
+        keep=args.keep,
+        settle_timeout=args.timeout,
+        explain_config=str(data.joinpath(GANG_CONFIG)),
+    )
 
     def say(line: str) -> None:
         print(line, flush=True)
@@ -76,8 +90,15 @@ def run_demo_command(args: argparse.Namespace) -> int:
     def complain(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    return anyio.run(run_demo, opts, [seed_scheduler, gang_scheduler], demo_workload(), say,
-                     complain, backend_options=_backend_options())
+    return anyio.run(
+        run_demo,
+        opts,
+        [seed_scheduler, gang_scheduler],
+        demo_workload(),
+        say,
+        complain,
+        backend_options=_backend_options(),
+    )
 
 
 def _backend_options() -> dict[str, object]:

@@ -49,11 +49,14 @@ class InProcessScheduler:
             anyio.create_task_group() as tg,
         ):
             recorder = EventRecorder(
-                client, clock, reporting_controller="asched",
+                client,
+                clock,
+                reporting_controller="asched",
                 reporting_instance=f"asched-demo-{self.name}",
             )
-            sched = Scheduler(client, self.registry, scheduler_options(self.config),
-                              clock=clock, events=recorder)
+            sched = Scheduler(
+                client, self.registry, scheduler_options(self.config), clock=clock, events=recorder
+            )
             tg.start_soon(recorder.run)
             await tg.start(sched.run)
             task_status.started()

@@ -37,8 +37,12 @@ class PodState:
 
 def _event_time(e: dict[str, Any]) -> str:
     series = e.get("series") or {}
-    return str(series.get("lastObservedTime") or e.get("eventTime")
-               or (e.get("metadata") or {}).get("creationTimestamp") or "")
+    return str(
+        series.get("lastObservedTime")
+        or e.get("eventTime")
+        or (e.get("metadata") or {}).get("creationTimestamp")
+        or ""
+    )
 
 
 def pod_states(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[str, PodState]:
@@ -55,13 +59,18 @@ def pod_states(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict
     for p in pods:
         name = p["metadata"]["name"]
         condition = next(
-            (str(c.get("message") or "") for c in (p.get("status") or {}).get("conditions") or []
-             if c.get("type") == "PodScheduled" and c.get("status") == "False"),
+            (
+                str(c.get("message") or "")
+                for c in (p.get("status") or {}).get("conditions") or []
+                if c.get("type") == "PodScheduled" and c.get("status") == "False"
+            ),
             "",
         )
         states[name] = PodState(
-            name, str((p.get("spec") or {}).get("nodeName") or ""),
-            failures.get(name, ("", ""))[1], condition,
+            name,
+            str((p.get("spec") or {}).get("nodeName") or ""),
+            failures.get(name, ("", ""))[1],
+            condition,
         )
     return states
 

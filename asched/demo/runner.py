@@ -88,8 +88,10 @@ async def run_demo(
                         continue
                     run.stopping = True
                     run.interrupted = not run.keeping
-                    say(f"{signal.Signals(signum).name}: stopping the schedulers and the "
-                        "control plane")
+                    say(
+                        f"{signal.Signals(signum).name}: stopping the schedulers and the "
+                        "control plane"
+                    )
                     main.cancel()
 
             tg.start_soon(on_signals)
@@ -134,12 +136,16 @@ async def _demo(
         async with anyio.create_task_group() as tg:
             for inst in instances:
                 await tg.start(inst.run)
-            say("asched running in this process, as " + ", ".join(
-                f"{', '.join(inst.profiles)} ({inst.name})" for inst in instances))
+            say(
+                "asched running in this process, as "
+                + ", ".join(f"{', '.join(inst.profiles)} ({inst.name})" for inst in instances)
+            )
             async with cluster.admin_client() as admin:
                 await submit(admin, workload)
-                say(f"Submitted {len(workload.pods)} pods and {len(workload.pod_groups)} "
-                    f"PodGroup(s) to namespace {workload.namespace}; placements:")
+                say(
+                    f"Submitted {len(workload.pods)} pods and {len(workload.pod_groups)} "
+                    f"PodGroup(s) to namespace {workload.namespace}; placements:"
+                )
                 progress = Progress(workload, say)
                 with anyio.move_on_after(opts.settle_timeout):
                     await progress.follow(admin)
@@ -175,13 +181,23 @@ def _node_table(specs: Sequence[NodeSpec]) -> list[str]:
     rows = []
     for s in specs:
         taints = ",".join(f"{t.key}={t.value}:{t.effect}" for t in s.taints)
-        rows.append((s.name, s.cpu, s.memory, str(s.gpus or "-"), s.labels.get(ZONE, "-"),
-                     s.labels.get("node-type", "-"), taints or "-"))
+        rows.append(
+            (
+                s.name,
+                s.cpu,
+                s.memory,
+                str(s.gpus or "-"),
+                s.labels.get(ZONE, "-"),
+                s.labels.get("node-type", "-"),
+                taints or "-",
+            )
+        )
     return format_table(("NODE", "CPU", "MEMORY", "GPU", "ZONE", "NODE-TYPE", "TAINTS"), rows)
 
 
-def _print_keep_help(cluster: LocalCluster, workload: Workload, opts: DemoOptions,
-                     say: Say) -> None:
+def _print_keep_help(
+    cluster: LocalCluster, workload: Workload, opts: DemoOptions, say: Say
+) -> None:
     kubeconfig = cluster.admin_kubeconfig
     pending = next((p.name for p in workload.pods if p.expect_pending), "")
     say("The cluster and the schedulers keep running. Try:")

@@ -68,8 +68,10 @@ def _pod(
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": "asched-demo",
-                                              **(labels or {})}},
+        "metadata": {
+            "name": name,
+            "labels": {"app.kubernetes.io/part-of": "asched-demo", **(labels or {})},
+        },
         "spec": {"schedulerName": scheduler, "containers": [container], **spec},
     }
 
@@ -89,43 +91,90 @@ SEED_GPU_POD: JsonObject = {
 
 def demo_workload() -> Workload:
     pods = [
-        DemoPod("gpu-pod", SEED_SCHEDULER, SEED_GPU_POD,
-                "the seed article's pod: nodeSelector node-type=gpu"),
+        DemoPod(
+            "gpu-pod",
+            SEED_SCHEDULER,
+            SEED_GPU_POD,
+            "the seed article's pod: nodeSelector node-type=gpu",
+        ),
         *(
-            DemoPod(f"web-{i}", SEED_SCHEDULER, _pod(f"web-{i}", SEED_SCHEDULER, "100m", "128Mi"),
-                    f"no selector: NodeAffinity args {GPU_LABEL[0]}={GPU_LABEL[1]} pick GPU nodes")
+            DemoPod(
+                f"web-{i}",
+                SEED_SCHEDULER,
+                _pod(f"web-{i}", SEED_SCHEDULER, "100m", "128Mi"),
+                f"no selector: NodeAffinity args {GPU_LABEL[0]}={GPU_LABEL[1]} pick GPU nodes",
+            )
             for i in (1, 2)
         ),
         *(
-            DemoPod(f"app-{i}", GANG_SCHEDULER, _pod(f"app-{i}", GANG_SCHEDULER, "500m", "512Mi"),
-                    "default plugins: the least allocated node wins")
+            DemoPod(
+                f"app-{i}",
+                GANG_SCHEDULER,
+                _pod(f"app-{i}", GANG_SCHEDULER, "500m", "512Mi"),
+                "default plugins: the least allocated node wins",
+            )
             for i in (1, 2, 3)
         ),
         DemoPod(
-            "zonal", GANG_SCHEDULER,
-            _pod("zonal", GANG_SCHEDULER, "250m", "256Mi", affinity={"nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                    {"matchExpressions": [
-                        {"key": ZONE, "operator": "In", "values": ["zone-2a"]}]}]}}}),
+            "zonal",
+            GANG_SCHEDULER,
+            _pod(
+                "zonal",
+                GANG_SCHEDULER,
+                "250m",
+                "256Mi",
+                affinity={
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": ZONE, "operator": "In", "values": ["zone-2a"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            ),
             "required node affinity: zone-2a only",
         ),
         DemoPod(
-            "infra-agent", GANG_SCHEDULER,
-            _pod("infra-agent", GANG_SCHEDULER, "100m", "64Mi",
-                 nodeSelector={INFRA_LABEL[0]: INFRA_LABEL[1]},
-                 tolerations=[{"key": INFRA_TAINT.key, "operator": "Equal",
-                               "value": INFRA_TAINT.value, "effect": INFRA_TAINT.effect}]),
+            "infra-agent",
+            GANG_SCHEDULER,
+            _pod(
+                "infra-agent",
+                GANG_SCHEDULER,
+                "100m",
+                "64Mi",
+                nodeSelector={INFRA_LABEL[0]: INFRA_LABEL[1]},
+                tolerations=[
+                    {
+                        "key": INFRA_TAINT.key,
+                        "operator": "Equal",
+                        "value": INFRA_TAINT.value,
+                        "effect": INFRA_TAINT.effect,
+                    }
+                ],
+            ),
             f"tolerates {INFRA_TAINT.key}={INFRA_TAINT.value}:{INFRA_TAINT.effect}",
         ),
         *(
-            DemoPod(f"train-{i}", GANG_SCHEDULER,
-                    _pod(f"train-{i}", GANG_SCHEDULER, "1", "1Gi",
-                         labels={POD_GROUP_LABEL: GANG}),
-                    f"gang {GANG} (minMember {GANG_SIZE}): all members or none")
+            DemoPod(
+                f"train-{i}",
+                GANG_SCHEDULER,
+                _pod(f"train-{i}", GANG_SCHEDULER, "1", "1Gi", labels={POD_GROUP_LABEL: GANG}),
+                f"gang {GANG} (minMember {GANG_SIZE}): all members or none",
+            )
             for i in range(1, GANG_SIZE + 1)
         ),
-        DemoPod("big-pod", GANG_SCHEDULER, _pod("big-pod", GANG_SCHEDULER, BIG_POD_CPUS, "1Gi"),
-                f"asks for {BIG_POD_CPUS} CPUs: more than any node has", expect_pending=True),
+        DemoPod(
+            "big-pod",
+            GANG_SCHEDULER,
+            _pod("big-pod", GANG_SCHEDULER, BIG_POD_CPUS, "1Gi"),
+            f"asks for {BIG_POD_CPUS} CPUs: more than any node has",
+            expect_pending=True,
+        ),
     ]
     group = {
         "apiVersion": PODGROUP_API_VERSION,

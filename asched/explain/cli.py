@@ -24,11 +24,18 @@ def add_explain_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("pod", metavar="NAMESPACE/POD", help="the pod to explain")
-    parser.add_argument("--kubeconfig", default=None,
-                        help="kubeconfig (default: in-cluster, then $KUBECONFIG or ~/.kube/config)")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="the scheduler's KubeSchedulerConfiguration (default: one "
-                             "default-scheduler profile with kube-scheduler's default plugins)")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig (default: in-cluster, then $KUBECONFIG or ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the scheduler's KubeSchedulerConfiguration (default: one "
+        "default-scheduler profile with kube-scheduler's default plugins)",
+    )
     parser.add_argument("-o", "--output", choices=OUTPUTS, default="text")
     parser.add_argument("--log-level", default="warning")
     return parser
@@ -85,8 +92,9 @@ def run_explain_command(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _explain(kubeconfig: str | None, namespace: str, name: str, config: Any,
-                   registry: Any) -> Any:
+async def _explain(
+    kubeconfig: str | None, namespace: str, name: str, config: Any, registry: Any
+) -> Any:
     from asched.client.kubeconfig import load_connection
     from asched.client.rest import RestClient
     from asched.explain.runner import explain_pod

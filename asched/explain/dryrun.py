@@ -123,9 +123,7 @@ async def filter_node(
     results: list[list[Verdict]] = []
     for pass_state, pass_ni in passes:
         results.append([await _run_filter(e, pass_state, pod, pass_ni) for e in fns])
-    checks = [
-        next((r[i] for r in results if not r[i].ok), results[-1][i]) for i in range(len(fns))
-    ]
+    checks = [next((r[i] for r in results if not r[i].ok), results[-1][i]) for i in range(len(fns))]
     for r in results:
         first = next((v for v in r if not v.ok), None)
         if first is not None:
@@ -213,4 +211,3 @@ def _notes(fwk: Framework, out: Explanation, num_nodes: int, percentage: int) ->
         out.notes.append("only one node fits: asched takes it without scoring")
     if len(out.best) > 1:
         out.notes.append(f"{len(out.best)} nodes share the best score: asched picks one at random")
-

@@ -80,7 +80,9 @@ async def explain_pod(
             skipped += await fill_store(client, request, services.stores[request.resource])
 
     out = await dry_run(
-        fwk, pending, snapshot.node_infos(),
+        fwk,
+        pending,
+        snapshot.node_infos(),
         percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
     )
     out.bound_to = pod.node_name
@@ -89,6 +91,12 @@ async def explain_pod(
         f"event not sent (dry run): {e.event_type} {e.reason} {e.regarding}: {e.message}"
         for e in services.held.events
     ]
-    log.debug("pod_explained", pod=pod.key, profile=profile.scheduler_name,
-              nodes=len(out.nodes), feasible=len(out.feasible), selected=out.selected)
+    log.debug(
+        "pod_explained",
+        pod=pod.key,
+        profile=profile.scheduler_name,
+        nodes=len(out.nodes),
+        feasible=len(out.feasible),
+        selected=out.selected,
+    )
     return out

@@ -84,9 +84,7 @@ class FilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class AsyncFilterPlugin(Plugin, Protocol):
-    async def filter(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo
-    ) -> Status | None: ...
+    async def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
 
 
 @runtime_checkable
@@ -131,9 +129,7 @@ class ReservePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
-    def permit(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> tuple[Status | None, float]:
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         """(status, timeout seconds); the timeout only matters for Wait."""
         ...
 

@@ -82,7 +82,8 @@ class PluginSpec:
     def extension_points(self) -> frozenset[str]:
         """The points the plugin class implements (used to expand multiPoint)."""
         return frozenset(
-            point for point, method in POINT_METHODS.items()
+            point
+            for point, method in POINT_METHODS.items()
             if callable(getattr(self.plugin_type, method, None))
         )
 

@@ -48,9 +48,7 @@ class Status:
 
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending (kube-scheduler IsRejected)."""
-        return self.code in (
-            Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING
-        )
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
 
     def message(self) -> str:
         return ", ".join(self.reasons)

@@ -62,7 +62,10 @@ class InformerFactory:
 
     def for_request(self, request: InformerRequest[T], handler: EventHandler[T]) -> Informer[T]:
         return self.informer(
-            request.resource, request.list_path, request.decode, handler,
+            request.resource,
+            request.list_path,
+            request.decode,
+            handler,
             optional=request.optional,
         )
 
@@ -80,8 +83,14 @@ class InformerFactory:
         if resource in self._informers:
             raise ValueError(f"an informer for {resource!r} already exists")
         informer: Informer[T] = Informer(
-            self._client, list_path, decode, handler,
-            params=params, clock=self._clock, name=resource, optional=optional,
+            self._client,
+            list_path,
+            decode,
+            handler,
+            params=params,
+            clock=self._clock,
+            name=resource,
+            optional=optional,
             rng=random.Random(self._rng.random()),
         )
         self._informers[resource] = informer

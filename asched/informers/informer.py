@@ -118,9 +118,7 @@ class Informer(Generic[T]):
         self._list_path = list_path
         self._decode_fn = decode
         self._handler = handler
-        self._decode_error_handler = (
-            handler if isinstance(handler, DecodeErrorHandler) else None
-        )
+        self._decode_error_handler = handler if isinstance(handler, DecodeErrorHandler) else None
         self._key = key
         self._params = dict(params or {})
         self._clock = clock or RealClock()

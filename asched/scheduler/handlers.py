@@ -164,9 +164,7 @@ class PodHandler:
                 return
             if old.node_name:
                 self._cache.update_pod(old, new)
-                self._queue.move_all_to_active_or_backoff(
-                    assigned_pod_update(old, new), old, new
-                )
+                self._queue.move_all_to_active_or_backoff(assigned_pod_update(old, new), old, new)
             else:
                 # Newly bound: kube-scheduler's assigned-pod informer sees it as an add.
                 self._cache.add_pod(new)

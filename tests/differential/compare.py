@@ -39,23 +39,37 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
     out: list[Mismatch] = []
     a_set, k_set = _scheduled(asched), _scheduled(kube)
     if (len(a_set) != len(k_set)) if s.interchangeable else (a_set != k_set):
-        out.append(Mismatch("scheduled", f"asched bound {sorted(a_set)}, "
-                                         f"kube-scheduler bound {sorted(k_set)}"))
+        out.append(
+            Mismatch(
+                "scheduled", f"asched bound {sorted(a_set)}, kube-scheduler bound {sorted(k_set)}"
+            )
+        )
     if asched.existing_left != kube.existing_left:
-        out.append(Mismatch("scheduled", f"existing pods left: asched "
-                                         f"{sorted(asched.existing_left)}, kube-scheduler "
-                                         f"{sorted(kube.existing_left)}"))
+        out.append(
+            Mismatch(
+                "scheduled",
+                f"existing pods left: asched "
+                f"{sorted(asched.existing_left)}, kube-scheduler "
+                f"{sorted(kube.existing_left)}",
+            )
+        )
     for name in s.expect_same_node:
         a_node, k_node = asched.pods[name].node, kube.pods[name].node
         if a_node != k_node:
-            out.append(Mismatch("node", f"{name}: asched {a_node or '-'}, "
-                                        f"kube-scheduler {k_node or '-'}"))
+            out.append(
+                Mismatch("node", f"{name}: asched {a_node or '-'}, kube-scheduler {k_node or '-'}")
+            )
     if s.expect_spread:
         a_counts = sorted(asched.spread.values())
         k_counts = sorted(kube.spread.values())
         if a_counts != k_counts:
-            out.append(Mismatch("node", f"pods per {s.expect_spread}: asched {asched.spread}, "
-                                        f"kube-scheduler {kube.spread}"))
+            out.append(
+                Mismatch(
+                    "node",
+                    f"pods per {s.expect_spread}: asched {asched.spread}, "
+                    f"kube-scheduler {kube.spread}",
+                )
+            )
     if s.interchangeable:
         return out + _pooled_messages(asched, kube)
     for p in s.pods:
@@ -63,30 +77,52 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
         if a.scheduled != k.scheduled:
             continue  # reported above
         if a.reasons != k.reasons:
-            out.append(Mismatch("message", f"{p.name} event reasons: asched {a.reasons}, "
-                                           f"kube-scheduler {k.reasons}"))
+            out.append(
+                Mismatch(
+                    "message",
+                    f"{p.name} event reasons: asched {a.reasons}, kube-scheduler {k.reasons}",
+                )
+            )
         if a.scheduled and a.scheduled_note != k.scheduled_note:
-            out.append(Mismatch("message", f"{p.name} Scheduled: asched {a.scheduled_note!r}, "
-                                           f"kube-scheduler {k.scheduled_note!r}"))
+            out.append(
+                Mismatch(
+                    "message",
+                    f"{p.name} Scheduled: asched {a.scheduled_note!r}, "
+                    f"kube-scheduler {k.scheduled_note!r}",
+                )
+            )
         # A bound pod may have failed first (a preemptor: its FailedScheduling says so).
-        for what, av, kv in (("FailedScheduling", a.first_failure, k.first_failure),
-                             ("PodScheduled", a.condition, k.condition)):
+        for what, av, kv in (
+            ("FailedScheduling", a.first_failure, k.first_failure),
+            ("PodScheduled", a.condition, k.condition),
+        ):
             if av != kv:
-                out.append(Mismatch("message", f"{p.name} {what}:\n  asched         "
-                                               f"{av!r}\n  kube-scheduler {kv!r}"))
+                out.append(
+                    Mismatch(
+                        "message",
+                        f"{p.name} {what}:\n  asched         {av!r}\n  kube-scheduler {kv!r}",
+                    )
+                )
     return out
 
 
 def _pooled_messages(asched: ScenarioOutcome, kube: ScenarioOutcome) -> list[Mismatch]:
     """Interchangeable pods: the multisets of messages, whichever pod carries them."""
     out = []
-    for what, field in (("FailedScheduling", "first_failure"), ("PodScheduled", "condition"),
-                        ("Scheduled", "scheduled_note"), ("event reasons", "reasons")):
+    for what, field in (
+        ("FailedScheduling", "first_failure"),
+        ("PodScheduled", "condition"),
+        ("Scheduled", "scheduled_note"),
+        ("event reasons", "reasons"),
+    ):
         a = sorted(getattr(p, field) for p in asched.pods.values())
         k = sorted(getattr(p, field) for p in kube.pods.values())
         if a != k:
-            out.append(Mismatch("message", f"{what} notes:\n  asched         {a!r}\n"
-                                           f"  kube-scheduler {k!r}"))
+            out.append(
+                Mismatch(
+                    "message", f"{what} notes:\n  asched         {a!r}\n  kube-scheduler {k!r}"
+                )
+            )
     return out
 
 
@@ -94,11 +130,14 @@ def reference_problems(s: Scenario, kube: ScenarioOutcome) -> list[str]:
     """Where kube-scheduler's outcome contradicts the scenario's stated expectations."""
     problems = []
     if s.expect_scheduled is not None and _scheduled(kube) != s.expect_scheduled:
-        problems.append(f"expected {sorted(s.expect_scheduled)} bound, "
-                        f"kube-scheduler bound {sorted(_scheduled(kube))}")
+        problems.append(
+            f"expected {sorted(s.expect_scheduled)} bound, "
+            f"kube-scheduler bound {sorted(_scheduled(kube))}"
+        )
     if s.expect_count is not None and len(_scheduled(kube)) != s.expect_count:
-        problems.append(f"expected {s.expect_count} pods bound, "
-                        f"kube-scheduler bound {sorted(_scheduled(kube))}")
+        problems.append(
+            f"expected {s.expect_count} pods bound, kube-scheduler bound {sorted(_scheduled(kube))}"
+        )
     for pod, node in s.expect_nodes.items():
         if kube.pods[pod].node != node:
             problems.append(f"expected {pod} on {node}, kube-scheduler: {kube.pods[pod].short()}")
@@ -113,8 +152,10 @@ def known_difference_problems(
     assert known is not None
     problems = [f"undocumented: {m}" for m in found if m.comparison not in known.differs]
     if not any(m.comparison in known.differs for m in found):
-        problems.append(f"documented difference {known.doc!r} ({sorted(known.differs)}) is "
-                        "gone: remove it from the scenario and docs/differential.md")
+        problems.append(
+            f"documented difference {known.doc!r} ({sorted(known.differs)}) is "
+            "gone: remove it from the scenario and docs/differential.md"
+        )
     a_notes = [p.first_failure for p in asched.pods.values()]
     k_notes = [p.first_failure for p in kube.pods.values()]
     if known.asched and not any(known.asched in n for n in a_notes):

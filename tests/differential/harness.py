@@ -52,11 +52,14 @@ async def run_differential(
     async with cluster.admin_client() as admin:
         await ensure_cluster_objects(admin)
         async with scenario_nodes(cluster, admin, placements) as nodes:
-            a = await run_side(cluster, admin, placements, run=run, side=asched_side,
-                               work_dir=work_dir)
-            k = await run_side(cluster, admin, placements, run=run, side=kube_side,
-                               work_dir=work_dir)
+            a = await run_side(
+                cluster, admin, placements, run=run, side=asched_side, work_dir=work_dir
+            )
+            k = await run_side(
+                cluster, admin, placements, run=run, side=kube_side, work_dir=work_dir
+            )
     seconds = time.monotonic() - began
-    log.info("differential_done", scenarios=len(scenarios), nodes=len(nodes),
-             seconds=round(seconds, 1))
+    log.info(
+        "differential_done", scenarios=len(scenarios), nodes=len(nodes), seconds=round(seconds, 1)
+    )
     return Results({s.id: Result(a[s.id], k[s.id]) for s in scenarios}, seconds, len(nodes))

@@ -45,7 +45,7 @@ class Placement:
 
     def local_node(self, real: str) -> str:
         prefix = f"{self.key}-"
-        return real[len(prefix):] if real.startswith(prefix) else real
+        return real[len(prefix) :] if real.startswith(prefix) else real
 
     def namespace(self, side: Side) -> str:
         return f"{side.prefix}-{self.index:02d}-{self.scenario.id}"[:63].rstrip("-")

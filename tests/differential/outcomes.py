@@ -115,8 +115,11 @@ class Snapshot:
         node = pod["spec"].get("nodeName", "")
         status = pod.get("status", {})
         condition = next(
-            (c.get("message", "") for c in status.get("conditions", ())
-             if c["type"] == "PodScheduled" and c["status"] == "False"),
+            (
+                c.get("message", "")
+                for c in status.get("conditions", ())
+                if c["type"] == "PodScheduled" and c["status"] == "False"
+            ),
             "",
         )
         events = self.events.get(key, [])

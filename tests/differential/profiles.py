@@ -22,37 +22,53 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 PROFILES: Mapping[str, Mapping[str, Any]] = {
     "default": {},
     "most-allocated": {
-        "pluginConfig": [{
-            "name": "NodeResourcesFit",
-            "args": {"scoringStrategy": {"type": "MostAllocated"}},
-        }],
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {"scoringStrategy": {"type": "MostAllocated"}},
+            }
+        ],
     },
     "rtcr": {
         # Bin packing through the shape: the fuller the node, the higher the score.
-        "pluginConfig": [{
-            "name": "NodeResourcesFit",
-            "args": {"scoringStrategy": {
-                "type": "RequestedToCapacityRatio",
-                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
-                "requestedToCapacityRatio": {"shape": [
-                    {"utilization": 0, "score": 0}, {"utilization": 100, "score": 10},
-                ]},
-            }},
-        }],
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "scoringStrategy": {
+                        "type": "RequestedToCapacityRatio",
+                        "resources": [
+                            {"name": "cpu", "weight": 1},
+                            {"name": "memory", "weight": 1},
+                        ],
+                        "requestedToCapacityRatio": {
+                            "shape": [
+                                {"utilization": 0, "score": 0},
+                                {"utilization": 100, "score": 10},
+                            ]
+                        },
+                    }
+                },
+            }
+        ],
     },
     "balanced-only": {
         # Score with NodeResourcesBalancedAllocation alone, so it decides the node.
-        "plugins": {"score": {
-            "disabled": [{"name": "*"}],
-            "enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 1}],
-        }},
+        "plugins": {
+            "score": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 1}],
+            }
+        },
     },
     "seed": {
         # The seed article's plugin arguments: only nodes labelled node-type=gpu.
-        "pluginConfig": [{
-            "name": "NodeAffinity",
-            "args": {"labelKey": "node-type", "labelValue": "gpu"},
-        }],
+        "pluginConfig": [
+            {
+                "name": "NodeAffinity",
+                "args": {"labelKey": "node-type", "labelValue": "gpu"},
+            }
+        ],
     },
 }
 

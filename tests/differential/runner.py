@@ -76,8 +76,9 @@ def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
     ]
 
 
-async def _settle(admin: RestClient, run: str, side: Side, keys: list[Key],
-                  alive: Running) -> Snapshot:
+async def _settle(
+    admin: RestClient, run: str, side: Side, keys: list[Key], alive: Running
+) -> Snapshot:
     deadline = anyio.current_time() + SETTLE_TIMEOUT
     quiet_since: float | None = None
     last: tuple[object, ...] = ()
@@ -109,16 +110,18 @@ async def _unless_gone(request: Awaitable[object]) -> None:
             raise
 
 
-async def _cleanup(admin: RestClient, placements: Sequence[Placement], run: str,
-                   side: Side) -> None:
+async def _cleanup(
+    admin: RestClient, placements: Sequence[Placement], run: str, side: Side
+) -> None:
     limiter = anyio.Semaphore(_CONCURRENCY)
 
     async def drop(p: Placement) -> None:
         ns = p.namespace(side)
         async with limiter:
             # Nothing runs these pods: force them, or they wait for a kubelet for ever.
-            await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}/pods",
-                                            params={"gracePeriodSeconds": 0}))
+            await _unless_gone(
+                admin.delete(f"/api/v1/namespaces/{ns}/pods", params={"gracePeriodSeconds": 0})
+            )
             for obj in p.objects(side):
                 # No PVC protection controller runs to lift the finalizer.
                 path = f"{_api_path(obj)}/{obj['metadata']['name']}"
@@ -160,7 +163,12 @@ async def run_side(
     finally:
         with anyio.CancelScope(shield=True):
             await _cleanup(admin, placements, run, side)
-    log.info("differential_side_done", side=side.name, scenarios=len(placements),
-             create_s=round(created - began, 1), schedule_s=round(settled - created, 1),
-             total_s=round(anyio.current_time() - began, 1))
+    log.info(
+        "differential_side_done",
+        side=side.name,
+        scenarios=len(placements),
+        create_s=round(created - began, 1),
+        schedule_s=round(settled - created, 1),
+        total_s=round(anyio.current_time() - began, 1),
+    )
     return outcomes

@@ -34,19 +34,53 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 #: The comparisons a documented difference may exempt.
 COMPARISONS = frozenset({"scheduled", "node", "message"})
 
-_SCENARIO_KEYS = frozenset({
-    "id", "plugins", "description", "profile", "nodes", "objects", "existing", "pods",
-    "expect_scheduled", "expect_nodes", "expect_same_node", "expect_spread",
-    "known_difference", "interchangeable",
-})
-_NODE_KEYS = frozenset({
-    "name", "cpu", "memory", "pods", "gpus", "labels", "taints", "images", "unschedulable",
-    "extra",
-})
-_POD_KEYS = frozenset({
-    "name", "cpu", "memory", "requests", "image", "ports", "labels", "priorityClassName",
-    "spec", "kube_spec", "node",
-})
+_SCENARIO_KEYS = frozenset(
+    {
+        "id",
+        "plugins",
+        "description",
+        "profile",
+        "nodes",
+        "objects",
+        "existing",
+        "pods",
+        "expect_scheduled",
+        "expect_nodes",
+        "expect_same_node",
+        "expect_spread",
+        "known_difference",
+        "interchangeable",
+    }
+)
+_NODE_KEYS = frozenset(
+    {
+        "name",
+        "cpu",
+        "memory",
+        "pods",
+        "gpus",
+        "labels",
+        "taints",
+        "images",
+        "unschedulable",
+        "extra",
+    }
+)
+_POD_KEYS = frozenset(
+    {
+        "name",
+        "cpu",
+        "memory",
+        "requests",
+        "image",
+        "ports",
+        "labels",
+        "priorityClassName",
+        "spec",
+        "kube_spec",
+        "node",
+    }
+)
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
 
 
@@ -209,9 +243,7 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
     where = f"{source}:{raw.get('id', '?')}"
     _check_keys(raw, _SCENARIO_KEYS, where)
     nodes = tuple(_node(n, f"{where}.nodes[{i}]") for i, n in enumerate(raw["nodes"]))
-    pods = tuple(
-        _pod(p, f"{where}.pods[{i}]", existing=False) for i, p in enumerate(raw["pods"])
-    )
+    pods = tuple(_pod(p, f"{where}.pods[{i}]", existing=False) for i, p in enumerate(raw["pods"]))
     existing = tuple(
         _pod(p, f"{where}.existing[{i}]", existing=True)
         for i, p in enumerate(raw.get("existing", ()))

@@ -87,8 +87,9 @@ async def run_scheduler(
         work_dir / "kube-scheduler.yaml", kube_config(side.prefix, cluster.admin_kubeconfig)
     )
     binary = find_binaries().kube_scheduler
-    kube = await spawn(KUBE, [str(binary), f"--config={config}", "--secure-port=0", "--v=2"],
-                       log_path)
+    kube = await spawn(
+        KUBE, [str(binary), f"--config={config}", "--secure-port=0", "--v=2"], log_path
+    )
     try:
         yield _KubeRunning(kube)
     finally:

@@ -28,10 +28,21 @@ SCENARIOS = load_scenarios()
 #: Not here: NodeVolumeLimits and VolumeZone (they need CSI attach limits or zonal
 #: PersistentVolumes; docs/differential.md); DefaultBinder binds every scheduled pod.
 COVERED_PLUGINS = (
-    "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration",
-    "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding",
-    "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-    "NodeResourcesBalancedAllocation", "ImageLocality",
+    "SchedulingGates",
+    "PrioritySort",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "VolumeBinding",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "DefaultPreemption",
+    "NodeResourcesBalancedAllocation",
+    "ImageLocality",
 )
 
 
@@ -39,8 +50,10 @@ COVERED_PLUGINS = (
 def results(cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory) -> Results:
     work_dir: Path = tmp_path_factory.mktemp("differential")
     outcome = anyio.run(run_differential, cluster, SCENARIOS, work_dir)
-    print(f"\ndifferential: {len(SCENARIOS)} scenarios on {outcome.nodes} nodes, both "
-          f"schedulers, in {outcome.seconds:.1f}s (logs in {work_dir})")
+    print(
+        f"\ndifferential: {len(SCENARIOS)} scenarios on {outcome.nodes} nodes, both "
+        f"schedulers, in {outcome.seconds:.1f}s (logs in {work_dir})"
+    )
     return outcome
 
 

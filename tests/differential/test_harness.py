@@ -22,7 +22,9 @@ from tests.differential.scenario import (
 from tests.differential.schedulers import ASCHED, KUBE, Side
 
 BASE: dict[str, Any] = {
-    "id": "s", "plugins": ["NodeResourcesFit"], "description": "d",
+    "id": "s",
+    "plugins": ["NodeResourcesFit"],
+    "description": "d",
     "nodes": [{"name": "a"}, {"name": "b"}],
     "pods": [{"name": "p1", "cpu": "1"}, {"name": "p2"}],
 }
@@ -37,8 +39,9 @@ def outcome(**pods: PodOutcome) -> ScenarioOutcome:
     return ScenarioOutcome(pods)
 
 
-BOUND_A = PodOutcome(node="a", scheduled_note="Successfully assigned <pod> to <node>",
-                     reasons=("Scheduled",))
+BOUND_A = PodOutcome(
+    node="a", scheduled_note="Successfully assigned <pod> to <node>", reasons=("Scheduled",)
+)
 BOUND_B = dataclasses.replace(BOUND_A, node="b")
 FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduling",))
 
@@ -56,9 +59,17 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         ({"pods": [{"name": "p1"}, {"name": "p1"}]}, "pod names must be unique"),
         ({"known_difference": {"doc": "x", "differs": ["colour"]}}, "non-empty subset"),
     ],
-    ids=["unknown-key", "unknown-pod-key", "node-on-new-pod", "unknown-node",
-         "unknown-expected-pod", "count-without-interchangeable",
-         "names-with-interchangeable", "duplicate-pod", "unknown-comparison"],
+    ids=[
+        "unknown-key",
+        "unknown-pod-key",
+        "node-on-new-pod",
+        "unknown-node",
+        "unknown-expected-pod",
+        "count-without-interchangeable",
+        "names-with-interchangeable",
+        "duplicate-pod",
+        "unknown-comparison",
+    ],
 )
 def test_invalid_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError, match=re.escape(message)):
@@ -71,13 +82,34 @@ def test_the_scenario_files_load() -> None:
 
 
 def test_placement_pins_pods_to_their_scenario_and_resolves_node_names() -> None:
-    s = scenario(pods=[{
-        "name": "p1", "requests": {"nvidia.com/gpu": 1},
-        "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": ["{{node:b}}"]}]}]}}}},
-        "kube_spec": {"nodeSelector": {"node-type": "gpu"}},
-    }])
+    s = scenario(
+        pods=[
+            {
+                "name": "p1",
+                "requests": {"nvidia.com/gpu": 1},
+                "spec": {
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {
+                                        "matchFields": [
+                                            {
+                                                "key": "metadata.name",
+                                                "operator": "In",
+                                                "values": ["{{node:b}}"],
+                                            }
+                                        ]
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                },
+                "kube_spec": {"nodeSelector": {"node-type": "gpu"}},
+            }
+        ]
+    )
     p = Placement(s, 7, "drun")
     a_side, k_side = Side(ASCHED, "as-x"), Side(KUBE, "ks-x")
     a, k = p.pod(s.pods[0], a_side), p.pod(s.pods[0], k_side)
@@ -103,33 +135,66 @@ def test_seed_profile_maps_to_default_for_kube_scheduler() -> None:
     [
         ({}, outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_B, p2=FAILED), []),
         ({}, outcome(p1=BOUND_A, p2=BOUND_B), outcome(p1=BOUND_A, p2=FAILED), ["scheduled"]),
-        ({"expect_same_node": ["p1"]}, outcome(p1=BOUND_A, p2=FAILED),
-         outcome(p1=BOUND_B, p2=FAILED), ["node"]),
-        ({}, outcome(p1=BOUND_A, p2=dataclasses.replace(FAILED, first_failure=FAIL + ".")),
-         outcome(p1=BOUND_A, p2=FAILED), ["message"]),
-        ({}, outcome(p1=dataclasses.replace(BOUND_A, reasons=("FailedScheduling", "Scheduled"),
-                                            first_failure=FAIL), p2=FAILED),
-         outcome(p1=BOUND_A, p2=FAILED), ["message"]),
-        ({"interchangeable": True, "expect_scheduled": 1},
-         outcome(p1=BOUND_A, p2=FAILED), outcome(p1=FAILED, p2=BOUND_A), []),
-        ({"interchangeable": True, "expect_scheduled": 1},
-         outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_A, p2=BOUND_B),
-         ["message", "scheduled"]),
+        (
+            {"expect_same_node": ["p1"]},
+            outcome(p1=BOUND_A, p2=FAILED),
+            outcome(p1=BOUND_B, p2=FAILED),
+            ["node"],
+        ),
+        (
+            {},
+            outcome(p1=BOUND_A, p2=dataclasses.replace(FAILED, first_failure=FAIL + ".")),
+            outcome(p1=BOUND_A, p2=FAILED),
+            ["message"],
+        ),
+        (
+            {},
+            outcome(
+                p1=dataclasses.replace(
+                    BOUND_A, reasons=("FailedScheduling", "Scheduled"), first_failure=FAIL
+                ),
+                p2=FAILED,
+            ),
+            outcome(p1=BOUND_A, p2=FAILED),
+            ["message"],
+        ),
+        (
+            {"interchangeable": True, "expect_scheduled": 1},
+            outcome(p1=BOUND_A, p2=FAILED),
+            outcome(p1=FAILED, p2=BOUND_A),
+            [],
+        ),
+        (
+            {"interchangeable": True, "expect_scheduled": 1},
+            outcome(p1=BOUND_A, p2=FAILED),
+            outcome(p1=BOUND_A, p2=BOUND_B),
+            ["message", "scheduled"],
+        ),
     ],
-    ids=["equal-up-to-tied-node", "different-pods-bound", "different-node",
-         "different-message", "one-failed-before-binding", "interchangeable-pods",
-         "interchangeable-counts-differ"],
+    ids=[
+        "equal-up-to-tied-node",
+        "different-pods-bound",
+        "different-node",
+        "different-message",
+        "one-failed-before-binding",
+        "interchangeable-pods",
+        "interchangeable-counts-differ",
+    ],
 )
-def test_differences(changes: dict[str, Any], asched: ScenarioOutcome, kube: ScenarioOutcome,
-                     want: list[str]) -> None:
+def test_differences(
+    changes: dict[str, Any], asched: ScenarioOutcome, kube: ScenarioOutcome, want: list[str]
+) -> None:
     found = differences(scenario(**changes), asched, kube)
     assert sorted({m.comparison for m in found}) == want
 
 
 def test_known_difference_must_be_exactly_as_documented() -> None:
     s = dataclasses.replace(
-        scenario(), known_difference=KnownDifference("volume-binding", frozenset({"message"}),
-                                                     asched="x", kube="y"))
+        scenario(),
+        known_difference=KnownDifference(
+            "volume-binding", frozenset({"message"}), asched="x", kube="y"
+        ),
+    )
     a = outcome(p1=BOUND_A, p2=dataclasses.replace(FAILED, first_failure="x", condition="x"))
     k = outcome(p1=BOUND_A, p2=dataclasses.replace(FAILED, first_failure="y", condition="y"))
     assert known_difference_problems(s, a, k, differences(s, a, k)) == []

@@ -43,23 +43,35 @@ VICTIMS: dict[str, list[tuple[str, str, str]]] = {
 
 async def _pdb_guarding(admin: RestClient, ns: str) -> None:
     path = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
-    pdb = await admin.post(path, {
-        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-        "metadata": {"name": "guard"},
-        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "guarded"}}},
-    })
+    pdb = await admin.post(
+        path,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "guard"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "guarded"}}},
+        },
+    )
     # What the disruption controller would compute: 2 healthy, 2 required, none to spare.
-    await admin.patch(f"{path}/guard/status", {"status": {
-        "observedGeneration": pdb["metadata"].get("generation", 1),
-        "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2,
-        "disruptionsAllowed": 0,
-    }})
+    await admin.patch(
+        f"{path}/guard/status",
+        {
+            "status": {
+                "observedGeneration": pdb["metadata"].get("generation", 1),
+                "currentHealthy": 2,
+                "desiredHealthy": 2,
+                "expectedPods": 2,
+                "disruptionsAllowed": 0,
+            }
+        },
+    )
 
 
 async def _watch_preemptor(admin: RestClient, ns: str, seen: list[str]) -> str:
     """Record every nominatedNodeName of the preemptor until it is bound; return its node."""
     params: dict[str, str | int | bool] = {
-        "fieldSelector": f"metadata.name={PREEMPTOR}", "timeoutSeconds": 120,
+        "fieldSelector": f"metadata.name={PREEMPTOR}",
+        "timeoutSeconds": 120,
     }
     async with admin.watch(f"/api/v1/namespaces/{ns}/pods", params=params) as events:
         async for event in events:
@@ -74,16 +86,23 @@ async def _watch_preemptor(admin: RestClient, ns: str, seen: list[str]) -> str:
 
 
 async def _events(admin: RestClient, ns: str, reason: str) -> list[dict[str, Any]]:
-    body = await admin.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
-                           params={"fieldSelector": f"reason={reason}"})
+    body = await admin.get(
+        f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+        params={"fieldSelector": f"reason={reason}"},
+    )
     items: list[dict[str, Any]] = body["items"]
     return items
 
 
 @pytest.mark.parametrize("scheduler", [ASCHED, KUBE])
 async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_node(
-    scheduler: str, *, cluster: LocalCluster, admin: RestClient, namespace: str,
-    kwok_nodes: NodeFactory, tmp_path: Path,
+    scheduler: str,
+    *,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
 ) -> None:
     await ensure_cluster_objects(admin)
     side = Side(scheduler, unique("pe"))
@@ -92,13 +111,19 @@ async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_
     pods = f"/api/v1/namespaces/{namespace}/pods"
     for node, victims in VICTIMS.items():
         for name, cpu, app in victims:
-            body = (make_pod(name, namespace).cpu(cpu).label("app", app)
-                    .node(node_of[node]).manifest())
+            body = (
+                make_pod(name, namespace).cpu(cpu).label("app", app).node(node_of[node]).manifest()
+            )
             body["spec"]["priorityClassName"] = LOW
             await admin.post(pods, body)
     await _pdb_guarding(admin, namespace)
-    preemptor = (make_pod(PREEMPTOR, namespace).cpu("1").scheduler(side.scheduler_name("default"))
-                 .node_selector({LABEL: namespace}).manifest())
+    preemptor = (
+        make_pod(PREEMPTOR, namespace)
+        .cpu("1")
+        .scheduler(side.scheduler_name("default"))
+        .node_selector({LABEL: namespace})
+        .manifest()
+    )
     preemptor["spec"]["priorityClassName"] = HIGH
 
     nominated: list[str] = []
@@ -132,7 +157,10 @@ async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_
         assert left == (everyone - {"s-big"}) | {PREEMPTOR}
         with anyio.fail_after(30):
             events = await poll(preempted, interval=0.2)
-    assert [(e["regarding"]["name"], e["type"], e["note"]) for e in events] == [(
-        "s-big", "Normal",
-        f"Preempted by pod {created['metadata']['uid']} on node {node_of['single']}",
-    )]
+    assert [(e["regarding"]["name"], e["type"], e["note"]) for e in events] == [
+        (
+            "s-big",
+            "Normal",
+            f"Preempted by pod {created['metadata']['uid']} on node {node_of['single']}",
+        )
+    ]

@@ -24,8 +24,9 @@ def free_port() -> int:
 
 
 class AschedProcess:
-    def __init__(self, config: Path | None, kubeconfig: Path, log_path: Path,
-                 extra: list[str] | None = None) -> None:
+    def __init__(
+        self, config: Path | None, kubeconfig: Path, log_path: Path, extra: list[str] | None = None
+    ) -> None:
         self.config = config
         self.kubeconfig = kubeconfig
         self.log_path = log_path
@@ -38,17 +39,33 @@ class AschedProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        argv = [sys.executable, "-m", "asched", "run", "--kubeconfig", str(self.kubeconfig),
-                "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
-                "--log-level", "info", *self.extra]
-        if not any(a.startswith("--leader-elect") or a == "--no-leader-elect"
-                   for a in self.extra):
+        argv = [
+            sys.executable,
+            "-m",
+            "asched",
+            "run",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            str(self.port),
+            "--log-level",
+            "info",
+            *self.extra,
+        ]
+        if not any(a.startswith("--leader-elect") or a == "--no-leader-elect" for a in self.extra):
             argv.append("--no-leader-elect")
         if self.config is not None:
             argv += ["--config", str(self.config)]
         log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, env=os.environ.copy())
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
         log.close()
 
     async def wait_ready(self, within: float = 60.0) -> None:
@@ -90,8 +107,9 @@ class AschedProcess:
 
 
 @asynccontextmanager
-async def running_asched(config: Path | None, kubeconfig: Path, log_path: Path,
-                         extra: list[str] | None = None) -> AsyncIterator[AschedProcess]:
+async def running_asched(
+    config: Path | None, kubeconfig: Path, log_path: Path, extra: list[str] | None = None
+) -> AsyncIterator[AschedProcess]:
     proc = AschedProcess(config, kubeconfig, log_path, extra)
     proc.start()
     try:

@@ -91,8 +91,11 @@ async def create_gang(
 
     async def create(i: int, pod: str) -> None:
         manifest = (
-            make_pod(pod, ns).scheduler(scheduler).pod_group(name)
-            .cpu((cpu_of or {}).get(i, cpu)).node_selector({ISOLATION_LABEL: isolation})
+            make_pod(pod, ns)
+            .scheduler(scheduler)
+            .pod_group(name)
+            .cpu((cpu_of or {}).get(i, cpu))
+            .node_selector({ISOLATION_LABEL: isolation})
             .manifest()
         )
         async with limiter:
@@ -111,8 +114,9 @@ async def delete_pods(admin: RestClient, ns: str, names: Iterable[str]) -> None:
 
     async def delete(name: str) -> None:
         async with limiter:
-            await admin.delete(f"/api/v1/namespaces/{ns}/pods/{name}",
-                               params={"gracePeriodSeconds": 0})
+            await admin.delete(
+                f"/api/v1/namespaces/{ns}/pods/{name}", params={"gracePeriodSeconds": 0}
+            )
 
     async with anyio.create_task_group() as tg:
         for name in names:
@@ -124,8 +128,9 @@ async def events_about(
 ) -> list[dict[str, Any]]:
     """events.k8s.io/v1 Events regarding one object of the namespace."""
     selector = f"regarding.name={name}" + (f",regarding.kind={kind}" if kind else "")
-    body = await admin.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
-                           params={"fieldSelector": selector})
+    body = await admin.get(
+        f"/apis/events.k8s.io/v1/namespaces/{ns}/events", params={"fieldSelector": selector}
+    )
     items: list[dict[str, Any]] = body["items"]
     return items
 
@@ -157,16 +162,18 @@ class BindingWatch:
         self.changed.set()
         self.changed = anyio.Event()
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-                  ) -> None:
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/pods"
         items, version = await self.client.list_with_version(path)
         for pod in items:
             self._see("ADDED", pod)
         task_status.started()
         while True:
-            async with self.client.watch(path, resource_version=version,
-                                         params={"allowWatchBookmarks": True}) as stream:
+            async with self.client.watch(
+                path, resource_version=version, params={"allowWatchBookmarks": True}
+            ) as stream:
                 async for event in stream:
                     obj = event["object"]
                     version = obj["metadata"].get("resourceVersion", version)

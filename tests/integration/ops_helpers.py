@@ -47,8 +47,10 @@ async def kubectl(*args: str, kubeconfig: Path | None = None) -> str:
         argv += ["--kubeconfig", str(kubeconfig)]
     result = await anyio.run_process(argv, check=False)
     if result.returncode != 0:
-        pytest.fail(f"kubectl {' '.join(args)} exited {result.returncode}:\n"
-                    f"{result.stderr.decode(errors='replace')}")
+        pytest.fail(
+            f"kubectl {' '.join(args)} exited {result.returncode}:\n"
+            f"{result.stderr.decode(errors='replace')}"
+        )
     return result.stdout.decode()
 
 
@@ -111,16 +113,24 @@ def pod_manifest(name: str, namespace: str, scheduler: str) -> dict[str, Any]:
     return make_pod(name, namespace).scheduler(scheduler).cpu("10m").memory("16Mi").manifest()
 
 
-async def create_pods(admin: RestClient, namespace: str, scheduler: str, names: list[str],
-                      *, per_second: float, concurrency: int = 16) -> None:
+async def create_pods(
+    admin: RestClient,
+    namespace: str,
+    scheduler: str,
+    names: list[str],
+    *,
+    per_second: float,
+    concurrency: int = 16,
+) -> None:
     """Create the pods at a steady rate, so a test can act while scheduling is under way."""
     limiter = anyio.Semaphore(concurrency)
     start = anyio.current_time()
 
     async def create(i: int, name: str) -> None:
         async with limiter:
-            await admin.post(f"/api/v1/namespaces/{namespace}/pods",
-                             pod_manifest(name, namespace, scheduler))
+            await admin.post(
+                f"/api/v1/namespaces/{namespace}/pods", pod_manifest(name, namespace, scheduler)
+            )
 
     async with anyio.create_task_group() as tg:
         for i, name in enumerate(names):
@@ -155,16 +165,18 @@ class BindingRecorder:
             self.changed.set()
             self.changed = anyio.Event()
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-                  ) -> None:
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/pods"
         items, version = await self.client.list_with_version(path)
         for pod in items:
             self._see(pod)
         task_status.started()
         while True:  # the server ends a watch after a while; resume where it stopped
-            async with self.client.watch(path, resource_version=version,
-                                         params={"allowWatchBookmarks": True}) as stream:
+            async with self.client.watch(
+                path, resource_version=version, params={"allowWatchBookmarks": True}
+            ) as stream:
                 async for event in stream:
                     obj = event["object"]
                     version = obj["metadata"].get("resourceVersion", version)
@@ -196,14 +208,16 @@ class Sample:
 
 
 def parse_metrics(text: str) -> list[Sample]:
-    return [Sample(s.name, dict(s.labels), s.value)
-            for family in text_string_to_metric_families(text) for s in family.samples]
+    return [
+        Sample(s.name, dict(s.labels), s.value)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
 
 
 def value(samples: Iterable[Sample], name: str, **labels: str) -> float:
     """Sum of the samples of `name` whose labels include `labels` (NaN when none)."""
-    matched = [s.value for s in samples
-               if s.name == name and labels.items() <= s.labels.items()]
+    matched = [s.value for s in samples if s.name == name and labels.items() <= s.labels.items()]
     return sum(matched) if matched else math.nan
 
 
@@ -249,9 +263,13 @@ async def _pipe(src: anyio.abc.ByteStream, dst: anyio.abc.ByteStream) -> None:
         await dst.aclose()
 
 
-async def forward_tcp(port: int, upstream_host: str, upstream_port: int, *,
-                      task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-                      ) -> None:
+async def forward_tcp(
+    port: int,
+    upstream_host: str,
+    upstream_port: int,
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Listen on 127.0.0.1:`port` and relay every connection to the upstream, until cancelled."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
 

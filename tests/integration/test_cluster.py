@@ -118,8 +118,12 @@ async def test_scheduler_identity_is_least_privilege(
         "list secrets": sched.get(f"/api/v1/namespaces/{namespace}/secrets"),
         "create podgroup": sched.post(
             f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups",
-            {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-             "metadata": {"name": "pg"}, "spec": {"minMember": 2}},
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": {"name": "pg"},
+                "spec": {"minMember": 2},
+            },
         ),
         "get lease of another name": sched.get(
             "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
@@ -163,8 +167,11 @@ async def test_scheduler_identity_updates_podgroup_status(
             "apiVersion": "scheduling.x-k8s.io/v1alpha1",
             "kind": "PodGroup",
             "metadata": {"name": "gang"},
-            "spec": {"minMember": 3, "minResources": {"cpu": "3", "memory": 1024},
-                     "scheduleTimeoutSeconds": 10},
+            "spec": {
+                "minMember": 3,
+                "minResources": {"cpu": "3", "memory": 1024},
+                "scheduleTimeoutSeconds": 10,
+            },
         },
     )
     assert created["spec"]["minResources"] == {"cpu": "3", "memory": 1024}

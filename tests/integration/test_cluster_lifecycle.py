@@ -43,9 +43,7 @@ async def test_start_and_stop_leave_no_process_and_no_directory() -> None:
 
 async def test_failed_start_cleans_up(tmp_path: Path) -> None:
     work_dir = tmp_path / "cluster"
-    cluster = LocalCluster(
-        work_dir=work_dir, extra_args={"kube-apiserver": ["--no-such-flag=1"]}
-    )
+    cluster = LocalCluster(work_dir=work_dir, extra_args={"kube-apiserver": ["--no-such-flag=1"]})
     with pytest.raises(ClusterStartError, match=r"kube-apiserver exited with code \d+"):
         await cluster.start()
     pids = cluster.pids

@@ -25,7 +25,7 @@ def _table(out: str) -> dict[str, tuple[str, str, str]]:
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("POD "))
     rows = {}
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         pod, scheduler, node, why = re.split(r"\s{2,}", line, maxsplit=3)
@@ -76,8 +76,9 @@ def _assert_gone(out: str) -> None:
 
 def test_demo_places_the_workload_and_cleans_up() -> None:
     began = time.monotonic()
-    proc = subprocess.run(_demo_argv(), capture_output=True, text=True, timeout=DEMO_TIMEOUT,
-                          check=False)
+    proc = subprocess.run(
+        _demo_argv(), capture_output=True, text=True, timeout=DEMO_TIMEOUT, check=False
+    )
     seconds = time.monotonic() - began
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _assert_outcome(proc.stdout)
@@ -89,8 +90,9 @@ def test_demo_places_the_workload_and_cleans_up() -> None:
 def test_demo_keep_runs_until_ctrl_c(tmp_path: Path) -> None:
     out_path = tmp_path / "demo.out"
     with out_path.open("w") as out:
-        proc = subprocess.Popen(_demo_argv("--keep", "--nodes", "5"), stdout=out,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            _demo_argv("--keep", "--nodes", "5"), stdout=out, stderr=subprocess.STDOUT, text=True
+        )
     try:
         deadline = time.monotonic() + DEMO_TIMEOUT
         while "Press Ctrl-C" not in out_path.read_text():

@@ -54,16 +54,26 @@ async def _nodes(kwok_nodes: NodeFactory) -> dict[str, str]:
 async def _snapshot_of_writes(admin: RestClient, namespace: str) -> tuple[list[Any], list[Any]]:
     pods = await admin.list(f"/api/v1/namespaces/{namespace}/pods")
     events = await admin.list(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")
-    return [(p["metadata"]["name"], p["metadata"]["resourceVersion"],
-             p["spec"].get("nodeName")) for p in pods], events
+    return [
+        (p["metadata"]["name"], p["metadata"]["resourceVersion"], p["spec"].get("nodeName"))
+        for p in pods
+    ], events
 
 
 async def test_rejections_by_two_plugins_on_different_nodes(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
 ) -> None:
     nodes = await _nodes(kwok_nodes)
-    pod = (make_pod("stuck", namespace).scheduler(SCHEDULER).cpu("4")
-           .node_selector({ZONE: "a"}).manifest())
+    pod = (
+        make_pod("stuck", namespace)
+        .scheduler(SCHEDULER)
+        .cpu("4")
+        .node_selector({ZONE: "a"})
+        .manifest()
+    )
     await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod)
     before = await _snapshot_of_writes(admin, namespace)
 
@@ -76,7 +86,8 @@ async def test_rejections_by_two_plugins_on_different_nodes(
     for short in ("b0", "b1"):
         assert verdicts[nodes[short]].plugin == "NodeAffinity"
         assert verdicts[nodes[short]].message == (
-            "node(s) didn't match Pod's node affinity/selector")
+            "node(s) didn't match Pod's node affinity/selector"
+        )
     assert out.selected == ""
     assert "Insufficient cpu" in out.fit_error
     text = "\n".join(render_text(out))
@@ -88,12 +99,21 @@ async def test_rejections_by_two_plugins_on_different_nodes(
 
 
 async def test_a_feasible_pod_shows_scores_and_the_pick(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     nodes = await _nodes(kwok_nodes)
-    pod = (make_pod("fits", namespace).scheduler(SCHEDULER).cpu("1").memory("1Gi")
-           .node_selector({ZONE: "b"}).manifest())
+    pod = (
+        make_pod("fits", namespace)
+        .scheduler(SCHEDULER)
+        .cpu("1")
+        .memory("1Gi")
+        .node_selector({ZONE: "b"})
+        .manifest()
+    )
     await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod)
     before = await _snapshot_of_writes(admin, namespace)
 
@@ -111,12 +131,26 @@ async def test_a_feasible_pod_shows_scores_and_the_pick(
     # The command itself, JSON output.
     config = tmp_path / "explain.yaml"
     await anyio.Path(config).write_text(CONFIG)
-    proc = await anyio.to_thread.run_sync(lambda: subprocess.run(
-        [sys.executable, "-m", "asched", "explain", f"{namespace}/fits",
-         "--kubeconfig", str(cluster.admin_kubeconfig), "--config", str(config),
-         "--output", "json"],
-        capture_output=True, timeout=60, check=False,
-    ))
+    proc = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "asched",
+                "explain",
+                f"{namespace}/fits",
+                "--kubeconfig",
+                str(cluster.admin_kubeconfig),
+                "--config",
+                str(config),
+                "--output",
+                "json",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    )
     assert proc.returncode == 0, proc.stderr
     doc = orjson.loads(proc.stdout)
     assert doc["selected"] == nodes["b0"]

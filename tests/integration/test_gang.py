@@ -52,13 +52,17 @@ async def watching(admin: RestClient, ns: str) -> AsyncIterator[BindingWatch]:
 async def isolated_nodes(kwok_nodes: NodeFactory, count: int, cpu: str) -> str:
     """`count` nodes with `cpu` each, labelled for this test only; returns the label value."""
     label = unique("iso")
-    await kwok_nodes([NodeSpec(f"g{i:02d}", cpu=cpu, labels={ISOLATION_LABEL: label})
-                      for i in range(count)])
+    await kwok_nodes(
+        [NodeSpec(f"g{i:02d}", cpu=cpu, labels={ISOLATION_LABEL: label}) for i in range(count)]
+    )
     return label
 
 
 async def test_gang_of_ten_binds_in_one_burst(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     iso = await isolated_nodes(kwok_nodes, 4, cpu="4")
@@ -72,8 +76,10 @@ async def test_gang_of_ten_binds_in_one_burst(
         await watch.wait_bound(gang.members, within=30)
     spread = watch.spread(gang.members)
     first_to_last = max(watch.bound_at[m] for m in gang.members) - gang.created_at
-    print(f"\ngang of 10: bindings spread {spread * 1000:.0f} ms; "
-          f"first pod created -> last pod bound {first_to_last:.2f} s")
+    print(
+        f"\ngang of 10: bindings spread {spread * 1000:.0f} ms; "
+        f"first pod created -> last pod bound {first_to_last:.2f} s"
+    )
     assert spread < BURST_WINDOW
     # Spread over nodes (4 CPU each): nobody was overcommitted.
     per_node: dict[str, int] = {}
@@ -87,8 +93,9 @@ async def podgroup(admin: RestClient, ns: str, name: str) -> dict[str, Any]:
     return body
 
 
-async def warning_about_group(admin: RestClient, ns: str, group: str, within: float
-                              ) -> dict[str, Any]:
+async def warning_about_group(
+    admin: RestClient, ns: str, group: str, within: float
+) -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
         for e in await events_about(admin, ns, group, kind="PodGroup"):
             if e.get("type") == "Warning":
@@ -100,7 +107,10 @@ async def warning_about_group(admin: RestClient, ns: str, group: str, within: fl
 
 
 async def test_three_gangs_where_two_fit_all_or_nothing(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     # 4 nodes x 4 CPU hold 8 pods of 2 CPU: two gangs of 4, never three.
@@ -111,8 +121,10 @@ async def test_three_gangs_where_two_fit_all_or_nothing(
         watching(admin, namespace) as watch,
         running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
     ):
-        gangs = [await create_gang(admin, namespace, g, 4, scheduler=name, isolation=iso,
-                                   cpu="2") for g in ("a", "b", "c")]
+        gangs = [
+            await create_gang(admin, namespace, g, 4, scheduler=name, isolation=iso, cpu="2")
+            for g in ("a", "b", "c")
+        ]
         with anyio.fail_after(30):
             while sum(len(watch.bound(g.members)) == 4 for g in gangs) < 2:
                 await watch.changed.wait()
@@ -127,14 +139,18 @@ async def test_three_gangs_where_two_fit_all_or_nothing(
         for g in done:
             assert watch.spread(g.members) < BURST_WINDOW
             with anyio.fail_after(10):
-                await poll(lambda g=g: _phase_in(admin, namespace, g.name,
-                                                 {"Scheduled", "Running"}), interval=0.2)
+                await poll(
+                    lambda g=g: _phase_in(admin, namespace, g.name, {"Scheduled", "Running"}),
+                    interval=0.2,
+                )
         # Capacity comes back: the third completes, in one burst.
         freed_at = anyio.current_time()
         await delete_pods(admin, namespace, done[0].members)
         await watch.wait_bound(left.members, within=30)
-        print(f"\nthird gang bound {max(watch.bound_at[m] for m in left.members) - freed_at:.2f}"
-              f" s after capacity freed; spread {watch.spread(left.members) * 1000:.0f} ms")
+        print(
+            f"\nthird gang bound {max(watch.bound_at[m] for m in left.members) - freed_at:.2f}"
+            f" s after capacity freed; spread {watch.spread(left.members) * 1000:.0f} ms"
+        )
         assert watch.spread(left.members) < BURST_WINDOW
         assert set(watch.bound(done[1].members)) == set(done[1].members)
 
@@ -162,7 +178,10 @@ async def _settle(watch: BindingWatch, gangs: list[Gang], slots: int, within: fl
 
 
 async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     rng = random.Random(5)
@@ -175,10 +194,11 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
     config = gang_config(tmp_path, name, backoff_seconds=2)
     async with watching(admin, namespace) as watch:
         # All pods exist before the scheduler starts, so the gangs interleave in its queue.
-        gangs = [await create_gang(admin, namespace, f"g{i:02d}", size, scheduler=name,
-                                   isolation=iso) for i, size in enumerate(sizes)]
-        async with running_asched(config, cluster.scheduler_kubeconfig,
-                                  tmp_path / "asched.log"):
+        gangs = [
+            await create_gang(admin, namespace, f"g{i:02d}", size, scheduler=name, isolation=iso)
+            for i, size in enumerate(sizes)
+        ]
+        async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
             started = anyio.current_time()
             await _settle(watch, gangs, slots, within=60)
             first_fill = anyio.current_time() - started
@@ -187,8 +207,10 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
                 complete = [g for g in gangs if len(watch.bound(g.members)) == g.min_member]
                 assert partial_groups(watch, gangs) == {}, "a gang is partially bound"
                 live = [g for g in complete if not set(g.members) <= watch.deleted]
-                print(f"\nround {rounds}: {len(complete)}/{len(gangs)} gangs complete, "
-                      f"{_free_slots(watch, slots)} of {slots} slots free")
+                print(
+                    f"\nround {rounds}: {len(complete)}/{len(gangs)} gangs complete, "
+                    f"{_free_slots(watch, slots)} of {slots} slots free"
+                )
                 if len(complete) == len(gangs):
                     break
                 # Give capacity back, a batch of completed gangs at a time.
@@ -202,19 +224,27 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
                         await watch.changed.wait()
                 await _settle(watch, gangs, slots, within=60)
     spreads = sorted(watch.spread(g.members) for g in gangs)
-    print(f"{len(gangs)} gangs ({sum(sizes)} pods) on {slots} slots: first fill "
-          f"{first_fill:.1f} s, {rounds} rounds of deletions; binding spread per gang "
-          f"p50 {spreads[len(spreads) // 2] * 1000:.0f} ms, max {spreads[-1] * 1000:.0f} ms")
+    print(
+        f"{len(gangs)} gangs ({sum(sizes)} pods) on {slots} slots: first fill "
+        f"{first_fill:.1f} s, {rounds} rounds of deletions; binding spread per gang "
+        f"p50 {spreads[len(spreads) // 2] * 1000:.0f} ms, max {spreads[-1] * 1000:.0f} ms"
+    )
     assert spreads[-1] < BURST_WINDOW
 
 
 async def _failed_scheduling(admin: RestClient, ns: str, pod: str) -> list[str]:
-    return [e["note"] for e in await events_about(admin, ns, pod, kind="Pod")
-            if e.get("reason") == "FailedScheduling"]
+    return [
+        e["note"]
+        for e in await events_about(admin, ns, pod, kind="Pod")
+        if e.get("reason") == "FailedScheduling"
+    ]
 
 
 async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_nothing(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     # 4 nodes x 4 CPU. "bad": its last member wants 6 CPU, more than any node, though
@@ -228,15 +258,16 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
         watching(admin, namespace) as watch,
         running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
     ):
-        bad = await create_gang(admin, namespace, "bad", 4, scheduler=name, isolation=iso,
-                                cpu_of={3: "6"})
-        huge = await create_gang(admin, namespace, "huge", 3, scheduler=name,
-                                 isolation=iso, cpu_of={2: "100"})
+        bad = await create_gang(
+            admin, namespace, "bad", 4, scheduler=name, isolation=iso, cpu_of={3: "6"}
+        )
+        huge = await create_gang(
+            admin, namespace, "huge", 3, scheduler=name, isolation=iso, cpu_of={2: "100"}
+        )
         warn_bad = await warning_about_group(admin, namespace, "bad", within=10)
         rejected_in = anyio.current_time() - bad.created_at
         warn_huge = await warning_about_group(admin, namespace, "huge", within=10)
-        print(f"\nunplaceable gang rejected {rejected_in:.2f} s after creation: "
-              f"{warn_bad['note']}")
+        print(f"\nunplaceable gang rejected {rejected_in:.2f} s after creation: {warn_bad['note']}")
         assert "bad-3 fits no node" in warn_bad["note"]
         assert "Insufficient cpu" in warn_bad["note"]
         assert "can never fit" in warn_huge["note"]
@@ -244,6 +275,7 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
         # Every member says why it is not scheduled, naming the member that cannot fit.
         for gang, why in ((bad, "bad-3"), (huge, "can never fit")):
             for pod in gang.members:
+
                 async def named(pod: str = pod, why: str = why) -> list[str] | None:
                     notes = await _failed_scheduling(admin, namespace, pod)
                     return notes if any(why in n for n in notes) else None
@@ -253,9 +285,14 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
         # Nothing stays reserved: a gang needing 15 of the 16 CPUs, and a lone pod for
         # the last one, both fit.
         full = await create_gang(admin, namespace, "full", 15, scheduler=name, isolation=iso)
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods",
-                         make_pod("lone", namespace).scheduler(name).cpu("1")
-                         .node_selector({ISOLATION_LABEL: iso}).manifest())
+        await admin.post(
+            f"/api/v1/namespaces/{namespace}/pods",
+            make_pod("lone", namespace)
+            .scheduler(name)
+            .cpu("1")
+            .node_selector({ISOLATION_LABEL: iso})
+            .manifest(),
+        )
         await watch.wait_bound([*full.members, "lone"], within=20)
         await anyio.sleep(1)
     assert watch.bound(bad.members) == watch.bound(huge.members) == []
@@ -263,13 +300,20 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
 
 
 async def test_sigkill_mid_gang_then_restart_completes_every_group(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     # 10 nodes x 8 CPU = 80 slots for 68 pods: everything fits once placed.
     iso = await isolated_nodes(kwok_nodes, 10, cpu="8")
-    node_names = [n["metadata"]["name"] for n in (await admin.get(
-        "/api/v1/nodes", params={"labelSelector": f"{ISOLATION_LABEL}={iso}"}))["items"]]
+    node_names = [
+        n["metadata"]["name"]
+        for n in (
+            await admin.get("/api/v1/nodes", params={"labelSelector": f"{ISOLATION_LABEL}={iso}"})
+        )["items"]
+    ]
     name = unique("gangkill")
     config = gang_config(tmp_path, name, backoff_seconds=2)
     log = tmp_path / "asched.log"
@@ -292,16 +336,20 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
         # Bindings already on the wire when the process died may still land.
         await anyio.sleep(1)
         at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
-        print(f"\nbound per gang when asched was killed: {at_kill}; "
-              f"partial: {partial_groups(watch, gangs)}")
+        print(
+            f"\nbound per gang when asched was killed: {at_kill}; "
+            f"partial: {partial_groups(watch, gangs)}"
+        )
         assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
         async with running_asched(config, cluster.scheduler_kubeconfig, log):
             await watch.wait_bound([m for g in gangs for m in g.members], within=60)
             await anyio.sleep(1)
     assert partial_groups(watch, gangs) == {}
     # Each pod was bound once: the node the watch saw first is the node it has now.
-    final = {p["metadata"]["name"]: p["spec"].get("nodeName")
-             for p in (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]}
+    final = {
+        p["metadata"]["name"]: p["spec"].get("nodeName")
+        for p in (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    }
     assert final == watch.node_of
     for g in gangs[1:]:
         if at_kill[g.name] == 0:
@@ -315,7 +363,10 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
     ids=["20x10-qps50", "20x50-qps50", "20x50-qps1000"],
 )
 async def test_gangs_created_while_running_measure_creation_to_bound(
-    admin: RestClient, namespace: str, kwok_nodes: NodeFactory, tmp_path: Path,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
     shape: tuple[int, int, int],
 ) -> None:
     """The latency users see: a gang's first pod created -> its last pod bound.
@@ -332,15 +383,21 @@ async def test_gangs_created_while_running_measure_creation_to_bound(
         running_asched(config, kwok_nodes.cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
     ):
         started = anyio.current_time()
-        created = [await create_gang(admin, namespace, f"g{i:02d}", size, scheduler=name,
-                                     isolation=iso, cpu="100m") for i in range(gangs)]
+        created = [
+            await create_gang(
+                admin, namespace, f"g{i:02d}", size, scheduler=name, isolation=iso, cpu="100m"
+            )
+            for i in range(gangs)
+        ]
         await watch.wait_bound([m for g in created for m in g.members], within=120)
         elapsed = anyio.current_time() - started
     latency = sorted(max(watch.bound_at[m] for m in g.members) - g.created_at for g in created)
     spreads = sorted(watch.spread(g.members) for g in created)
-    print(f"\n{gangs}x{size} (client qps {qps or 50}): {gangs * size} pods in {elapsed:.1f} s; "
-          f"first created -> last bound per gang p50 {latency[len(latency) // 2]:.2f} s, "
-          f"max {latency[-1]:.2f} s; binding spread p50 "
-          f"{spreads[len(spreads) // 2] * 1000:.0f} ms, max {spreads[-1] * 1000:.0f} ms")
+    print(
+        f"\n{gangs}x{size} (client qps {qps or 50}): {gangs * size} pods in {elapsed:.1f} s; "
+        f"first created -> last bound per gang p50 {latency[len(latency) // 2]:.2f} s, "
+        f"max {latency[-1]:.2f} s; binding spread p50 "
+        f"{spreads[len(spreads) // 2] * 1000:.0f} ms, max {spreads[-1] * 1000:.0f} ms"
+    )
     assert partial_groups(watch, created) == {}
     assert spreads[-1] < BURST_WINDOW

@@ -119,7 +119,10 @@ class Seen:
 
 @asynccontextmanager
 async def informing(
-    client: Interposer, path: str, decode: Callable[[dict[str, Any]], Any], seen: Seen,
+    client: Interposer,
+    path: str,
+    decode: Callable[[dict[str, Any]], Any],
+    seen: Seen,
     **kwargs: Any,
 ) -> AsyncIterator[Informer[Any]]:
     informer: Informer[Any] = Informer(client, path, decode, seen, **kwargs)
@@ -233,8 +236,10 @@ async def test_expired_resource_version_relists_without_losing_events(
             assert seen.count("delete", "remove") == 1
             assert seen.count("update", "change") == 1
             assert seen.count("update", "keep") == 0, "an unchanged pod is not re-announced"
-            server = {p["metadata"]["name"]: p["metadata"]["resourceVersion"]
-                      for p in await admin.list(pod_path(namespace))}
+            server = {
+                p["metadata"]["name"]: p["metadata"]["resourceVersion"]
+                for p in await admin.list(pod_path(namespace))
+            }
             assert {n: p.resource_version for n, p in seen.view.items()} == server
 
 
@@ -258,8 +263,9 @@ async def test_pagination_over_600_objects(
 
     async def create(name: str) -> None:
         async with limiter:
-            await admin.post(path, {"metadata": {"name": name, "labels": {"batch": "x"}},
-                                    "data": {"k": name}})
+            await admin.post(
+                path, {"metadata": {"name": name, "labels": {"batch": "x"}}, "data": {"k": name}}
+            )
 
     async with anyio.create_task_group() as tg:
         for name in names:
@@ -268,16 +274,16 @@ async def test_pagination_over_600_objects(
     seen = Seen()
     async with (
         kube(cluster, admin=True) as client,
-        informing(client, path, decode_config_map, seen, params={"labelSelector": "batch=x"})
+        informing(client, path, decode_config_map, seen, params={"labelSelector": "batch=x"}),
     ):
         assert sorted(seen.view) == names
         assert len(seen.events) == 600
         pages = client.list_calls
         assert [("continue" in p, p["limit"], p["labelSelector"]) for p in pages] == [
-            (False, "500", "batch=x"), (True, "500", "batch=x")
+            (False, "500", "batch=x"),
+            (True, "500", "batch=x"),
         ]
         # Watching from the list's version: a new object arrives once, nothing is replayed.
         await admin.post(path, {"metadata": {"name": "cm-late", "labels": {"batch": "x"}}})
         await seen.until(lambda: "cm-late" in seen.view)
         assert len(seen.events) == 601
-

@@ -57,18 +57,35 @@ async def _object_path(applier: Applier, obj: dict[str, Any]) -> str:
 
 
 async def test_kustomize_base_applies_server_side(
-    cluster: LocalCluster, admin: RestClient, tmp_path: Path,
+    cluster: LocalCluster,
+    admin: RestClient,
+    tmp_path: Path,
 ) -> None:
     rendered = load_manifests(await kubectl("kustomize", str(MANIFESTS)))
     kinds = sorted(o["kind"] for o in rendered)
-    assert kinds == sorted([
-        "ClusterRole", "ClusterRoleBinding", "ConfigMap", "ConfigMap",
-        "CustomResourceDefinition", "Deployment", "Namespace", "PodDisruptionBudget",
-        "Service", "ServiceAccount",
-    ])
+    assert kinds == sorted(
+        [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ConfigMap",
+            "ConfigMap",
+            "CustomResourceDefinition",
+            "Deployment",
+            "Namespace",
+            "PodDisruptionBudget",
+            "Service",
+            "ServiceAccount",
+        ]
+    )
     # A dry run validates every object on the server (schemas, defaulting, admission).
-    await kubectl("apply", "-k", str(MANIFESTS), "--server-side", "--dry-run=server",
-                  kubeconfig=cluster.admin_kubeconfig)
+    await kubectl(
+        "apply",
+        "-k",
+        str(MANIFESTS),
+        "--server-side",
+        "--dry-run=server",
+        kubeconfig=cluster.admin_kubeconfig,
+    )
 
     # The namespace, RBAC and CRD already exist (the harness applied them); applying over
     # them must not conflict. What this test creates, it deletes.
@@ -76,8 +93,14 @@ async def test_kustomize_base_applies_server_side(
     paths = [await _object_path(applier, o) for o in rendered]
     existed = {p for p in paths if await admin.exists(p)}
     try:
-        await kubectl("apply", "-k", str(MANIFESTS), "--server-side",
-                      "--field-manager=asched-ops-test", kubeconfig=cluster.admin_kubeconfig)
+        await kubectl(
+            "apply",
+            "-k",
+            str(MANIFESTS),
+            "--server-side",
+            "--field-manager=asched-ops-test",
+            kubeconfig=cluster.admin_kubeconfig,
+        )
         by_kind = {o["kind"]: p for o, p in zip(rendered, paths, strict=True)}
         deployment = await admin.get(by_kind["Deployment"])
         spec = deployment["spec"]
@@ -87,15 +110,15 @@ async def test_kustomize_base_applies_server_side(
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
         [volume] = [v for v in spec["template"]["spec"]["volumes"] if v["name"] == "config"]
         stored = await admin.get(
-            f"/api/v1/namespaces/asched/configmaps/{volume['configMap']['name']}")
+            f"/api/v1/namespaces/asched/configmaps/{volume['configMap']['name']}"
+        )
         # The config as the pod would read it from its volume.
         config_file = tmp_path / "config.yaml"
         config_file.write_text(stored["data"]["config.yaml"])
         config = load_config(config_file, in_tree_registry())
         assert config.warnings == ()
         assert [p.scheduler_name for p in config.profiles] == ["asched", "custom-scheduler"]
-        dashboard = await admin.get(
-            "/api/v1/namespaces/asched/configmaps/asched-grafana-dashboard")
+        dashboard = await admin.get("/api/v1/namespaces/asched/configmaps/asched-grafana-dashboard")
         assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     finally:
         for path in reversed(paths):
@@ -104,19 +127,31 @@ async def test_kustomize_base_applies_server_side(
 
 
 async def test_deployment_pod_passes_restricted_pod_security(
-    cluster: LocalCluster, admin: RestClient, namespace: str,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
 ) -> None:
     """The pod template meets the `restricted` Pod Security Standard."""
     rendered = load_manifests(await kubectl("kustomize", str(MANIFESTS)))
     [deployment] = [o for o in rendered if o["kind"] == "Deployment"]
-    await admin.patch(f"/api/v1/namespaces/{namespace}", {"metadata": {"labels": {
-        "pod-security.kubernetes.io/enforce": "restricted",
-        "pod-security.kubernetes.io/enforce-version": "latest",
-    }}})
+    await admin.patch(
+        f"/api/v1/namespaces/{namespace}",
+        {
+            "metadata": {
+                "labels": {
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                    "pod-security.kubernetes.io/enforce-version": "latest",
+                }
+            }
+        },
+    )
     template = deployment["spec"]["template"]
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "asched-pss", "labels": template["metadata"]["labels"]},
-           "spec": template["spec"]}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "asched-pss", "labels": template["metadata"]["labels"]},
+        "spec": template["spec"],
+    }
     pods = f"/api/v1/namespaces/{namespace}/pods"
     await admin.post(pods, pod, params={"dryRun": "All"})
     # The same pod without its security settings is refused: the check has teeth.
@@ -132,7 +167,6 @@ async def test_deployment_pod_passes_restricted_pod_security(
 
 SA_USER = "system:serviceaccount:asched:asched"
 SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:asched", "system:authenticated"]
-
 
 
 class Access(NamedTuple):
@@ -156,116 +190,177 @@ _ACCESS = [
     pytest.param(Access("create", "events", "events.k8s.io"), True, id="create-events"),
     pytest.param(Access("patch", "events"), True, id="patch-core-events"),
     pytest.param(Access("create", "leases", "coordination.k8s.io"), True, id="create-lease"),
-    pytest.param(Access("update", "leases", "coordination.k8s.io", name="asched"), True,
-                 id="renew-own-lease"),
-    pytest.param(Access("patch", "podgroups", "scheduling.x-k8s.io", "status"), True,
-                 id="patch-podgroup-status"),
-    pytest.param(Access("list", "poddisruptionbudgets", "policy", namespaced=False), True,
-                 id="list-pdbs"),
+    pytest.param(
+        Access("update", "leases", "coordination.k8s.io", name="asched"), True, id="renew-own-lease"
+    ),
+    pytest.param(
+        Access("patch", "podgroups", "scheduling.x-k8s.io", "status"),
+        True,
+        id="patch-podgroup-status",
+    ),
+    pytest.param(
+        Access("list", "poddisruptionbudgets", "policy", namespaced=False), True, id="list-pdbs"
+    ),
     # What it must not be able to do.
-    pytest.param(Access("update", "leases", "coordination.k8s.io", name="kube-scheduler"),
-                 False, id="forbidden-renew-kube-schedulers-lease"),
-    pytest.param(Access("create", "nodes", namespaced=False), False,
-                 id="forbidden-create-nodes"),
-    pytest.param(Access("update", "nodes", namespaced=False), False,
-                 id="forbidden-update-nodes"),
-    pytest.param(Access("delete", "namespaces", namespaced=False), False,
-                 id="forbidden-delete-namespaces"),
+    pytest.param(
+        Access("update", "leases", "coordination.k8s.io", name="kube-scheduler"),
+        False,
+        id="forbidden-renew-kube-schedulers-lease",
+    ),
+    pytest.param(Access("create", "nodes", namespaced=False), False, id="forbidden-create-nodes"),
+    pytest.param(Access("update", "nodes", namespaced=False), False, id="forbidden-update-nodes"),
+    pytest.param(
+        Access("delete", "namespaces", namespaced=False), False, id="forbidden-delete-namespaces"
+    ),
     pytest.param(Access("get", "secrets"), False, id="forbidden-get-secrets"),
-    pytest.param(Access("list", "secrets", namespaced=False), False,
-                 id="forbidden-list-secrets"),
+    pytest.param(Access("list", "secrets", namespaced=False), False, id="forbidden-list-secrets"),
     pytest.param(Access("create", "pods"), False, id="forbidden-create-pods"),
     pytest.param(Access("update", "pods"), False, id="forbidden-update-pod-spec"),
-    pytest.param(Access("create", "pods", subresource="eviction"), False,
-                 id="forbidden-evict-pods"),
-    pytest.param(Access("create", "serviceaccounts", subresource="token"), False,
-                 id="forbidden-mint-tokens"),
-    pytest.param(Access("create", "clusterrolebindings", "rbac.authorization.k8s.io",
-                        namespaced=False), False, id="forbidden-bind-roles"),
-    pytest.param(Access("escalate", "clusterroles", "rbac.authorization.k8s.io",
-                        name="asched", namespaced=False), False,
-                 id="forbidden-escalate-own-role"),
+    pytest.param(
+        Access("create", "pods", subresource="eviction"), False, id="forbidden-evict-pods"
+    ),
+    pytest.param(
+        Access("create", "serviceaccounts", subresource="token"), False, id="forbidden-mint-tokens"
+    ),
+    pytest.param(
+        Access("create", "clusterrolebindings", "rbac.authorization.k8s.io", namespaced=False),
+        False,
+        id="forbidden-bind-roles",
+    ),
+    pytest.param(
+        Access(
+            "escalate", "clusterroles", "rbac.authorization.k8s.io", name="asched", namespaced=False
+        ),
+        False,
+        id="forbidden-escalate-own-role",
+    ),
     pytest.param(Access("get", "configmaps"), False, id="forbidden-read-configmaps"),
 ]
 
 
 @pytest.mark.parametrize(
     ("user", "groups"),
-    [pytest.param("system:asched", ["system:authenticated"], id="token-user"),
-     pytest.param(SA_USER, SA_GROUPS, id="in-cluster-service-account")],
+    [
+        pytest.param("system:asched", ["system:authenticated"], id="token-user"),
+        pytest.param(SA_USER, SA_GROUPS, id="in-cluster-service-account"),
+    ],
 )
 @pytest.mark.parametrize(("access", "allowed"), _ACCESS)
 async def test_identity_can_do_exactly_what_asched_needs(
-    admin: RestClient, user: str, groups: list[str], access: Access, allowed: bool,
+    admin: RestClient,
+    user: str,
+    groups: list[str],
+    access: Access,
+    allowed: bool,
 ) -> None:
-    attributes = {"verb": access.verb, "group": access.group, "resource": access.resource,
-                  "subresource": access.subresource, "name": access.name}
+    attributes = {
+        "verb": access.verb,
+        "group": access.group,
+        "resource": access.resource,
+        "subresource": access.subresource,
+        "name": access.name,
+    }
     if access.namespaced:
         attributes["namespace"] = "default"
     review = await admin.post(
         "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-        {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-         "spec": {"user": user, "groups": groups, "resourceAttributes": attributes}},
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": user, "groups": groups, "resourceAttributes": attributes},
+        },
     )
     assert review["status"].get("allowed", False) is allowed, review["status"]
 
 
 async def test_scheduler_identity_performs_its_job_and_nothing_dangerous(
-    admin: RestClient, scheduler_client: RestClient, namespace: str,
+    admin: RestClient,
+    scheduler_client: RestClient,
+    namespace: str,
     kwok_nodes: NodeFactory,
 ) -> None:
     """The same rules, exercised with real requests as system:asched."""
     [node] = await kwok_nodes([NodeSpec("rbac")])
     pods = f"/api/v1/namespaces/{namespace}/pods"
     await admin.post(pods, pod_manifest("p", namespace, "nobody"))
-    await scheduler_client.patch(f"{pods}/p/status", {"status": {"conditions": [
-        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}})
+    await scheduler_client.patch(
+        f"{pods}/p/status",
+        {
+            "status": {
+                "conditions": [
+                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+                ]
+            }
+        },
+    )
     await bind(scheduler_client, namespace, "p", node)
     await scheduler_client.post(
         f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
-        {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-         "metadata": {"name": "p.asched-ops"},
-         "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "asched",
-         "reportingInstance": "asched-ops-test", "action": "Binding", "reason": "Scheduled",
-         "type": "Normal", "note": "test", "regarding": {"kind": "Pod", "name": "p",
-                                                          "namespace": namespace}},
+        {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": "p.asched-ops"},
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+            "reportingController": "asched",
+            "reportingInstance": "asched-ops-test",
+            "action": "Binding",
+            "reason": "Scheduled",
+            "type": "Normal",
+            "note": "test",
+            "regarding": {"kind": "Pod", "name": "p", "namespace": namespace},
+        },
     )
-    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-             "metadata": {"name": "asched"}, "spec": {"holderIdentity": "ops-test"}}
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "asched"},
+        "spec": {"holderIdentity": "ops-test"},
+    }
     created = await scheduler_client.post(
-        f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", lease)
+        f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", lease
+    )
     created["spec"]["holderIdentity"] = "ops-test-2"
     await scheduler_client.put(lease_path(namespace), created)
 
     forbidden = {
         "create-node": scheduler_client.post(
-            "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
-                              "metadata": {"name": f"{node}-evil"}}),
+            "/api/v1/nodes",
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"{node}-evil"}},
+        ),
         "delete-namespace": scheduler_client.delete(f"/api/v1/namespaces/{namespace}"),
         "list-secrets": scheduler_client.get(f"/api/v1/namespaces/{namespace}/secrets"),
-        "get-secret": scheduler_client.get(
-            f"/api/v1/namespaces/{namespace}/secrets/anything"),
+        "get-secret": scheduler_client.get(f"/api/v1/namespaces/{namespace}/secrets/anything"),
         "create-pod": scheduler_client.post(pods, pod_manifest("q", namespace, "nobody")),
         "other-lease": scheduler_client.get(
-            f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/kube-scheduler"),
+            f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/kube-scheduler"
+        ),
     }
     statuses = {what: await status_of(request) for what, request in forbidden.items()}
     assert statuses == dict.fromkeys(forbidden, 403)
 
 
 async def test_asched_schedules_as_the_deployments_service_account(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     """What the Deployment's pods would do: run with a token of ServiceAccount asched/asched."""
     [node] = await kwok_nodes([NodeSpec("sa")])
     request = await admin.post(
         "/api/v1/namespaces/asched/serviceaccounts/asched/token",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-         "spec": {"expirationSeconds": 600}},
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 600},
+        },
     )
     kubeconfig = await write_kubeconfig(
-        tmp_path / "sa.kubeconfig", cluster.server, SA_USER, request["status"]["token"],
+        tmp_path / "sa.kubeconfig",
+        cluster.server,
+        SA_USER,
+        request["status"]["token"],
         ca_pem=cluster.ca_pem,
     )
     scheduler = f"sa-{namespace}"
@@ -273,10 +368,12 @@ async def test_asched_schedules_as_the_deployments_service_account(
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        async with running_asched(config, kubeconfig, tmp_path / "asched.log",
-                                  leader_elect_flags(namespace)) as proc:
-            await admin.post(f"/api/v1/namespaces/{namespace}/pods",
-                             pod_manifest("p", namespace, scheduler))
+        async with running_asched(
+            config, kubeconfig, tmp_path / "asched.log", leader_elect_flags(namespace)
+        ) as proc:
+            await admin.post(
+                f"/api/v1/namespaces/{namespace}/pods", pod_manifest("p", namespace, scheduler)
+            )
             await recorder.wait_bound(1, within=30)
             assert await proc.terminate() == 0
         tg.cancel_scope.cancel()
@@ -288,7 +385,10 @@ async def test_asched_schedules_as_the_deployments_service_account(
 
 
 async def test_leader_failover_binds_every_pod_exactly_once(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     await kwok_nodes([NodeSpec(f"f{i:02d}", cpu="32", memory="64Gi") for i in range(20)])
@@ -300,22 +400,26 @@ async def test_leader_failover_binds_every_pod_exactly_once(
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)  # watching before any scheduler exists
-        async with running_asched(config, cluster.scheduler_kubeconfig,
-                                  tmp_path / "a.log", flags) as a:
+        async with running_asched(
+            config, cluster.scheduler_kubeconfig, tmp_path / "a.log", flags
+        ) as a:
             with anyio.fail_after(20):
                 await poll(lambda: _holder_is(admin, namespace, identity_of(a)))
-            async with running_asched(config, cluster.scheduler_kubeconfig,
-                                      tmp_path / "b.log", flags) as b:
+            async with running_asched(
+                config, cluster.scheduler_kubeconfig, tmp_path / "b.log", flags
+            ) as b:
                 assert not log_events(b, "leader_elected")  # b stands by
-                tg.start_soon(functools.partial(create_pods, admin, namespace, scheduler, names,
-                                                per_second=200.0))
+                tg.start_soon(
+                    functools.partial(
+                        create_pods, admin, namespace, scheduler, names, per_second=200.0
+                    )
+                )
                 await recorder.wait_bound(total // 4, within=60)
                 a.kill()
                 killed = anyio.current_time()
                 bound_at_kill = recorder.bound
                 with anyio.fail_after(30):
-                    await poll(lambda: _holder_is(admin, namespace, identity_of(b)),
-                               interval=0.02)
+                    await poll(lambda: _holder_is(admin, namespace, identity_of(b)), interval=0.02)
                 takeover = anyio.current_time() - killed
                 await recorder.wait_bound(total, within=120)
         tg.cancel_scope.cancel()
@@ -323,10 +427,12 @@ async def test_leader_failover_binds_every_pod_exactly_once(
     by_a, by_b = _bound_by(a), _bound_by(b)
     first_by_b = min(recorder.bound_at[name] for name in by_b) - killed
     conflicts = len(log_events(b, "bind_conflict"))
-    print(f"\nfailover: leader killed with {bound_at_kill}/{total} pods bound; standby took "
-          f"the Lease after {takeover:.2f}s and made its first binding after {first_by_b:.2f}s "
-          f"(leaseDuration {LEASE_DURATION:g}s); {len(by_b)} bound by the standby, "
-          f"{conflicts} of its bindings refused as already bound")
+    print(
+        f"\nfailover: leader killed with {bound_at_kill}/{total} pods bound; standby took "
+        f"the Lease after {takeover:.2f}s and made its first binding after {first_by_b:.2f}s "
+        f"(leaseDuration {LEASE_DURATION:g}s); {len(by_b)} bound by the standby, "
+        f"{conflicts} of its bindings refused as already bound"
+    )
     assert bound_at_kill < total, "the leader finished before it was killed"
     assert recorder.rebound() == {}
     assert sorted(recorder.nodes) == names
@@ -361,7 +467,10 @@ async def _holder_is(admin: RestClient, namespace: str, identity: str) -> bool |
 
 
 async def test_metrics_after_a_run(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     await kwok_nodes([NodeSpec(f"m{i}", cpu="8") for i in range(5)])
@@ -369,8 +478,9 @@ async def test_metrics_after_a_run(
     config = write_config(tmp_path / "config.yaml", profile)
     count = 60
     pods = f"/api/v1/namespaces/{namespace}/pods"
-    async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log",
-                              leader_elect_flags(namespace)) as proc:
+    async with running_asched(
+        config, cluster.scheduler_kubeconfig, tmp_path / "asched.log", leader_elect_flags(namespace)
+    ) as proc:
         for i in range(count):
             await admin.post(pods, pod_manifest(f"p{i:02d}", namespace, profile))
         huge = pod_manifest("huge", namespace, profile)
@@ -380,12 +490,19 @@ async def test_metrics_after_a_run(
         async def settled() -> list[Any] | None:
             # scheduler_pending_pods is refreshed every second; wait for the final picture.
             samples = parse_metrics(await proc.metrics())
-            pending = {q: value(samples, "scheduler_pending_pods", queue=q)
-                       for q in ("active", "backoff", "unschedulable", "gated")}
-            scheduled = value(samples, "scheduler_schedule_attempts_total",
-                              result="scheduled", profile=profile)
+            pending = {
+                q: value(samples, "scheduler_pending_pods", queue=q)
+                for q in ("active", "backoff", "unschedulable", "gated")
+            }
+            scheduled = value(
+                samples, "scheduler_schedule_attempts_total", result="scheduled", profile=profile
+            )
             done = scheduled == count and pending == {
-                "active": 0, "backoff": 0, "unschedulable": 1, "gated": 0}
+                "active": 0,
+                "backoff": 0,
+                "unschedulable": 1,
+                "gated": 0,
+            }
             return samples if done else None
 
         with anyio.fail_after(60):
@@ -393,31 +510,59 @@ async def test_metrics_after_a_run(
 
     bound = [p for p in (await admin.get(pods))["items"] if p["spec"].get("nodeName")]
     assert len(bound) == count
-    assert value(samples, "scheduler_schedule_attempts_total",
-                 result="scheduled", profile=profile) == len(bound)
-    assert value(samples, "scheduler_schedule_attempts_total",
-                 result="unschedulable", profile=profile) >= 1
-    assert value(samples, "scheduler_scheduling_attempt_duration_seconds_count",
-                 result="scheduled", profile=profile) == count
+    assert value(
+        samples, "scheduler_schedule_attempts_total", result="scheduled", profile=profile
+    ) == len(bound)
+    assert (
+        value(samples, "scheduler_schedule_attempts_total", result="unschedulable", profile=profile)
+        >= 1
+    )
+    assert (
+        value(
+            samples,
+            "scheduler_scheduling_attempt_duration_seconds_count",
+            result="scheduled",
+            profile=profile,
+        )
+        == count
+    )
     # Every bound pod is one observation of its attempt count (each needed exactly one).
     assert value(samples, "scheduler_pod_scheduling_attempts_count") == count
     assert value(samples, "scheduler_pod_scheduling_attempts_sum") == count
-    points = label_values(samples, "scheduler_framework_extension_point_duration_seconds_count",
-                          "extension_point")
+    points = label_values(
+        samples, "scheduler_framework_extension_point_duration_seconds_count", "extension_point"
+    )
     # kube-scheduler times these points as a whole (Filter only per plugin). It also times
     # Score and PostBind, which asched's runtime does not record yet.
     assert {"PreFilter", "PreScore", "Reserve", "Permit", "PreBind", "Bind"} <= points, points
-    assert value(samples, "scheduler_framework_extension_point_duration_seconds_count",
-                 extension_point="PreFilter", profile=profile) >= count + 1
-    assert value(samples, "scheduler_framework_extension_point_duration_seconds_count",
-                 extension_point="Bind", status="Success", profile=profile) == count
+    assert (
+        value(
+            samples,
+            "scheduler_framework_extension_point_duration_seconds_count",
+            extension_point="PreFilter",
+            profile=profile,
+        )
+        >= count + 1
+    )
+    assert (
+        value(
+            samples,
+            "scheduler_framework_extension_point_duration_seconds_count",
+            extension_point="Bind",
+            status="Success",
+            profile=profile,
+        )
+        == count
+    )
     lag_count = value(samples, "asched_event_loop_lag_seconds_count")
     assert lag_count > 0
     assert value(samples, "asched_event_loop_lag_seconds_sum") / lag_count < 0.5
     assert value(samples, "asched_binding_in_flight") == 0
-    for histogram in ("scheduler_framework_extension_point_duration_seconds",
-                      "scheduler_scheduling_attempt_duration_seconds",
-                      "asched_event_loop_lag_seconds"):
+    for histogram in (
+        "scheduler_framework_extension_point_duration_seconds",
+        "scheduler_scheduling_attempt_duration_seconds",
+        "asched_event_loop_lag_seconds",
+    ):
         assert buckets_monotonic(samples, histogram), histogram
 
 
@@ -433,12 +578,12 @@ async def _status(http: aiohttp.ClientSession, url: str) -> int | None:
 
 
 async def test_readyz_waits_for_the_caches_while_livez_answers(
-    cluster: LocalCluster, tmp_path: Path,
+    cluster: LocalCluster,
+    tmp_path: Path,
 ) -> None:
     """Until the API server is reachable asched is alive but not ready; then it is ready."""
     port = free_port()
-    kubeconfig = kubeconfig_via(cluster.scheduler_kubeconfig, tmp_path / "late.kubeconfig",
-                                port)
+    kubeconfig = kubeconfig_via(cluster.scheduler_kubeconfig, tmp_path / "late.kubeconfig", port)
     api = urlsplit(cluster.server)
     config = write_config(tmp_path / "config.yaml", "readyz-test")
     proc = AschedProcess(config, kubeconfig, tmp_path / "asched.log")
@@ -468,7 +613,10 @@ async def _ok(http: aiohttp.ClientSession, url: str) -> bool | None:
 
 
 async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     await kwok_nodes([NodeSpec(f"s{i:02d}", cpu="32", memory="64Gi") for i in range(10)])
@@ -480,8 +628,9 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        async with running_asched(config, cluster.scheduler_kubeconfig,
-                                  tmp_path / "first.log", flags) as first:
+        async with running_asched(
+            config, cluster.scheduler_kubeconfig, tmp_path / "first.log", flags
+        ) as first:
             creating = anyio.Event()
 
             async def create_all() -> None:
@@ -513,16 +662,19 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
 
         # A successor takes the released Lease at once and binds the rest, each once.
         started = anyio.current_time()
-        async with running_asched(config, cluster.scheduler_kubeconfig,
-                                  tmp_path / "second.log", flags) as second:
+        async with running_asched(
+            config, cluster.scheduler_kubeconfig, tmp_path / "second.log", flags
+        ) as second:
             with anyio.fail_after(LEASE_DURATION):
                 await poll(lambda: _holder_is(admin, namespace, identity_of(second)))
             acquired_in = anyio.current_time() - started
             await recorder.wait_bound(total, within=120)
         tg.cancel_scope.cancel()
 
-    print(f"\nsigterm: stopped in {stopped_in:.2f}s with {bound_at_stop}/{total} bound; "
-          f"successor (incl. start-up) held the Lease after {acquired_in:.2f}s")
+    print(
+        f"\nsigterm: stopped in {stopped_in:.2f}s with {bound_at_stop}/{total} bound; "
+        f"successor (incl. start-up) held the Lease after {acquired_in:.2f}s"
+    )
     assert stopped_in < 15
     assert bound_at_stop < total, "asched finished before it was stopped"
     assert recorder.rebound() == {}
@@ -530,16 +682,21 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
 
 
 async def test_sigterm_on_a_standby_exits_at_once_and_leaves_the_leader(
-    cluster: LocalCluster, admin: RestClient, namespace: str, tmp_path: Path,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    tmp_path: Path,
 ) -> None:
     config = write_config(tmp_path / "config.yaml", f"standby-{namespace}")
     flags = leader_elect_flags(namespace)
-    async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "a.log",
-                              flags) as leader:
+    async with running_asched(
+        config, cluster.scheduler_kubeconfig, tmp_path / "a.log", flags
+    ) as leader:
         with anyio.fail_after(20):
             await poll(lambda: _holder_is(admin, namespace, identity_of(leader)))
-        async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "b.log",
-                                  flags) as standby:
+        async with running_asched(
+            config, cluster.scheduler_kubeconfig, tmp_path / "b.log", flags
+        ) as standby:
             began = time.monotonic()
             assert await standby.terminate(within=10) == 0
             stopped_in = time.monotonic() - began

@@ -35,11 +35,15 @@ async def _pods(admin: RestClient, ns: str) -> list[dict[str, Any]]:
     return items
 
 
-async def _wait_bound(admin: RestClient, ns: str, names: set[str],
-                      within: float = 60) -> dict[str, str]:
+async def _wait_bound(
+    admin: RestClient, ns: str, names: set[str], within: float = 60
+) -> dict[str, str]:
     async def check() -> dict[str, str] | None:
-        bound = {p["metadata"]["name"]: p["spec"].get("nodeName", "")
-                 for p in await _pods(admin, ns) if p["metadata"]["name"] in names}
+        bound = {
+            p["metadata"]["name"]: p["spec"].get("nodeName", "")
+            for p in await _pods(admin, ns)
+            if p["metadata"]["name"] in names
+        }
         return bound if all(bound.get(n) for n in names) else None
 
     with anyio.fail_after(within):
@@ -56,29 +60,40 @@ async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
 
 
 async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     """The seed article's config as written; its gpu-pod goes to a node-type=gpu node."""
-    nodes = await kwok_nodes([
-        NodeSpec("cpu-0"), NodeSpec("cpu-1"), NodeSpec("cpu-2"),
-        NodeSpec("gpu-0", gpus=2, labels={"node-type": "gpu"}),
-        NodeSpec("gpu-1", gpus=2, labels={"node-type": "gpu"}),
-    ])
+    nodes = await kwok_nodes(
+        [
+            NodeSpec("cpu-0"),
+            NodeSpec("cpu-1"),
+            NodeSpec("cpu-2"),
+            NodeSpec("gpu-0", gpus=2, labels={"node-type": "gpu"}),
+            NodeSpec("gpu-1", gpus=2, labels={"node-type": "gpu"}),
+        ]
+    )
     gpu_nodes = {n for n in nodes if "-gpu-" in n}
     # The seed's pod, verbatim but for the namespace.
     gpu_pod = {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": "gpu-pod"},
-        "spec": {"schedulerName": "custom-scheduler",
-                 "containers": [{"name": "gpu-container", "image": "nginx"}],
-                 "nodeSelector": {"node-type": "gpu"}},
+        "spec": {
+            "schedulerName": "custom-scheduler",
+            "containers": [{"name": "gpu-container", "image": "nginx"}],
+            "nodeSelector": {"node-type": "gpu"},
+        },
     }
     # No nodeSelector: the plugin's labelKey/labelValue args alone send it to a GPU node.
     plain = make_pod("plain", namespace).scheduler("custom-scheduler").cpu("100m").manifest()
     other = make_pod("other", namespace).scheduler("someone-else").manifest()
-    async with running_asched(SEED_CONFIG, cluster.scheduler_kubeconfig,
-                              tmp_path / "asched.log") as proc:
+    async with running_asched(
+        SEED_CONFIG, cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ) as proc:
         for body in (gpu_pod, plain, other):
             await admin.post(f"/api/v1/namespaces/{namespace}/pods", body)
         bound = await _wait_bound(admin, namespace, {"gpu-pod", "plain"})
@@ -103,14 +118,24 @@ async def _scheduled_event(admin: RestClient, ns: str, pod: str) -> dict[str, An
 
 
 async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
-    await kwok_nodes([NodeSpec(f"a{i}", cpu="4", labels={"zone": "a"}) for i in range(3)]
-                     + [NodeSpec(f"b{i}", cpu="4") for i in range(2)])
+    await kwok_nodes(
+        [NodeSpec(f"a{i}", cpu="4", labels={"zone": "a"}) for i in range(3)]
+        + [NodeSpec(f"b{i}", cpu="4") for i in range(2)]
+    )
     config = _config(tmp_path, "fit-test")
-    pod = (make_pod("big", namespace).scheduler("fit-test").cpu("8")
-           .node_selector({"zone": "a"}).manifest())
+    pod = (
+        make_pod("big", namespace)
+        .scheduler("fit-test")
+        .cpu("8")
+        .node_selector({"zone": "a"})
+        .manifest()
+    )
     async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
         await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod)
 
@@ -122,8 +147,10 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
 
         with anyio.fail_after(30):
             event = await poll(failed, interval=0.2)
-        expected = ("0/5 nodes are available: 2 node(s) didn't match Pod's node "
-                    "affinity/selector, 3 Insufficient cpu.")
+        expected = (
+            "0/5 nodes are available: 2 node(s) didn't match Pod's node "
+            "affinity/selector, 3 Insufficient cpu."
+        )
         assert event["note"].startswith(expected)
         assert event["type"] == "Warning"
 
@@ -147,12 +174,16 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
 
 
 async def test_thousand_pods_on_hundred_nodes_never_overcommit(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     # 100 nodes x 2 CPU fit 1300 pods of 150m; 1000 pods leave little slack.
-    await kwok_nodes([NodeSpec(f"n{i:03d}", cpu="2", memory="4Gi") for i in range(100)],
-                     ready_within=120)
+    await kwok_nodes(
+        [NodeSpec(f"n{i:03d}", cpu="2", memory="4Gi") for i in range(100)], ready_within=120
+    )
     config = _config(tmp_path, "bulk-test")
     total = 1000
     limiter = anyio.Semaphore(32)
@@ -161,8 +192,11 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
         async with limiter:
             await admin.post(
                 f"/api/v1/namespaces/{namespace}/pods",
-                make_pod(f"p{i:04d}", namespace).scheduler("bulk-test").cpu("150m")
-                .memory("100Mi").manifest(),
+                make_pod(f"p{i:04d}", namespace)
+                .scheduler("bulk-test")
+                .cpu("150m")
+                .memory("100Mi")
+                .manifest(),
             )
 
     async with anyio.create_task_group() as tg:
@@ -170,16 +204,16 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
             tg.start_soon(create, i)
     async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
         start = anyio.current_time()
-        bound = await _wait_bound(admin, namespace, {f"p{i:04d}" for i in range(total)},
-                                  within=240)
+        bound = await _wait_bound(admin, namespace, {f"p{i:04d}" for i in range(total)}, within=240)
         elapsed = anyio.current_time() - start
     print(f"\n1000 pods bound in {elapsed:.1f}s ({total / elapsed:.0f} pods/s incl. startup)")
     per_node: dict[str, Resource] = {}
     for raw in await _pods(admin, namespace):
         pod = decode_pod(raw)
         per_node.setdefault(pod.node_name, Resource()).add(pod.requests)
-    nodes = {n["metadata"]["name"]: decode_node(n)
-             for n in (await admin.get("/api/v1/nodes"))["items"]}
+    nodes = {
+        n["metadata"]["name"]: decode_node(n) for n in (await admin.get("/api/v1/nodes"))["items"]
+    }
     for node_name, used in per_node.items():
         alloc = nodes[node_name].allocatable
         assert used.milli_cpu <= alloc.milli_cpu, node_name
@@ -188,7 +222,10 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
 
 
 async def test_sigkill_midway_loses_nothing_and_binds_once(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
     await kwok_nodes([NodeSpec(f"k{i:02d}", cpu="8") for i in range(20)])
@@ -196,9 +233,11 @@ async def test_sigkill_midway_loses_nothing_and_binds_once(
     total = 400
     async with anyio.create_task_group() as tg:
         for i in range(total):
-            tg.start_soon(admin.post, f"/api/v1/namespaces/{namespace}/pods",
-                          make_pod(f"p{i:03d}", namespace).scheduler("kill-test")
-                          .cpu("100m").manifest())
+            tg.start_soon(
+                admin.post,
+                f"/api/v1/namespaces/{namespace}/pods",
+                make_pod(f"p{i:03d}", namespace).scheduler("kill-test").cpu("100m").manifest(),
+            )
     first_seen: dict[str, str] = {}
 
     async def bound_now() -> int:
@@ -210,6 +249,7 @@ async def test_sigkill_midway_loses_nothing_and_binds_once(
 
     log = tmp_path / "asched.log"
     async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+
         async def a_third_bound() -> bool | None:
             return True if await bound_now() >= total // 3 else None
 

@@ -176,8 +176,11 @@ async def test_first_candidate_creates_the_lease_and_leads() -> None:
     assert leading == (True, True, "a")
     assert store.writes[0] == ("POST", "a")
     assert spec == {
-        "holderIdentity": "a", "leaseDurationSeconds": 15, "leaseTransitions": 0,
-        "acquireTime": micro_time(clock.wall()), "renewTime": micro_time(clock.wall()),
+        "holderIdentity": "a",
+        "leaseDurationSeconds": 15,
+        "leaseTransitions": 0,
+        "acquireTime": micro_time(clock.wall()),
+        "renewTime": micro_time(clock.wall()),
     }
 
 
@@ -204,12 +207,20 @@ async def test_of_two_candidates_one_leads_and_the_other_stands_by() -> None:
 async def test_a_candidate_respects_a_lease_held_by_another_until_it_expires() -> None:
     store, clock = LeaseStore(), FakeClock()
     # Somebody else holds the lease and then stops renewing (e.g. their node died).
-    store.handle("POST", COLLECTION, {
-        "metadata": {"name": NAME, "namespace": NS},
-        "spec": {"holderIdentity": "gone", "leaseDurationSeconds": 15,
-                 "acquireTime": micro_time(0), "renewTime": micro_time(0),
-                 "leaseTransitions": 4},
-    })
+    store.handle(
+        "POST",
+        COLLECTION,
+        {
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": {
+                "holderIdentity": "gone",
+                "leaseDurationSeconds": 15,
+                "acquireTime": micro_time(0),
+                "renewTime": micro_time(0),
+                "leaseTransitions": 4,
+            },
+        },
+    )
     elector = make_elector(LeaseClient(store), clock, "b")
     work = Work()
 
@@ -330,13 +341,21 @@ async def test_a_write_with_a_stale_resource_version_loses_the_race() -> None:
         await settle()
         # Another candidate writes between a's renewals; a's next PUT carries an old version.
         assert store.lease is not None
-        store.handle("PUT", PATH, {**store.lease, "spec": {
-            **store.spec, "holderIdentity": "intruder", "leaseTransitions": 1,
-        }})
+        store.handle(
+            "PUT",
+            PATH,
+            {
+                **store.lease,
+                "spec": {
+                    **store.spec,
+                    "holderIdentity": "intruder",
+                    "leaseTransitions": 1,
+                },
+            },
+        )
         await run_for(clock, 2.0)
         after_conflict = (a.is_leader, a.leader)
         tg.cancel_scope.cancel()
-
 
     assert after_conflict == (False, "intruder")
     assert store.spec["holderIdentity"] == "intruder"
@@ -360,8 +379,12 @@ def test_timing_is_validated_like_client_go(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         make_elector(
-            LeaseClient(LeaseStore()), FakeClock(), "a", lease_duration=lease_duration,
-            renew_deadline=renew_deadline, retry_period=retry_period,
+            LeaseClient(LeaseStore()),
+            FakeClock(),
+            "a",
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
         )
 
 

@@ -111,8 +111,12 @@ def test_every_file_the_kustomization_names_exists() -> None:
 def test_kustomization_holds_what_a_deployment_needs() -> None:
     kinds = {(o["kind"], o["metadata"]["name"]) for o in _objects()}
     assert {
-        ("Namespace", "asched"), ("ServiceAccount", "asched"), ("ClusterRole", "asched"),
-        ("ClusterRoleBinding", "asched"), ("Deployment", "asched"), ("Service", "asched"),
+        ("Namespace", "asched"),
+        ("ServiceAccount", "asched"),
+        ("ClusterRole", "asched"),
+        ("ClusterRoleBinding", "asched"),
+        ("Deployment", "asched"),
+        ("Service", "asched"),
         ("CustomResourceDefinition", "podgroups.scheduling.x-k8s.io"),
     } <= kinds
     assert _generator("asched-grafana-dashboard")["options"]["labels"]["grafana_dashboard"]
@@ -143,14 +147,19 @@ _SECURITY: list[tuple[str, Callable[[], Any], Any]] = [
     ("replicas", lambda: _deployment()["spec"]["replicas"], 2),
     ("service-account", lambda: _pod_spec()["serviceAccountName"], "asched"),
     ("pod-non-root", lambda: _pod_spec()["securityContext"]["runAsNonRoot"], True),
-    ("pod-seccomp", lambda: _pod_spec()["securityContext"]["seccompProfile"]["type"],
-     "RuntimeDefault"),
-    ("no-escalation", lambda: _container()["securityContext"]["allowPrivilegeEscalation"],
-     False),
+    (
+        "pod-seccomp",
+        lambda: _pod_spec()["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault",
+    ),
+    ("no-escalation", lambda: _container()["securityContext"]["allowPrivilegeEscalation"], False),
     ("read-only-root", lambda: _container()["securityContext"]["readOnlyRootFilesystem"], True),
     ("drop-all-caps", lambda: _container()["securityContext"]["capabilities"]["drop"], ["ALL"]),
-    ("container-seccomp",
-     lambda: _container()["securityContext"]["seccompProfile"]["type"], "RuntimeDefault"),
+    (
+        "container-seccomp",
+        lambda: _container()["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault",
+    ),
     ("liveness-path", lambda: _container()["livenessProbe"]["httpGet"]["path"], "/livez"),
     ("readiness-path", lambda: _container()["readinessProbe"]["httpGet"]["path"], "/readyz"),
     ("has-limits", lambda: sorted(_container()["resources"]["limits"]), ["cpu", "memory"]),
@@ -158,8 +167,9 @@ _SECURITY: list[tuple[str, Callable[[], Any], Any]] = [
 ]
 
 
-@pytest.mark.parametrize(("get", "want"), [(g, w) for _, g, w in _SECURITY],
-                         ids=[i for i, _, _ in _SECURITY])
+@pytest.mark.parametrize(
+    ("get", "want"), [(g, w) for _, g, w in _SECURITY], ids=[i for i, _, _ in _SECURITY]
+)
 def test_deployment_settings(get: Callable[[], Any], want: Any) -> None:
     assert get() == want
 
@@ -168,13 +178,16 @@ def test_deployment_runs_leader_elected_with_the_mounted_config() -> None:
     args = _run_args()
     assert args.command == "run"
     assert args.leader_elect is True
-    [mount] = [m for m in _container()["volumeMounts"]
-               if args.config.is_relative_to(m["mountPath"])]
+    [mount] = [
+        m for m in _container()["volumeMounts"] if args.config.is_relative_to(m["mountPath"])
+    ]
     [volume] = [v for v in _pod_spec()["volumes"] if v["name"] == mount["name"]]
     assert volume["configMap"]["name"] == "asched-config"
     files = _generator("asched-config")["files"]
-    assert f"{args.config.relative_to(mount['mountPath'])}={CONFIG_FILE.relative_to(MANIFESTS)}" \
+    assert (
+        f"{args.config.relative_to(mount['mountPath'])}={CONFIG_FILE.relative_to(MANIFESTS)}"
         in files
+    )
 
 
 def test_lease_namespace_follows_the_pod() -> None:
@@ -208,8 +221,11 @@ def test_service_account_is_the_one_rbac_binds() -> None:
 
 def _dockerfile_lines() -> list[str]:
     text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 def _final_stage() -> list[str]:
@@ -245,8 +261,9 @@ _TARGET_LABELS = {"job", "instance"}
 def _queries() -> dict[str, str]:
     """Panel title and refId -> PromQL."""
     dashboard = json.loads(DASHBOARD.read_text())
-    return {f"{p['title']}/{t['refId']}": t["expr"]
-            for p in dashboard["panels"] for t in p["targets"]}
+    return {
+        f"{p['title']}/{t['refId']}": t["expr"] for p in dashboard["panels"] for t in p["targets"]
+    }
 
 
 def _exprs() -> list[str]:
@@ -273,15 +290,18 @@ def _exposed_series() -> dict[str, set[str]]:
     return series
 
 
-@pytest.mark.parametrize("metric", [
-    "scheduler_schedule_attempts_total",
-    "scheduler_scheduling_attempt_duration_seconds_bucket",
-    "scheduler_pending_pods",
-    "scheduler_framework_extension_point_duration_seconds_bucket",
-    "asched_binding_in_flight",
-    "asched_event_loop_lag_seconds_bucket",
-    "scheduler_preemption_attempts_total",
-])
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "scheduler_schedule_attempts_total",
+        "scheduler_scheduling_attempt_duration_seconds_bucket",
+        "scheduler_pending_pods",
+        "scheduler_framework_extension_point_duration_seconds_bucket",
+        "asched_binding_in_flight",
+        "asched_event_loop_lag_seconds_bucket",
+        "scheduler_preemption_attempts_total",
+    ],
+)
 def test_dashboard_charts(metric: str) -> None:
     assert any(metric in expr for expr in _exprs())
 

@@ -16,9 +16,7 @@ def samples(metrics: Metrics) -> dict[tuple[str, frozenset[tuple[str, str]]], fl
     """What a Prometheus scrape of render() reads: (sample name, labels) -> value."""
     parsed = text_string_to_metric_families(metrics.render().decode())
     return {
-        (s.name, frozenset(s.labels.items())): s.value
-        for family in parsed
-        for s in family.samples
+        (s.name, frozenset(s.labels.items())): s.value for family in parsed for s in family.samples
     }
 
 
@@ -48,22 +46,42 @@ def asched_own(m: Metrics) -> None:
         pytest.param(
             lambda m: m.observe_attempt("scheduled", "default-scheduler", 0.003),
             {
-                key("scheduler_schedule_attempts_total",
-                    result="scheduled", profile="default-scheduler"): 1.0,
-                key("scheduler_scheduling_attempt_duration_seconds_bucket",
-                    result="scheduled", profile="default-scheduler", le="0.004"): 1.0,
-                key("scheduler_scheduling_attempt_duration_seconds_bucket",
-                    result="scheduled", profile="default-scheduler", le="0.002"): 0.0,
+                key(
+                    "scheduler_schedule_attempts_total",
+                    result="scheduled",
+                    profile="default-scheduler",
+                ): 1.0,
+                key(
+                    "scheduler_scheduling_attempt_duration_seconds_bucket",
+                    result="scheduled",
+                    profile="default-scheduler",
+                    le="0.004",
+                ): 1.0,
+                key(
+                    "scheduler_scheduling_attempt_duration_seconds_bucket",
+                    result="scheduled",
+                    profile="default-scheduler",
+                    le="0.002",
+                ): 0.0,
             },
             id="schedule-attempt",
         ),
         pytest.param(
             lambda m: m.extension_point("Filter", "Success", "p1", 0.00015),
             {
-                key("scheduler_framework_extension_point_duration_seconds_bucket",
-                    extension_point="Filter", status="Success", profile="p1", le="0.0002"): 1.0,
-                key("scheduler_framework_extension_point_duration_seconds_count",
-                    extension_point="Filter", status="Success", profile="p1"): 1.0,
+                key(
+                    "scheduler_framework_extension_point_duration_seconds_bucket",
+                    extension_point="Filter",
+                    status="Success",
+                    profile="p1",
+                    le="0.0002",
+                ): 1.0,
+                key(
+                    "scheduler_framework_extension_point_duration_seconds_count",
+                    extension_point="Filter",
+                    status="Success",
+                    profile="p1",
+                ): 1.0,
             },
             id="extension-point",
         ),
@@ -71,11 +89,20 @@ def asched_own(m: Metrics) -> None:
             lambda m: m.plugin_execution("NodeResourcesFit", "Filter", "Unschedulable", 2e-5),
             {
                 # 1e-5 * 1.5 * 1.5 in float64, printed as Go's strconv prints it.
-                key("scheduler_plugin_execution_duration_seconds_bucket", plugin="NodeResourcesFit",
-                    extension_point="Filter", status="Unschedulable",
-                    le="2.2500000000000005e-05"): 1.0,
-                key("scheduler_plugin_execution_duration_seconds_bucket", plugin="NodeResourcesFit",
-                    extension_point="Filter", status="Unschedulable", le="1e-05"): 0.0,
+                key(
+                    "scheduler_plugin_execution_duration_seconds_bucket",
+                    plugin="NodeResourcesFit",
+                    extension_point="Filter",
+                    status="Unschedulable",
+                    le="2.2500000000000005e-05",
+                ): 1.0,
+                key(
+                    "scheduler_plugin_execution_duration_seconds_bucket",
+                    plugin="NodeResourcesFit",
+                    extension_point="Filter",
+                    status="Unschedulable",
+                    le="1e-05",
+                ): 0.0,
             },
             id="plugin-execution",
         ),
@@ -99,8 +126,9 @@ def asched_own(m: Metrics) -> None:
             {
                 key("scheduler_pod_scheduling_attempts_bucket", le="4.0"): 1.0,
                 key("scheduler_pod_scheduling_attempts_bucket", le="2.0"): 0.0,
-                key("scheduler_pod_scheduling_sli_duration_seconds_bucket",
-                    attempts="3", le="0.64"): 1.0,
+                key(
+                    "scheduler_pod_scheduling_sli_duration_seconds_bucket", attempts="3", le="0.64"
+                ): 1.0,
             },
             id="pod-scheduled",
         ),

@@ -86,9 +86,7 @@ class NoJitter(random.Random):
         return 0.0
 
 
-def make_recorder(
-    api: FakeEventsApi, clock: FakeClock, **overrides: Any
-) -> EventRecorder:
+def make_recorder(api: FakeEventsApi, clock: FakeClock, **overrides: Any) -> EventRecorder:
     options: dict[str, Any] = {
         "reporting_controller": "asched",
         "reporting_instance": "asched-host-1",
@@ -247,11 +245,17 @@ async def test_event_from_a_pod_has_the_fields_kubectl_describe_shows() -> None:
     assert (method, path) == ("POST", EVENTS.format(ns="shop"))
     assert body["metadata"] == {"name": f"web-1.{int(clock.wall() * 1e9):x}", "namespace": "shop"}
     assert body["regarding"] == {
-        "apiVersion": "v1", "kind": "Pod", "namespace": "shop", "name": "web-1", "uid": pod.uid,
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "shop",
+        "name": "web-1",
+        "uid": pod.uid,
         "resourceVersion": "42",
     }
     assert {k: body[k] for k in ("type", "reason", "action", "note")} == {
-        "type": "Normal", "reason": "Scheduled", "action": "Binding",
+        "type": "Normal",
+        "reason": "Scheduled",
+        "action": "Binding",
         "note": "Successfully assigned shop/web-1 to n1",
     }
     assert body["reportingController"] == "asched"
@@ -264,13 +268,20 @@ async def test_event_from_a_pod_has_the_fields_kubectl_describe_shows() -> None:
     ("regarding", "namespace", "expected_ref"),
     [
         pytest.param(
-            PodGroupRef("scheduling.x-k8s.io/v1alpha1", "PodGroup", "ml", "gang", "u-1"), "ml",
-            {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-             "namespace": "ml", "name": "gang", "uid": "u-1"},
+            PodGroupRef("scheduling.x-k8s.io/v1alpha1", "PodGroup", "ml", "gang", "u-1"),
+            "ml",
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "namespace": "ml",
+                "name": "gang",
+                "uid": "u-1",
+            },
             id="pod-group-like-object",
         ),
         pytest.param(
-            ObjectReference("v1", "Node", "", "n1", "u-2"), "default",
+            ObjectReference("v1", "Node", "", "n1", "u-2"),
+            "default",
             {"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u-2"},
             id="cluster-scoped-goes-to-default",
         ),

@@ -41,12 +41,13 @@ async def get(server: OpsServer, path: str) -> tuple[int, str, str]:
         pytest.param("/readyz", not_synced, ok, 500, not_synced()[1], id="readyz-not-ready"),
     ],
 )
-async def test_probes(
-    path: str, readiness: Check, liveness: Check, status: int, body: str
-) -> None:
+async def test_probes(path: str, readiness: Check, liveness: Check, status: int, body: str) -> None:
     server = OpsServer(
-        Metrics(process_metrics=False), readiness=readiness, liveness=liveness,
-        host="127.0.0.1", port=0,
+        Metrics(process_metrics=False),
+        readiness=readiness,
+        liveness=liveness,
+        host="127.0.0.1",
+        port=0,
     )
 
     async with server:
@@ -60,7 +61,8 @@ async def test_readiness_is_asked_on_every_probe() -> None:
     server = OpsServer(
         Metrics(process_metrics=False),
         readiness=lambda: (state["ready"], "" if state["ready"] else "waiting"),
-        host="127.0.0.1", port=0,
+        host="127.0.0.1",
+        port=0,
     )
 
     async with server:

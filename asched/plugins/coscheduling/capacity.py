@@ -38,8 +38,12 @@ def fmt_quantity(resource: str, value: int) -> str:
 
 def dims(r: Resource) -> dict[str, int]:
     """The non-zero entries of a Resource, by API resource name."""
-    out = {CPU: r.milli_cpu, MEMORY: r.memory, EPHEMERAL_STORAGE: r.ephemeral_storage,
-           PODS: r.allowed_pods}
+    out = {
+        CPU: r.milli_cpu,
+        MEMORY: r.memory,
+        EPHEMERAL_STORAGE: r.ephemeral_storage,
+        PODS: r.allowed_pods,
+    }
     out.update(r.scalar)
     return {k: v for k, v in out.items() if v > 0}
 

@@ -125,7 +125,8 @@ class GangManager:
         self._reject_fraction = reject_fraction
         self.status: PodGroupStatusWriter | None = (
             PodGroupStatusWriter(handle.client, self._clock, self.status_for)
-            if write_status else None
+            if write_status
+            else None
         )
         self._store: ObjectStore[PodGroup] | None = None
         self._groups: dict[str, GroupState] = {}
@@ -184,7 +185,8 @@ class GangManager:
 
     def _waiting_siblings(self, key: str) -> set[str]:
         return {
-            wp.pod.uid for wp in self._handle.waiting_pods
+            wp.pod.uid
+            for wp in self._handle.waiting_pods
             if not wp.decided and pod_group_key(wp.pod) == key
         }
 
@@ -371,8 +373,9 @@ class GangManager:
             return unschedulable(plugin=self._plugin)
         why = f"pod {pod.name} fits no node: {summarize_statuses(statuses) or 'no node fits it'}"
         rejected = self._reject_waiting(
-            key, f"optimistic rejection in PostFilter: PodGroup {key} cannot be placed now "
-                 f"because pod {pod.name} fits no node",
+            key,
+            f"optimistic rejection in PostFilter: PodGroup {key} cannot be placed now "
+            f"because pod {pod.name} fits no node",
         )
         g = self._group(key)
         g.blocked_by, g.blocked_name = pod.uid, pod.name
@@ -410,8 +413,9 @@ class GangManager:
             g.failed_at = None
             g.blocked_by = g.blocked_name = ""
             self._release_gate(key)
-            log.debug("podgroup_quorum", podgroup=key, assigned=len(assigned),
-                      min_member=pg.min_member)
+            log.debug(
+                "podgroup_quorum", podgroup=key, assigned=len(assigned), min_member=pg.min_member
+            )
             self._mark(pg)
             return None, 0.0
         timeout = self.timeout_for(pg)
@@ -429,8 +433,9 @@ class GangManager:
         elif self._gate.group != key:
             # PreFilter let it through, so this is a bug; waiting is still safe (bounded).
             log.warning("podgroup_gate_invariant", podgroup=key, holder=self._gate.group)
-        return wait(f"waiting for PodGroup {key} to reach minMember {pg.min_member}",
-                    plugin=self._plugin), timeout
+        return wait(
+            f"waiting for PodGroup {key} to reach minMember {pg.min_member}", plugin=self._plugin
+        ), timeout
 
     # ---- Unreserve / PostBind ------------------------------------------------------------
     def unreserve(self, pod: Pod) -> None:
@@ -440,8 +445,9 @@ class GangManager:
             return
         key = f"{pod.namespace}/{name}"
         rejected = self._reject_waiting(
-            key, f"rejection in Unreserve: PodGroup {key} released its reservation because "
-                 f"pod {pod.name} was unreserved",
+            key,
+            f"rejection in Unreserve: PodGroup {key} released its reservation because "
+            f"pod {pod.name} was unreserved",
         )
         held = self._gate is not None and self._gate.group == key
         self._release_gate(key)
@@ -492,8 +498,11 @@ class GangManager:
         self, pod: Pod, old: object | None, new: object | None
     ) -> QueueingHint:
         obj = new if new is not None else old
-        if (isinstance(obj, PodGroup) and obj.namespace == pod.namespace
-                and obj.name == pod_group_name(pod)):
+        if (
+            isinstance(obj, PodGroup)
+            and obj.namespace == pod.namespace
+            and obj.name == pod_group_name(pod)
+        ):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
@@ -516,8 +525,7 @@ class GangManager:
         if self._backoff > 0:
             g.backoff_until = self._clock.now() + self._backoff
             self.timers.add(g.backoff_until, "backoff", pg.key)
-        log.info("podgroup_rejected", podgroup=pg.key, reason=message,
-                 backoff=self._backoff)
+        log.info("podgroup_rejected", podgroup=pg.key, reason=message, backoff=self._backoff)
         self._warn(pg, message)
         self._mark(pg)
 
@@ -542,15 +550,19 @@ class GangManager:
         """The holder outlived its timeout, or its PodGroup is gone: release it anyway."""
         log.warning("podgroup_gate_expired", podgroup=gate.group)
         rejected = self._reject_waiting(
-            gate.group, f"PodGroup {gate.group} did not complete its reservation in time",
+            gate.group,
+            f"PodGroup {gate.group} did not complete its reservation in time",
         )
         self._release_gate(gate.group)
         pg = self._pod_groups().get(gate.group)
         if pg is not None and rejected:
             g = self._group(gate.group)
             if not g.quorum:
-                self._fail_group(pg, f"PodGroup {pg.key} did not complete its reservation in time",
-                                 "its reservation did not complete in time")
+                self._fail_group(
+                    pg,
+                    f"PodGroup {pg.key} did not complete its reservation in time",
+                    "its reservation did not complete in time",
+                )
 
     def _warn(self, pg: PodGroup, message: str) -> None:
         g = self._group(pg.key)

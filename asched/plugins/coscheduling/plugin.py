@@ -122,28 +122,47 @@ class Coscheduling(
         group = self.manager.hint_pod_group_changed
         return [
             # A new (or newly labelled, or ungated) member may complete minMember.
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.POD,
-                ActionType.ADD | ActionType.UPDATE_POD_LABEL
-                | ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                "PodGroupMemberAdd",
-            ), member),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD,
+                    ActionType.ADD
+                    | ActionType.UPDATE_POD_LABEL
+                    | ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                    "PodGroupMemberAdd",
+                ),
+                member,
+            ),
             # Freed resources (and a gate holder's pods going away).
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
-                "PodDelete",
-            )),
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
-                "NodeAdd",
-            )),
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.POD_GROUP, ActionType.ADD | ActionType.UPDATE, "PodGroupChange",
-            ), group),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD,
+                    ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
+                    "PodDelete",
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
+                    "NodeAdd",
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD_GROUP,
+                    ActionType.ADD | ActionType.UPDATE,
+                    "PodGroupChange",
+                ),
+                group,
+            ),
             # A deleted PodGroup may have held the reservation gate.
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.POD_GROUP, ActionType.DELETE, "PodGroupDelete",
-            )),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD_GROUP,
+                    ActionType.DELETE,
+                    "PodGroupDelete",
+                )
+            ),
         ]
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

@@ -115,7 +115,11 @@ class _Written:
 
 class PodGroupStatusWriter:
     def __init__(
-        self, client: KubeClient, clock: Clock, source: StatusSource, *,
+        self,
+        client: KubeClient,
+        clock: Clock,
+        source: StatusSource,
+        *,
         interval: float = DEFAULT_INTERVAL,
     ) -> None:
         self._client = client
@@ -196,7 +200,11 @@ class PodGroupStatusWriter:
                 await self._clock.sleep(next_at - self._clock.now())
 
     async def _send(
-        self, key: str, pg: PodGroup, patch: dict[str, Any], extra: dict[str, Any],
+        self,
+        key: str,
+        pg: PodGroup,
+        patch: dict[str, Any],
+        extra: dict[str, Any],
         limiter: anyio.Semaphore,
     ) -> None:
         now = self._clock.now()
@@ -204,8 +212,7 @@ class PodGroupStatusWriter:
         # The slot is used even if the write fails, so a failing group cannot spin.
         written.at = now
         try:
-            body: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "PodGroup",
-                                    "status": patch}
+            body: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "PodGroup", "status": patch}
             if pg.uid:
                 # Fails (409) instead of writing to a group recreated under the same name.
                 body["metadata"] = {"uid": pg.uid}

@@ -63,8 +63,9 @@ class Executor:
         victims = []
         for v in candidate.victims:
             if v.deletion_timestamp is not None:
-                log.debug("victim_already_terminating", preemptor=preemptor.key, victim=v.key,
-                          node=node)
+                log.debug(
+                    "victim_already_terminating", preemptor=preemptor.key, victim=v.key, node=node
+                )
             else:
                 victims.append(v)
         failures: list[Status] = []
@@ -78,8 +79,13 @@ class Executor:
                         try:
                             await self._preempt(node, preemptor, victim)
                         except (ApiError, TransportError) as exc:
-                            log.warning("preemption_failed", preemptor=preemptor.key,
-                                        victim=victim.key, node=node, error=str(exc))
+                            log.warning(
+                                "preemption_failed",
+                                preemptor=preemptor.key,
+                                victim=victim.key,
+                                node=node,
+                                error=str(exc),
+                            )
                             failures.append(Status(Code.ERROR, (str(exc),), self._plugin, exc))
                             tg.cancel_scope.cancel()
                             return
@@ -94,26 +100,35 @@ class Executor:
     async def _preempt(self, node: str, preemptor: Pod, victim: Pod) -> None:
         h = self._handle
         if h.waiting_pods.reject(victim.uid, self._plugin, "preempted"):
-            log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key,
-                     node=node)
+            log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key, node=node)
         else:
             if not await self._mark_disruption_target(preemptor, victim):
                 return
             try:
                 await h.client.request(
-                    "DELETE", _pod_path(victim),
-                    body={"apiVersion": "v1", "kind": "DeleteOptions",
-                          "preconditions": {"uid": victim.uid}},
+                    "DELETE",
+                    _pod_path(victim),
+                    body={
+                        "apiVersion": "v1",
+                        "kind": "DeleteOptions",
+                        "preconditions": {"uid": victim.uid},
+                    },
                 )
             except ApiError as exc:
                 if not _gone(exc):
                     raise
-                log.info("victim_already_deleted", preemptor=preemptor.key, victim=victim.key,
-                         node=node)
+                log.info(
+                    "victim_already_deleted", preemptor=preemptor.key, victim=victim.key, node=node
+                )
                 return
             log.info("victim_preempted", preemptor=preemptor.key, victim=victim.key, node=node)
-        h.events.event(victim, "Normal", "Preempted", "Preempting",
-                       f"Preempted by pod {preemptor.uid} on node {node}")
+        h.events.event(
+            victim,
+            "Normal",
+            "Preempted",
+            "Preempting",
+            f"Preempted by pod {preemptor.uid} on node {node}",
+        )
 
     async def _mark_disruption_target(self, preemptor: Pod, victim: Pod) -> bool:
         """Add DisruptionTarget to the victim's conditions; False when the victim is gone."""
@@ -122,12 +137,13 @@ class Executor:
             "status": "True",
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-                       "priority pod",
+            "priority pod",
             "lastTransitionTime": _rfc3339(self._handle.clock.wall()),
         }
         try:
             await self._handle.client.request(
-                "PATCH", f"{_pod_path(victim)}/status",
+                "PATCH",
+                f"{_pod_path(victim)}/status",
                 body={"metadata": {"uid": victim.uid}, "status": {"conditions": [condition]}},
                 content_type=STRATEGIC_MERGE_PATCH,
             )
@@ -146,7 +162,8 @@ class Executor:
                 continue
             try:
                 await self._handle.client.request(
-                    "PATCH", f"{_pod_path(p)}/status",
+                    "PATCH",
+                    f"{_pod_path(p)}/status",
                     body={"metadata": {"uid": p.uid}, "status": {"nominatedNodeName": None}},
                     content_type=STRATEGIC_MERGE_PATCH,
                 )

@@ -53,7 +53,9 @@ def decode_pdb(raw: dict[str, Any]) -> PodDisruptionBudget:
     allowed = status.get("disruptionsAllowed") or 0
     if isinstance(allowed, bool) or not isinstance(allowed, int):
         raise DecodeError(
-            "PodDisruptionBudget", f"{ns}/{name}", "status.disruptionsAllowed",
+            "PodDisruptionBudget",
+            f"{ns}/{name}",
+            "status.disruptionsAllowed",
             f"expected an integer, got {allowed!r}",
         )
     disrupted = status.get("disruptedPods") or {}

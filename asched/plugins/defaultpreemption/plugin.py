@@ -117,17 +117,20 @@ class DefaultPreemption(PostFilterPlugin):
         all_nodes = self._handle.snapshot.node_infos()
         if not all_nodes:
             return None, error("no nodes available", NAME)
-        potential = [
-            ni for ni in all_nodes if code_of(statuses.get(ni.name)) == Code.UNSCHEDULABLE
-        ]
+        potential = [ni for ni in all_nodes if code_of(statuses.get(ni.name)) == Code.UNSCHEDULABLE]
         candidates = []
         failed: dict[str, Status] = {}
         if potential:
             offset = self.rng.randrange(len(potential))
             num = self.args.num_candidates(len(potential))
             run = await dry_run_preemption(
-                self._handle, state, pod, potential, self._pdbs(),
-                offset=offset, num_candidates=num,
+                self._handle,
+                state,
+                pod,
+                potential,
+                self._pdbs(),
+                offset=offset,
+                num_candidates=num,
             )
             candidates, failed = run.candidates, run.statuses
             if run.errors and not candidates:
@@ -144,8 +147,13 @@ class DefaultPreemption(PostFilterPlugin):
             # An empty nominated node clears the pod's earlier nomination, if any.
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,), NAME)
 
-        log.info("preemption_target_chosen", pod=pod.key, node=best.node_name,
-                 victims=len(best.victims), pdb_violations=best.num_pdb_violations)
+        log.info(
+            "preemption_target_chosen",
+            pod=pod.key,
+            node=best.node_name,
+            victims=len(best.victims),
+            pdb_violations=best.num_pdb_violations,
+        )
         if self._metrics is not None:
             self._metrics.preemption_victims(len(best.victims))
         st = await self._executor.prepare_candidate(best, pod)

@@ -74,10 +74,7 @@ def _node_states(
     node: Node, summaries: dict[str, ImageStateSummary]
 ) -> dict[str, ImageStateSummary]:
     return {
-        name: summaries[name]
-        for image in node.images
-        for name in image.names
-        if name in summaries
+        name: summaries[name] for image in node.images for name in image.names if name in summaries
     }
 
 

@@ -164,8 +164,14 @@ class _Scores(NodeContribution):
     """Weights of matching terms, both the incoming pod's and the existing pods' (scoring.go)."""
 
     def __init__(
-        self, pod: Pod, preferred: Sequence[WeightedTerm], preferred_anti: Sequence[WeightedTerm],
-        *, ns_labels: Mapping[str, str], all_pods: bool, hard_weight: int,
+        self,
+        pod: Pod,
+        preferred: Sequence[WeightedTerm],
+        preferred_anti: Sequence[WeightedTerm],
+        *,
+        ns_labels: Mapping[str, str],
+        all_pods: bool,
+        hard_weight: int,
     ) -> None:
         self.pod, self.preferred, self.preferred_anti = pod, preferred, preferred_anti
         self.ns_labels, self.all_pods, self.hard_weight = ns_labels, all_pods, hard_weight
@@ -219,11 +225,20 @@ def sum_scores(
     memo: MemoCache[MemoEntry] | None = None,
 ) -> TopologyCounts:
     key = (
-        pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()),
-        preferred, preferred_anti, all_pods, hard_weight,
+        pod.namespace,
+        frozenset(pod.labels.items()),
+        frozenset(ns_labels.items()),
+        preferred,
+        preferred_anti,
+        all_pods,
+        hard_weight,
     )
     contribution = _Scores(
-        pod, preferred, preferred_anti,
-        ns_labels=ns_labels, all_pods=all_pods, hard_weight=hard_weight,
+        pod,
+        preferred,
+        preferred_anti,
+        ns_labels=ns_labels,
+        all_pods=all_pods,
+        hard_weight=hard_weight,
     )
     return _sum(nodes, contribution, memo, key)

@@ -76,8 +76,13 @@ class PreFilterState:
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
-            self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels,
-            _clone(self.existing_anti), _clone(self.affinity), _clone(self.anti),
+            self.pod,
+            self.affinity_terms,
+            self.anti_affinity_terms,
+            self.namespace_labels,
+            _clone(self.existing_anti),
+            _clone(self.affinity),
+            _clone(self.anti),
         )
 
     def update_with_pod(self, other: Pod, node: Node | None, delta: int) -> None:
@@ -108,7 +113,10 @@ def compute_pre_filter_state(
     memo: MemoCache[MemoEntry] | None = None,
 ) -> PreFilterState:
     return PreFilterState(
-        pod, affinity_terms, anti_affinity_terms, namespace_labels,
+        pod,
+        affinity_terms,
+        anti_affinity_terms,
+        namespace_labels,
         existing_anti=count_existing_anti_affinity(
             pod, namespace_labels, nodes_with_anti_affinity_pods, memo
         ),

@@ -65,8 +65,13 @@ _SKIP = QueueingHint.QUEUE_SKIP
 
 
 class InterPodAffinity(
-    PreFilterPlugin, FilterPlugin, PreFilterExtensions, PreScorePlugin, ScorePlugin,
-    ScoreNormalizer, EnqueueExtensions,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreFilterExtensions,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreNormalizer,
+    EnqueueExtensions,
 ):
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
@@ -148,9 +153,7 @@ class InterPodAffinity(
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         a = pod.affinity
         pref_aff = a.pod_affinity.preferred if a is not None and a.pod_affinity else ()
-        pref_anti = (
-            a.pod_anti_affinity.preferred if a is not None and a.pod_anti_affinity else ()
-        )
+        pref_anti = a.pod_anti_affinity.preferred if a is not None and a.pod_anti_affinity else ()
         has_constraints = bool(pref_aff or pref_anti)
         if self._args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return skip(NAME)

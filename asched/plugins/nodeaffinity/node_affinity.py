@@ -239,9 +239,7 @@ class NodeAffinityPlugin(
             ),
         )
 
-    def _after_node_change(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE

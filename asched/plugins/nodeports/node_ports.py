@@ -106,9 +106,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         )
 
-    def _after_pod_deleted(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_pod_deleted(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         deleted = as_pod(old)
         if deleted is None:
             return QueueingHint.QUEUE

@@ -36,6 +36,7 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
 MAX_RESOURCE_WEIGHT = 100
 
+
 @dataclass(frozen=True, slots=True)
 class ResourceSpec:
     name: str

@@ -77,8 +77,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             node_info, self._resources, requests, use_requested=True
         )
         allocated = [
-            r - p if a else 0
-            for a, r, p in zip(allocatable, requested, requests, strict=True)
+            r - p if a else 0 for a, r, p in zip(allocatable, requested, requests, strict=True)
         ]
         return balanced_improvement(requested, allocated, allocatable)
 

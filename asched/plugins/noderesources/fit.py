@@ -187,8 +187,10 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             # The default resources: score without building per-resource vectors.
             alloc, base = node_info.allocatable, node_info.non_zero_requested
             return self._scorer.pair(
-                base.milli_cpu + requests[0], alloc.milli_cpu,
-                base.memory + requests[1], alloc.memory,
+                base.milli_cpu + requests[0],
+                alloc.milli_cpu,
+                base.memory + requests[1],
+                alloc.memory,
             )
         allocatable, requested = allocatable_and_requested(
             node_info, self._resources, requests, use_requested=False
@@ -232,9 +234,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def _after_node_change(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE

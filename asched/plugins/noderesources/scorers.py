@@ -30,6 +30,7 @@ class Scorer(Protocol):
         """The same score for exactly two resources (the default cpu and memory)."""
         ...
 
+
 _MAX_UTILIZATION = 100
 
 

@@ -71,9 +71,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             ),
         )
 
-    def _after_node_change(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE

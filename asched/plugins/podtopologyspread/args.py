@@ -34,10 +34,18 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 
 _FIELDS = frozenset({"defaultConstraints", "defaultingType", "apiVersion", "kind"})
-_CONSTRAINT_FIELDS = frozenset({
-    "maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
-    "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys",
-})
+_CONSTRAINT_FIELDS = frozenset(
+    {
+        "maxSkew",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "labelSelector",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "matchLabelKeys",
+    }
+)
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -46,7 +54,8 @@ def label_name_error(key: str) -> str | None:
     """apimachinery ValidateLabelName (a qualified name): None when valid."""
     prefix, slash, name = key.rpartition("/")
     if slash and (
-        not prefix or len(prefix) > 253
+        not prefix
+        or len(prefix) > 253
         or not all(_DNS_LABEL.match(part) for part in prefix.split("."))
     ):
         return "prefix part must be a lowercase RFC 1123 subdomain"

@@ -51,9 +51,7 @@ def _merge_match_label_keys(
     if not keys or selector is None:
         # upstream mergeLabelSetWithSelector keeps a Nothing selector as it is.
         return selector
-    extra = tuple(
-        Requirement(k, IN, frozenset((pod_labels[k],))) for k in keys if k in pod_labels
-    )
+    extra = tuple(Requirement(k, IN, frozenset((pod_labels[k],))) for k in keys if k in pod_labels)
     if not extra:
         return selector
     return LabelSelector(extra + selector.requirements)

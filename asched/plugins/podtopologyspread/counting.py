@@ -104,7 +104,8 @@ def memo_key(constraints: Sequence[Constraint], pod: Pod, require_all_keys: bool
             for c in constraints
         ),
         (frozenset(pod.node_selector.items()), na.required if na is not None else None)
-        if honor_affinity else None,
+        if honor_affinity
+        else None,
         pod.tolerations if honor_taints else None,
     )
 

@@ -52,16 +52,22 @@ SERVICES: InformerRequest[Workload] = InformerRequest(
     "services/v1", "/api/v1/services", _decoder("Service", True), EventResource.SERVICE
 )
 REPLICATION_CONTROLLERS: InformerRequest[Workload] = InformerRequest(
-    "replicationcontrollers/v1", "/api/v1/replicationcontrollers",
-    _decoder("ReplicationController", True), EventResource.REPLICATION_CONTROLLER,
+    "replicationcontrollers/v1",
+    "/api/v1/replicationcontrollers",
+    _decoder("ReplicationController", True),
+    EventResource.REPLICATION_CONTROLLER,
 )
 REPLICA_SETS: InformerRequest[Workload] = InformerRequest(
-    "replicasets.apps/v1", "/apis/apps/v1/replicasets",
-    _decoder("ReplicaSet", False), EventResource.REPLICA_SET,
+    "replicasets.apps/v1",
+    "/apis/apps/v1/replicasets",
+    _decoder("ReplicaSet", False),
+    EventResource.REPLICA_SET,
 )
 STATEFUL_SETS: InformerRequest[Workload] = InformerRequest(
-    "statefulsets.apps/v1", "/apis/apps/v1/statefulsets",
-    _decoder("StatefulSet", False), EventResource.STATEFUL_SET,
+    "statefulsets.apps/v1",
+    "/apis/apps/v1/statefulsets",
+    _decoder("StatefulSet", False),
+    EventResource.STATEFUL_SET,
 )
 REQUESTS = (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
 

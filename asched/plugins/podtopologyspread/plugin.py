@@ -69,8 +69,13 @@ _SKIP = QueueingHint.QUEUE_SKIP
 
 
 class PodTopologySpread(
-    PreFilterPlugin, FilterPlugin, PreFilterExtensions, PreScorePlugin, ScorePlugin,
-    ScoreNormalizer, EnqueueExtensions,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreFilterExtensions,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreNormalizer,
+    EnqueueExtensions,
 ):
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
@@ -162,8 +167,12 @@ class PodTopologySpread(
         state.write(
             PRE_SCORE_KEY,
             compute_pre_score_state(
-                constraints, pod, nodes, all_nodes,
-                require_all_topologies=require_all, memo=self._memo,
+                constraints,
+                pod,
+                nodes,
+                all_nodes,
+                require_all_topologies=require_all,
+                memo=self._memo,
             ),
         )
         return None
@@ -183,7 +192,9 @@ class PodTopologySpread(
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         node_actions = (
-            ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
             | ActionType.UPDATE_NODE_TAINT
         )
         return (
@@ -222,7 +233,8 @@ class PodTopologySpread(
         constraints = self.constraints(pod, DO_NOT_SCHEDULE)
         if old_pod is not None and new_pod is not None:
             if (
-                new_pod.uid == pod.uid and old_pod.tolerations != new_pod.tolerations
+                new_pod.uid == pod.uid
+                and old_pod.tolerations != new_pod.tolerations
                 and any(c.honor_node_taints for c in constraints)
             ):
                 return _Q

@@ -82,8 +82,14 @@ class TaintToleration(
         taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         if taint is None:
             return None
-        log.debug("untolerated_taint", node=node.name, pod=pod.key, taint_key=taint.key,
-                  taint_value=taint.value, taint_effect=taint.effect)
+        log.debug(
+            "untolerated_taint",
+            node=node.name,
+            pod=pod.key,
+            taint_key=taint.key,
+            taint_value=taint.value,
+            taint_effect=taint.effect,
+        )
         return _REJECT
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -123,19 +129,20 @@ class TaintToleration(
             ),
         )
 
-    def _after_node_change(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE
         original = as_node(old)
-        was_untolerated = original is None or find_untolerated_taint(
-            original.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS
-        ) is not None
-        is_untolerated = find_untolerated_taint(
-            modified.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS
-        ) is not None
+        was_untolerated = (
+            original is None
+            or find_untolerated_taint(original.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+            is not None
+        )
+        is_untolerated = (
+            find_untolerated_taint(modified.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+            is not None
+        )
         if was_untolerated and not is_untolerated:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP

@@ -50,10 +50,20 @@ SCORE_CASES = [
     pytest.param(None, node("nan"), 50, BAD, id="nan"),
     pytest.param(None, node("inf"), 50, BAD, id="infinite"),
     pytest.param({"defaultScore": 0}, node("busy"), 0, BAD, id="malformed-gets-args-default"),
-    pytest.param({"annotation": "metrics.example.com/cpu"},
-                 node("0.1", "metrics.example.com/cpu"), 90, OK, id="custom-annotation"),
-    pytest.param({"annotation": "metrics.example.com/cpu"}, node("0.1"), 50, OK,
-                 id="custom-annotation-ignores-default-key"),
+    pytest.param(
+        {"annotation": "metrics.example.com/cpu"},
+        node("0.1", "metrics.example.com/cpu"),
+        90,
+        OK,
+        id="custom-annotation",
+    ),
+    pytest.param(
+        {"annotation": "metrics.example.com/cpu"},
+        node("0.1"),
+        50,
+        OK,
+        id="custom-annotation-ignores-default-key",
+    ),
 ]
 
 
@@ -74,7 +84,9 @@ def test_malformed_value_logged_once_per_node_version() -> None:
         score(p, node("0.5", version="9"))
     malformed = [e for e in logs if e["event"] == "cpu_utilization_malformed"]
     assert [(e["node"], e["resource_version"], e["value"]) for e in malformed] == [
-        ("n1", "7", "oops"), ("n1", "8", "still-bad")]
+        ("n1", "7", "oops"),
+        ("n1", "8", "still-bad"),
+    ]
     assert all(e["log_level"] == "warning" for e in malformed)
 
 
@@ -103,4 +115,3 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         CPUUtilizationArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
-

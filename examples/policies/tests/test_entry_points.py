@@ -28,8 +28,7 @@ from asched_policies.gpu_resource import GPUResourceArgs
 from asched_policies.location import LocationArgs
 from asched_policies.region_fence import ERR_REASON, RegionFenceArgs
 
-POLICIES = {"StrongestCPU", "RegionFence", "GPUDriver", "CPUUtilization", "GPUResource",
-            "Location"}
+POLICIES = {"StrongestCPU", "RegionFence", "GPUDriver", "CPUUtilization", "GPUResource", "Location"}
 REGION = "topology.kubernetes.io/region"
 REGIONS = "policies.asched.dev/regions"
 
@@ -38,11 +37,15 @@ REGIONS = "policies.asched.dev/regions"
 
 
 def test_entry_points_name_the_package_specs() -> None:
-    ours = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
-            if ep.dist is not None and ep.dist.name == "asched-policies"}
+    ours = {
+        ep.name: ep
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+        if ep.dist is not None and ep.dist.name == "asched-policies"
+    }
     assert set(ours) == POLICIES
     assert {ep.name: ep.load() for ep in ours.values()} == {
-        spec.name: spec for spec in asched_policies.SPECS}
+        spec.name: spec for spec in asched_policies.SPECS
+    }
 
 
 def test_build_registry_includes_every_policy() -> None:
@@ -96,11 +99,15 @@ def test_config_enables_the_policies() -> None:
     assert args["Location"] == LocationArgs()  # defaulted: not in pluginConfig
 
 
-@pytest.mark.parametrize(("args", "path"), [
-    pytest.param("strategy: Spread", "profiles[0].pluginConfig[0].args.strategy",
-                 id="bad-value"),
-    pytest.param("typo: 1", "profiles[0].pluginConfig[0].args.typo", id="unknown-field"),
-])
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        pytest.param(
+            "strategy: Spread", "profiles[0].pluginConfig[0].args.strategy", id="bad-value"
+        ),
+        pytest.param("typo: 1", "profiles[0].pluginConfig[0].args.typo", id="unknown-field"),
+    ],
+)
 def test_config_reports_policy_args_errors_with_their_path(args: str, path: str) -> None:
     config = f"""
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -140,8 +147,10 @@ profiles:
 
 
 async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
-    body = await admin.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
-                           params={"fieldSelector": f"regarding.name={pod}"})
+    body = await admin.get(
+        f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+        params={"fieldSelector": f"regarding.name={pod}"},
+    )
     items: list[dict[str, Any]] = body["items"]
     return items
 
@@ -155,15 +164,20 @@ async def _node_of(admin: RestClient, ns: str, pod: str) -> str | None:
 @pytest.mark.integration
 @pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 async def test_pods_land_on_the_strongest_node_inside_their_regions(
-    cluster: LocalCluster, admin: RestClient, namespace: str, kwok_nodes: NodeFactory,
+    cluster: LocalCluster,
+    admin: RestClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
     tmp_path: Path,
 ) -> None:
-    names = await kwok_nodes([
-        NodeSpec("north-small", cpu="4", labels={REGION: "cn-north"}),
-        NodeSpec("north-big", cpu="8", labels={REGION: "cn-north"}),
-        NodeSpec("east-big", cpu="16", labels={REGION: "cn-east"}),
-        NodeSpec("west-huge", cpu="32", labels={REGION: "us-west"}),
-    ])
+    names = await kwok_nodes(
+        [
+            NodeSpec("north-small", cpu="4", labels={REGION: "cn-north"}),
+            NodeSpec("north-big", cpu="8", labels={REGION: "cn-north"}),
+            NodeSpec("east-big", cpu="16", labels={REGION: "cn-east"}),
+            NodeSpec("west-huge", cpu="32", labels={REGION: "us-west"}),
+        ]
+    )
     node = {n.split("-", 2)[-1]: n for n in names}  # "<prefix>-north-big" -> "north-big"
     assert set(node) == {"north-small", "north-big", "east-big", "west-huge"}
     config = tmp_path / "config.yaml"
@@ -176,20 +190,29 @@ async def test_pods_land_on_the_strongest_node_inside_their_regions(
         return b.manifest()
 
     async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
-        for body in (pod("north-or-east", "cn-north,cn-east"), pod("north-only", "cn-north"),
-                     pod("by-default"), pod("nowhere", "eu-central")):
+        for body in (
+            pod("north-or-east", "cn-north,cn-east"),
+            pod("north-only", "cn-north"),
+            pod("by-default"),
+            pod("nowhere", "eu-central"),
+        ):
             await admin.post(f"/api/v1/namespaces/{namespace}/pods", body)
 
         async def placed() -> dict[str, str] | None:
-            got = {p: await _node_of(admin, namespace, p)
-                   for p in ("north-or-east", "north-only", "by-default")}
+            got = {
+                p: await _node_of(admin, namespace, p)
+                for p in ("north-or-east", "north-only", "by-default")
+            }
             return None if None in got.values() else {k: v for k, v in got.items() if v}
 
         with anyio.fail_after(60):
             bound = await poll(placed, interval=0.2)
         # The strongest node overall (west-huge) is outside every fence.
-        assert bound == {"north-or-east": node["east-big"], "north-only": node["north-big"],
-                         "by-default": node["north-big"]}
+        assert bound == {
+            "north-or-east": node["east-big"],
+            "north-only": node["north-big"],
+            "by-default": node["north-big"],
+        }
 
         async def failed() -> dict[str, Any] | None:
             for e in await _events(admin, namespace, "nowhere"):
@@ -204,8 +227,9 @@ async def test_pods_land_on_the_strongest_node_inside_their_regions(
 
         # Relabelling a node into the pod's fence requeues it through RegionFence's
         # queueing hint (seconds, not the 5-minute unschedulable flush).
-        await admin.patch(f"/api/v1/nodes/{node['north-small']}",
-                          {"metadata": {"labels": {REGION: "eu-central"}}})
+        await admin.patch(
+            f"/api/v1/nodes/{node['north-small']}", {"metadata": {"labels": {REGION: "eu-central"}}}
+        )
 
         async def rescued() -> str | None:
             return await _node_of(admin, namespace, "nowhere")

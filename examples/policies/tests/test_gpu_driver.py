@@ -56,7 +56,10 @@ def verdict(p: GPUDriver, pd: Pod, n: Node) -> str:
     if result is None:
         return PASS
     assert (result.code, result.reasons, result.plugin) == (
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,), NAME)
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (ERR_REASON,),
+        NAME,
+    )
     return REJECT
 
 
@@ -74,16 +77,33 @@ FILTER_CASES = [
     pytest.param(None, gpu_pod("-1"), node("550"), BAD_POD, id="negative-annotation"),
     pytest.param({"minMajor": 500}, gpu_pod(), node("510"), PASS, id="args-minimum-met"),
     pytest.param({"minMajor": 500}, gpu_pod(), node("490"), REJECT, id="args-minimum-not-met"),
-    pytest.param({"minMajor": 500}, gpu_pod("450"), node("470"), PASS,
-                 id="annotation-overrides-args"),
-    pytest.param({"minMajor": 500}, gpu_pod("0"), node(None), SKIP,
-                 id="annotation-zero-lifts-minimum"),
-    pytest.param({"labelKey": "example.com/driver"}, gpu_pod("535"),
-                 node("540", "example.com/driver"), PASS, id="custom-label-key"),
-    pytest.param({"resourceName": "amd.com/gpu"}, gpu_pod("6"), node("5"), SKIP,
-                 id="other-gpu-resource-not-requested"),
-    pytest.param({"resourceName": "amd.com/gpu"}, gpu_pod("6", resource="amd.com/gpu"),
-                 node("5"), REJECT, id="custom-gpu-resource"),
+    pytest.param(
+        {"minMajor": 500}, gpu_pod("450"), node("470"), PASS, id="annotation-overrides-args"
+    ),
+    pytest.param(
+        {"minMajor": 500}, gpu_pod("0"), node(None), SKIP, id="annotation-zero-lifts-minimum"
+    ),
+    pytest.param(
+        {"labelKey": "example.com/driver"},
+        gpu_pod("535"),
+        node("540", "example.com/driver"),
+        PASS,
+        id="custom-label-key",
+    ),
+    pytest.param(
+        {"resourceName": "amd.com/gpu"},
+        gpu_pod("6"),
+        node("5"),
+        SKIP,
+        id="other-gpu-resource-not-requested",
+    ),
+    pytest.param(
+        {"resourceName": "amd.com/gpu"},
+        gpu_pod("6", resource="amd.com/gpu"),
+        node("5"),
+        REJECT,
+        id="custom-gpu-resource",
+    ),
 ]
 
 
@@ -98,8 +118,9 @@ def test_filter(args: dict[str, Any] | None, pd: Pod, n: Node, want: str) -> Non
         pytest.param(gpu_pod("535"), node("550"), None, id="satisfied"),
         pytest.param(gpu_pod("535"), node("470"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="old"),
         pytest.param(cpu_pod(), node(None), None, id="not-a-gpu-pod"),
-        pytest.param(gpu_pod("x"), node("550"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                     id="malformed"),
+        pytest.param(
+            gpu_pod("x"), node("550"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="malformed"
+        ),
     ],
 )
 def test_filter_without_pre_filter(pd: Pod, n: Node, want_code: Code | None) -> None:
@@ -107,8 +128,9 @@ def test_filter_without_pre_filter(pd: Pod, n: Node, want_code: Code | None) -> 
     assert (status.code if status is not None else None) == want_code
 
 
-def hint_for(resource: EventResource, pd: Pod, old: object | None, new: object | None
-             ) -> QueueingHint:
+def hint_for(
+    resource: EventResource, pd: Pod, old: object | None, new: object | None
+) -> QueueingHint:
     for registered in plugin().events_to_register():
         if registered.event.resource is resource:
             assert registered.hint is not None
@@ -121,10 +143,12 @@ NODE_HINTS = [
     pytest.param(gpu_pod("535"), None, node("470"), QueueingHint.QUEUE_SKIP, id="added-too-old"),
     pytest.param(gpu_pod("535"), node("470"), node("550"), QueueingHint.QUEUE, id="upgraded"),
     pytest.param(gpu_pod("535"), node(None), node("550"), QueueingHint.QUEUE, id="labelled"),
-    pytest.param(gpu_pod("535"), node("550"), node("560"), QueueingHint.QUEUE_SKIP,
-                 id="was-enough-already"),
-    pytest.param(gpu_pod("bad"), None, node("999"), QueueingHint.QUEUE_SKIP,
-                 id="malformed-pod-needs-pod-fix"),
+    pytest.param(
+        gpu_pod("535"), node("550"), node("560"), QueueingHint.QUEUE_SKIP, id="was-enough-already"
+    ),
+    pytest.param(
+        gpu_pod("bad"), None, node("999"), QueueingHint.QUEUE_SKIP, id="malformed-pod-needs-pod-fix"
+    ),
 ]
 
 
@@ -155,8 +179,9 @@ ARGS_ERRORS = [
     pytest.param({"minMajor": "535"}, "args.minMajor", "must be an integer", id="string-minimum"),
     pytest.param({"minMajor": True}, "args.minMajor", "must be an integer", id="bool-minimum"),
     pytest.param({"labelKey": "a/b/c"}, "args.labelKey", "Invalid value", id="bad-label-key"),
-    pytest.param({"resourceName": "cpu"}, "args.resourceName", "extended resource",
-                 id="native-resource"),
+    pytest.param(
+        {"resourceName": "cpu"}, "args.resourceName", "extended resource", id="native-resource"
+    ),
     pytest.param({"driver": 1}, "args.driver", "unknown field", id="unknown-field"),
 ]
 

@@ -29,8 +29,10 @@ def gpu_node(name: str, total: str | None, *used: str, resource: str = GPU) -> N
     b = make_node(name)
     if total is not None:
         b.resource(resource, total)
-    pods = [make_pod(f"{name}-used-{i}").request(resource, n).node(name).obj()
-            for i, n in enumerate(used)]
+    pods = [
+        make_pod(f"{name}-used-{i}").request(resource, n).node(name).obj()
+        for i, n in enumerate(used)
+    ]
     return node_info(b.obj(), *pods)
 
 
@@ -52,18 +54,38 @@ NODES = [
 ]
 
 SCORE_CASES = [
-    pytest.param({}, gpu_pod("p", "1"), {"busy": 87, "empty": 25, "full": 100, "cpu-only": 0},
-                 id="most-allocated-by-default"),
-    pytest.param({"strategy": "MostAllocated"}, gpu_pod("p", "2"),
-                 {"busy": 100, "empty": 50, "full": 100, "cpu-only": 0}, id="pack-two"),
-    pytest.param({"strategy": "LeastAllocated"}, gpu_pod("p", "1"),
-                 {"busy": 12, "empty": 75, "full": 0, "cpu-only": 0}, id="spread"),
-    pytest.param({"strategy": "LeastAllocated"}, gpu_pod("p", "4"),
-                 {"busy": 0, "empty": 0, "full": 0, "cpu-only": 0}, id="spread-over-capacity"),
+    pytest.param(
+        {},
+        gpu_pod("p", "1"),
+        {"busy": 87, "empty": 25, "full": 100, "cpu-only": 0},
+        id="most-allocated-by-default",
+    ),
+    pytest.param(
+        {"strategy": "MostAllocated"},
+        gpu_pod("p", "2"),
+        {"busy": 100, "empty": 50, "full": 100, "cpu-only": 0},
+        id="pack-two",
+    ),
+    pytest.param(
+        {"strategy": "LeastAllocated"},
+        gpu_pod("p", "1"),
+        {"busy": 12, "empty": 75, "full": 0, "cpu-only": 0},
+        id="spread",
+    ),
+    pytest.param(
+        {"strategy": "LeastAllocated"},
+        gpu_pod("p", "4"),
+        {"busy": 0, "empty": 0, "full": 0, "cpu-only": 0},
+        id="spread-over-capacity",
+    ),
     pytest.param({}, make_pod("p").cpu("1").obj(), "skip", id="no-gpu-request-skips"),
     pytest.param({}, gpu_pod("p", "0"), "skip", id="zero-gpus-skips"),
-    pytest.param({"resourceName": "amd.com/gpu"}, gpu_pod("p", "1"), "skip",
-                 id="other-resource-not-requested"),
+    pytest.param(
+        {"resourceName": "amd.com/gpu"},
+        gpu_pod("p", "1"),
+        "skip",
+        id="other-resource-not-requested",
+    ),
 ]
 
 
@@ -73,8 +95,10 @@ def test_score(args: dict[str, Any], pd: Pod, want: dict[str, int] | str) -> Non
 
 
 def test_custom_resource_name() -> None:
-    nodes = [gpu_node("a", "4", "3", resource="amd.com/gpu"),
-             gpu_node("b", "4", resource="amd.com/gpu")]
+    nodes = [
+        gpu_node("a", "4", "3", resource="amd.com/gpu"),
+        gpu_node("b", "4", resource="amd.com/gpu"),
+    ]
     got = run(plugin({"resourceName": "amd.com/gpu"}), gpu_pod("p", "1", "amd.com/gpu"), nodes)
     assert got == {"a": 100, "b": 25}
 
@@ -97,14 +121,24 @@ def test_args_defaults() -> None:
 
 ARGS_ERRORS = [
     pytest.param({"strategy": "Balanced"}, "args.strategy", "Unsupported value", id="strategy"),
-    pytest.param({"strategy": "mostallocated"}, "args.strategy", "Unsupported value",
-                 id="strategy-case-matters"),
-    pytest.param({"resourceName": "memory"}, "args.resourceName", "extended resource",
-                 id="native-resource"),
-    pytest.param({"resourceName": ["nvidia.com/gpu"]}, "args.resourceName", "must be a string",
-                 id="resource-not-string"),
-    pytest.param({"scoringStrategy": {}}, "args.scoringStrategy", "unknown field",
-                 id="unknown-field"),
+    pytest.param(
+        {"strategy": "mostallocated"},
+        "args.strategy",
+        "Unsupported value",
+        id="strategy-case-matters",
+    ),
+    pytest.param(
+        {"resourceName": "memory"}, "args.resourceName", "extended resource", id="native-resource"
+    ),
+    pytest.param(
+        {"resourceName": ["nvidia.com/gpu"]},
+        "args.resourceName",
+        "must be a string",
+        id="resource-not-string",
+    ),
+    pytest.param(
+        {"scoringStrategy": {}}, "args.scoringStrategy", "unknown field", id="unknown-field"
+    ),
 ]
 
 

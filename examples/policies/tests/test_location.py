@@ -30,8 +30,9 @@ def pod(location: str | None) -> Pod:
     return b.obj()
 
 
-def node(name: str, region: str | None, zone: str | None,
-         keys: tuple[str, str] = (REGION, ZONE)) -> Node:
+def node(
+    name: str, region: str | None, zone: str | None, keys: tuple[str, str] = (REGION, ZONE)
+) -> Node:
     b = make_node(name)
     if region is not None:
         b.label(keys[0], region)
@@ -61,18 +62,54 @@ def run(p: Location, pd: Pod, nodes: list[Node]) -> dict[str, int] | str:
 
 
 SCORE_CASES = [
-    pytest.param(pod("cn-north/cn-north-1a"), {
-        "same-zone": 100, "same-region": 50, "zone-name-only": 0, "elsewhere": 0,
-        "region-unlabelled-zone": 50, "unlabelled": 0}, id="region-and-zone"),
-    pytest.param(pod("cn-north"), {
-        "same-zone": 100, "same-region": 100, "zone-name-only": 0, "elsewhere": 0,
-        "region-unlabelled-zone": 100, "unlabelled": 0}, id="region-only"),
-    pytest.param(pod(" cn-north / cn-north-1b "), {
-        "same-zone": 50, "same-region": 100, "zone-name-only": 0, "elsewhere": 0,
-        "region-unlabelled-zone": 50, "unlabelled": 0}, id="blanks-trimmed"),
-    pytest.param(pod("us-west/us-west-2a"), {
-        "same-zone": 0, "same-region": 0, "zone-name-only": 0, "elsewhere": 0,
-        "region-unlabelled-zone": 0, "unlabelled": 0}, id="nowhere-near"),
+    pytest.param(
+        pod("cn-north/cn-north-1a"),
+        {
+            "same-zone": 100,
+            "same-region": 50,
+            "zone-name-only": 0,
+            "elsewhere": 0,
+            "region-unlabelled-zone": 50,
+            "unlabelled": 0,
+        },
+        id="region-and-zone",
+    ),
+    pytest.param(
+        pod("cn-north"),
+        {
+            "same-zone": 100,
+            "same-region": 100,
+            "zone-name-only": 0,
+            "elsewhere": 0,
+            "region-unlabelled-zone": 100,
+            "unlabelled": 0,
+        },
+        id="region-only",
+    ),
+    pytest.param(
+        pod(" cn-north / cn-north-1b "),
+        {
+            "same-zone": 50,
+            "same-region": 100,
+            "zone-name-only": 0,
+            "elsewhere": 0,
+            "region-unlabelled-zone": 50,
+            "unlabelled": 0,
+        },
+        id="blanks-trimmed",
+    ),
+    pytest.param(
+        pod("us-west/us-west-2a"),
+        {
+            "same-zone": 0,
+            "same-region": 0,
+            "zone-name-only": 0,
+            "elsewhere": 0,
+            "region-unlabelled-zone": 0,
+            "unlabelled": 0,
+        },
+        id="nowhere-near",
+    ),
     pytest.param(pod(None), "skip", id="no-annotation-skips"),
 ]
 
@@ -82,12 +119,15 @@ def test_score(pd: Pod, want: dict[str, int] | str) -> None:
     assert run(plugin(), pd, NODES) == want
 
 
-@pytest.mark.parametrize("value", [
-    pytest.param("", id="empty"),
-    pytest.param("/cn-north-1a", id="zone-without-region"),
-    pytest.param("cn-north/", id="slash-without-zone"),
-    pytest.param("cn/north/1a", id="too-many-parts"),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("/cn-north-1a", id="zone-without-region"),
+        pytest.param("cn-north/", id="slash-without-zone"),
+        pytest.param("cn/north/1a", id="too-many-parts"),
+    ],
+)
 def test_malformed_location_skips_and_warns(value: str) -> None:
     with capture_logs() as logs:
         assert run(plugin(), pod(value), NODES) == "skip"
@@ -101,11 +141,14 @@ def test_custom_label_keys() -> None:
     assert run(p, pod("eu/eu-1"), nodes) == {"custom": 100, "standard": 0}
 
 
-@pytest.mark.parametrize(("pd", "want"), [
-    pytest.param(pod("cn-north/cn-north-1b"), 50, id="located-pod"),
-    pytest.param(pod(None), 0, id="no-annotation"),
-    pytest.param(pod("/x"), 0, id="malformed"),
-])
+@pytest.mark.parametrize(
+    ("pd", "want"),
+    [
+        pytest.param(pod("cn-north/cn-north-1b"), 50, id="located-pod"),
+        pytest.param(pod(None), 0, id="no-annotation"),
+        pytest.param(pod("/x"), 0, id="malformed"),
+    ],
+)
 def test_score_without_pre_score(pd: Pod, want: int) -> None:
     assert plugin().score(CycleState(), pd, node_info(NODES[0])) == want
 
@@ -115,10 +158,15 @@ def test_args_defaults() -> None:
 
 
 ARGS_ERRORS = [
-    pytest.param({"regionLabelKey": "-bad"}, "args.regionLabelKey", "Invalid value",
-                 id="bad-region-key"),
-    pytest.param({"zoneLabelKey": "UPPER.example.com/zone"}, "args.zoneLabelKey",
-                 "Invalid value", id="bad-zone-prefix"),
+    pytest.param(
+        {"regionLabelKey": "-bad"}, "args.regionLabelKey", "Invalid value", id="bad-region-key"
+    ),
+    pytest.param(
+        {"zoneLabelKey": "UPPER.example.com/zone"},
+        "args.zoneLabelKey",
+        "Invalid value",
+        id="bad-zone-prefix",
+    ),
     pytest.param({"zoneLabelKey": 1}, "args.zoneLabelKey", "must be a string", id="not-string"),
     pytest.param({"zone": "a"}, "args.zone", "unknown field", id="unknown-field"),
 ]

@@ -60,27 +60,60 @@ def verdict(p: RegionFence, pd: Pod, n: Node) -> str:
 
 FILTER_CASES = [
     pytest.param(None, pod("cn-north,cn-east"), node("cn-east"), PASS, id="annotation-allows"),
-    pytest.param(None, pod("cn-north,cn-east"), node("us-west"), REJECT,
-                 id="annotation-rejects-other-region"),
+    pytest.param(
+        None, pod("cn-north,cn-east"), node("us-west"), REJECT, id="annotation-rejects-other-region"
+    ),
     pytest.param(None, pod("cn-north"), node(None), REJECT, id="unlabelled-node-is-outside"),
-    pytest.param(None, pod(" cn-north , cn-east ,"), node("cn-east"), PASS,
-                 id="blanks-and-trailing-comma-ignored"),
+    pytest.param(
+        None,
+        pod(" cn-north , cn-east ,"),
+        node("cn-east"),
+        PASS,
+        id="blanks-and-trailing-comma-ignored",
+    ),
     pytest.param(None, pod(), node("anywhere"), SKIP, id="no-fence-skips"),
     pytest.param(None, pod(" , "), node("anywhere"), SKIP, id="blank-annotation-is-no-fence"),
-    pytest.param({"defaultRegions": ["cn-north"]}, pod(), node("cn-north"), PASS,
-                 id="defaults-allow"),
-    pytest.param({"defaultRegions": ["cn-north"]}, pod(), node("cn-east"), REJECT,
-                 id="defaults-reject"),
-    pytest.param({"defaultRegions": ["cn-north"]}, pod("cn-east"), node("cn-north"), REJECT,
-                 id="annotation-replaces-defaults"),
-    pytest.param({"defaultRegions": ["cn-north"]}, pod("cn-east"), node("cn-east"), PASS,
-                 id="annotation-may-leave-defaults"),
-    pytest.param({"defaultRegions": ["cn-north"]}, pod(""), node("cn-north"), PASS,
-                 id="empty-annotation-falls-back-to-defaults"),
-    pytest.param({"labelKey": "example.com/region"}, pod("eu"), node("eu", "example.com/region"),
-                 PASS, id="custom-label-key"),
-    pytest.param({"labelKey": "example.com/region"}, pod("eu"), node("eu"), REJECT,
-                 id="custom-label-key-ignores-standard-label"),
+    pytest.param(
+        {"defaultRegions": ["cn-north"]}, pod(), node("cn-north"), PASS, id="defaults-allow"
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north"]}, pod(), node("cn-east"), REJECT, id="defaults-reject"
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north"]},
+        pod("cn-east"),
+        node("cn-north"),
+        REJECT,
+        id="annotation-replaces-defaults",
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north"]},
+        pod("cn-east"),
+        node("cn-east"),
+        PASS,
+        id="annotation-may-leave-defaults",
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north"]},
+        pod(""),
+        node("cn-north"),
+        PASS,
+        id="empty-annotation-falls-back-to-defaults",
+    ),
+    pytest.param(
+        {"labelKey": "example.com/region"},
+        pod("eu"),
+        node("eu", "example.com/region"),
+        PASS,
+        id="custom-label-key",
+    ),
+    pytest.param(
+        {"labelKey": "example.com/region"},
+        pod("eu"),
+        node("eu"),
+        REJECT,
+        id="custom-label-key-ignores-standard-label",
+    ),
 ]
 
 
@@ -109,8 +142,9 @@ def test_registers_node_label_and_pod_update_events() -> None:
     assert (EventResource.UNSCHEDULED_POD, ActionType.UPDATE) in events
 
 
-def hint_for(resource: EventResource, pd: Pod, old: object | None, new: object | None
-             ) -> QueueingHint:
+def hint_for(
+    resource: EventResource, pd: Pod, old: object | None, new: object | None
+) -> QueueingHint:
     for registered in plugin().events_to_register():
         if registered.event.resource is resource:
             assert registered.hint is not None
@@ -124,8 +158,9 @@ NODE_HINTS = [
     pytest.param(None, node(None), QueueingHint.QUEUE_SKIP, id="added-unlabelled"),
     pytest.param(node("us-west"), node("cn-north"), QueueingHint.QUEUE, id="moved-inside"),
     pytest.param(node(None), node("cn-north"), QueueingHint.QUEUE, id="labelled-inside"),
-    pytest.param(node("cn-north"), node("cn-north"), QueueingHint.QUEUE_SKIP,
-                 id="was-inside-already"),
+    pytest.param(
+        node("cn-north"), node("cn-north"), QueueingHint.QUEUE_SKIP, id="was-inside-already"
+    ),
     pytest.param(node("cn-north"), node("us-west"), QueueingHint.QUEUE_SKIP, id="moved-outside"),
 ]
 
@@ -138,10 +173,15 @@ def test_node_change_hint(old: Node | None, new: Node, want: QueueingHint) -> No
 POD_HINTS = [
     pytest.param(pod("cn-north"), pod("cn-north,cn-east"), QueueingHint.QUEUE, id="widened"),
     pytest.param(pod("cn-north"), pod(), QueueingHint.QUEUE, id="fence-removed"),
-    pytest.param(pod("cn-north"), pod(" cn-north "), QueueingHint.QUEUE_SKIP,
-                 id="same-regions-respelled"),
-    pytest.param(pod("cn-north"), make_pod("p").annotation(ANNOTATION, "cn-north")
-                 .label("x", "y").obj(), QueueingHint.QUEUE_SKIP, id="unrelated-change"),
+    pytest.param(
+        pod("cn-north"), pod(" cn-north "), QueueingHint.QUEUE_SKIP, id="same-regions-respelled"
+    ),
+    pytest.param(
+        pod("cn-north"),
+        make_pod("p").annotation(ANNOTATION, "cn-north").label("x", "y").obj(),
+        QueueingHint.QUEUE_SKIP,
+        id="unrelated-change",
+    ),
 ]
 
 
@@ -153,14 +193,30 @@ def test_pod_update_hint(old: Pod, new: Pod, want: QueueingHint) -> None:
 ARGS_ERRORS = [
     pytest.param({"labelKey": "not a key"}, "args.labelKey", "Invalid value", id="bad-label-key"),
     pytest.param({"labelKey": ""}, "args.labelKey", "Invalid value", id="empty-label-key"),
-    pytest.param({"defaultRegions": "cn-north"}, "args.defaultRegions", "must be a list",
-                 id="regions-not-a-list"),
-    pytest.param({"defaultRegions": ["cn-north", 7]}, "args.defaultRegions[1]",
-                 "must be a string", id="region-not-a-string"),
-    pytest.param({"defaultRegions": ["cn-north", " "]}, "args.defaultRegions[1]",
-                 "non-empty region name", id="blank-region"),
-    pytest.param({"defaultRegions": ["cn-north,cn-east"]}, "args.defaultRegions[0]",
-                 'without ","', id="comma-in-region"),
+    pytest.param(
+        {"defaultRegions": "cn-north"},
+        "args.defaultRegions",
+        "must be a list",
+        id="regions-not-a-list",
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north", 7]},
+        "args.defaultRegions[1]",
+        "must be a string",
+        id="region-not-a-string",
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north", " "]},
+        "args.defaultRegions[1]",
+        "non-empty region name",
+        id="blank-region",
+    ),
+    pytest.param(
+        {"defaultRegions": ["cn-north,cn-east"]},
+        "args.defaultRegions[0]",
+        'without ","',
+        id="comma-in-region",
+    ),
     pytest.param({"regions": ["cn-north"]}, "args.regions", "unknown field", id="unknown-field"),
 ]
 

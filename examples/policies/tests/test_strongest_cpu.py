@@ -35,21 +35,37 @@ def gpus(name: str, n: str) -> Node:
 
 
 SCORE_CASES = [
-    pytest.param({}, [cpu("a", "4"), cpu("b", "8"), cpu("c", "16")],
-                 {"a": 0, "b": 33, "c": 100}, id="cpu-strongest-wins"),
-    pytest.param({}, [cpu("a", "500m"), cpu("b", "1500m")], {"a": 0, "b": 100},
-                 id="millicores-count"),
-    pytest.param({}, [cpu("a", "8"), cpu("b", "8")], {"a": 100, "b": 100},
-                 id="all-equal-all-strongest"),
+    pytest.param(
+        {},
+        [cpu("a", "4"), cpu("b", "8"), cpu("c", "16")],
+        {"a": 0, "b": 33, "c": 100},
+        id="cpu-strongest-wins",
+    ),
+    pytest.param(
+        {}, [cpu("a", "500m"), cpu("b", "1500m")], {"a": 0, "b": 100}, id="millicores-count"
+    ),
+    pytest.param(
+        {}, [cpu("a", "8"), cpu("b", "8")], {"a": 100, "b": 100}, id="all-equal-all-strongest"
+    ),
     pytest.param({}, [cpu("only", "2")], {"only": 100}, id="single-node"),
-    pytest.param({"resource": "memory"},
-                 [memory("a", "8Gi"), memory("b", "16Gi"), memory("c", "32Gi")],
-                 {"a": 0, "b": 33, "c": 100}, id="memory"),
-    pytest.param({"resource": "memory"}, [cpu("big-cpu", "64"), memory("big-mem", "64Gi")],
-                 {"big-cpu": 0, "big-mem": 100}, id="memory-ignores-cpu"),
-    pytest.param({"resource": "nvidia.com/gpu"},
-                 [make_node("none").obj(), gpus("two", "2"), gpus("eight", "8")],
-                 {"none": 0, "two": 25, "eight": 100}, id="extended-resource"),
+    pytest.param(
+        {"resource": "memory"},
+        [memory("a", "8Gi"), memory("b", "16Gi"), memory("c", "32Gi")],
+        {"a": 0, "b": 33, "c": 100},
+        id="memory",
+    ),
+    pytest.param(
+        {"resource": "memory"},
+        [cpu("big-cpu", "64"), memory("big-mem", "64Gi")],
+        {"big-cpu": 0, "big-mem": 100},
+        id="memory-ignores-cpu",
+    ),
+    pytest.param(
+        {"resource": "nvidia.com/gpu"},
+        [make_node("none").obj(), gpus("two", "2"), gpus("eight", "8")],
+        {"none": 0, "two": 25, "eight": 100},
+        id="extended-resource",
+    ),
 ]
 
 
@@ -67,12 +83,15 @@ def test_normalize_empty_list_is_a_no_op() -> None:
 ARGS_CASES = [
     pytest.param({}, StrongestCPUArgs("cpu"), id="default-cpu"),
     pytest.param({"resource": "memory"}, StrongestCPUArgs("memory"), id="memory"),
-    pytest.param({"resource": "ephemeral-storage"}, StrongestCPUArgs("ephemeral-storage"),
-                 id="ephemeral-storage"),
-    pytest.param({"resource": "hugepages-2Mi"}, StrongestCPUArgs("hugepages-2Mi"),
-                 id="hugepages"),
-    pytest.param({"resource": "example.com/fpga"}, StrongestCPUArgs("example.com/fpga"),
-                 id="extended"),
+    pytest.param(
+        {"resource": "ephemeral-storage"},
+        StrongestCPUArgs("ephemeral-storage"),
+        id="ephemeral-storage",
+    ),
+    pytest.param({"resource": "hugepages-2Mi"}, StrongestCPUArgs("hugepages-2Mi"), id="hugepages"),
+    pytest.param(
+        {"resource": "example.com/fpga"}, StrongestCPUArgs("example.com/fpga"), id="extended"
+    ),
 ]
 
 

@@ -19,10 +19,22 @@ from tests.builders import make_pod, make_pod_group
 
 
 def test_decode_full_object() -> None:
-    raw = (make_pod_group("train", "ml").min_member(4).min_resources(cpu="8", memory="16Gi")
-           .min_resource("nvidia.com/gpu", "4").timeout(30)
-           .status(phase="Scheduling", scheduled=2, running=1, succeeded=0, failed=0,
-                   scheduleStartTime="2026-01-01T00:00:05Z").raw())
+    raw = (
+        make_pod_group("train", "ml")
+        .min_member(4)
+        .min_resources(cpu="8", memory="16Gi")
+        .min_resource("nvidia.com/gpu", "4")
+        .timeout(30)
+        .status(
+            phase="Scheduling",
+            scheduled=2,
+            running=1,
+            succeeded=0,
+            failed=0,
+            scheduleStartTime="2026-01-01T00:00:05Z",
+        )
+        .raw()
+    )
     pg = decode_podgroup(raw)
     assert (pg.key, pg.min_member, pg.schedule_timeout_seconds) == ("ml/train", 4, 30)
     assert pg.creation_timestamp == 1767225600.0
@@ -43,14 +55,30 @@ def test_decode_minimal_object_has_defaults() -> None:
     ("spec", "field", "message"),
     [
         pytest.param({"minMember": -1}, "spec.minMember", "must be >= 0, got -1", id="negative"),
-        pytest.param({"minMember": "3"}, "spec.minMember", "expected an integer, got '3'",
-                     id="string-min-member"),
-        pytest.param({"scheduleTimeoutSeconds": 1.5}, "spec.scheduleTimeoutSeconds",
-                     "expected an integer, got 1.5", id="float-timeout"),
-        pytest.param({"minResources": {"cpu": "lots"}}, "spec.minResources.cpu",
-                     "quantity 'lots' is not a valid Kubernetes quantity", id="bad-quantity"),
-        pytest.param({"minResources": ["cpu"]}, "spec.minResources",
-                     "expected a ResourceList object", id="not-a-map"),
+        pytest.param(
+            {"minMember": "3"},
+            "spec.minMember",
+            "expected an integer, got '3'",
+            id="string-min-member",
+        ),
+        pytest.param(
+            {"scheduleTimeoutSeconds": 1.5},
+            "spec.scheduleTimeoutSeconds",
+            "expected an integer, got 1.5",
+            id="float-timeout",
+        ),
+        pytest.param(
+            {"minResources": {"cpu": "lots"}},
+            "spec.minResources.cpu",
+            "quantity 'lots' is not a valid Kubernetes quantity",
+            id="bad-quantity",
+        ),
+        pytest.param(
+            {"minResources": ["cpu"]},
+            "spec.minResources",
+            "expected a ResourceList object",
+            id="not-a-map",
+        ),
     ],
 )
 def test_decode_errors_name_the_field(spec: dict[str, Any], field: str, message: str) -> None:
@@ -65,10 +93,18 @@ def test_decode_errors_name_the_field(spec: dict[str, Any], field: str, message:
     [
         pytest.param(make_pod("p"), "", "", id="no-group"),
         pytest.param(make_pod("p", "ns").pod_group("g"), "g", "ns/g", id="label"),
-        pytest.param(make_pod("p").annotation(VOLCANO_GROUP_ANNOTATION, "v"), "v", "default/v",
-                     id="volcano-annotation"),
-        pytest.param(make_pod("p").pod_group("g").annotation(VOLCANO_GROUP_ANNOTATION, "v"),
-                     "g", "default/g", id="label-wins"),
+        pytest.param(
+            make_pod("p").annotation(VOLCANO_GROUP_ANNOTATION, "v"),
+            "v",
+            "default/v",
+            id="volcano-annotation",
+        ),
+        pytest.param(
+            make_pod("p").pod_group("g").annotation(VOLCANO_GROUP_ANNOTATION, "v"),
+            "g",
+            "default/g",
+            id="label-wins",
+        ),
     ],
 )
 def test_pod_membership(builder: Any, name: str, key: str) -> None:

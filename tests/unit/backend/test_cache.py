@@ -138,9 +138,16 @@ def test_affinity_lists_follow_pods() -> None:
     cache = _cache_with_nodes("n1", "n2")
     snap = Snapshot()
     cache.update_snapshot(snap)
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
-    ]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "x"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
     pod = make_pod("p").affinity(anti).node("n2").obj()
     cache.add_pod(pod)
     cache.update_snapshot(snap)

@@ -38,10 +38,14 @@ def _heap(*items: tuple[str, int]) -> KeyedHeap[Item]:
     ("items", "expected"),
     [
         pytest.param([("a", 3), ("b", 1), ("c", 2)], ["b", "c", "a"], id="by-rank"),
-        pytest.param([("a", 1), ("b", 1), ("c", 1), ("d", 1)], ["a", "b", "c", "d"],
-                     id="equal-ranks-fifo"),
-        pytest.param([("a", 2), ("b", 1), ("c", 2), ("d", 1)], ["b", "d", "a", "c"],
-                     id="mixed-fifo-within-rank"),
+        pytest.param(
+            [("a", 1), ("b", 1), ("c", 1), ("d", 1)], ["a", "b", "c", "d"], id="equal-ranks-fifo"
+        ),
+        pytest.param(
+            [("a", 2), ("b", 1), ("c", 2), ("d", 1)],
+            ["b", "d", "a", "c"],
+            id="mixed-fifo-within-rank",
+        ),
         pytest.param([], [], id="empty"),
     ],
 )

@@ -69,21 +69,39 @@ def _base() -> PodBuilder:
     ("new", "old", "expected"),
     [
         pytest.param(_base().label("a", "b"), _base(), [POD_LABEL_CHANGED], id="label"),
-        pytest.param(make_pod("p").uid("u").cpu("500m").memory("1Gi")
-                     .request("example.com/gpu", "2"), _base(), [POD_SCALED_DOWN],
-                     id="cpu-down"),
-        pytest.param(make_pod("p").uid("u").cpu("1").memory("1Gi"), _base(),
-                     [POD_SCALED_DOWN], id="extended-resource-removed"),
+        pytest.param(
+            make_pod("p").uid("u").cpu("500m").memory("1Gi").request("example.com/gpu", "2"),
+            _base(),
+            [POD_SCALED_DOWN],
+            id="cpu-down",
+        ),
+        pytest.param(
+            make_pod("p").uid("u").cpu("1").memory("1Gi"),
+            _base(),
+            [POD_SCALED_DOWN],
+            id="extended-resource-removed",
+        ),
         pytest.param(_base().cpu("2"), _base(), [POD_OTHER_UPDATE], id="scale-up-is-other"),
         pytest.param(_base(), _base().gate("g"), [POD_GATES_ELIMINATED], id="gates-removed"),
-        pytest.param(_base().gate("g"), _base().gate("g").gate("h"), [POD_OTHER_UPDATE],
-                     id="one-of-two-gates-removed"),
-        pytest.param(_base().toleration("k", "v", "NoSchedule"), _base(),
-                     [POD_TOLERATION_ADDED], id="toleration"),
+        pytest.param(
+            _base().gate("g"),
+            _base().gate("g").gate("h"),
+            [POD_OTHER_UPDATE],
+            id="one-of-two-gates-removed",
+        ),
+        pytest.param(
+            _base().toleration("k", "v", "NoSchedule"),
+            _base(),
+            [POD_TOLERATION_ADDED],
+            id="toleration",
+        ),
         pytest.param(_base().annotation("x", "y"), _base(), [POD_OTHER_UPDATE], id="other"),
-        pytest.param(_base().label("a", "b").toleration("k"), _base().gate("g"),
-                     [POD_LABEL_CHANGED, POD_GATES_ELIMINATED, POD_TOLERATION_ADDED],
-                     id="several"),
+        pytest.param(
+            _base().label("a", "b").toleration("k"),
+            _base().gate("g"),
+            [POD_LABEL_CHANGED, POD_GATES_ELIMINATED, POD_TOLERATION_ADDED],
+            id="several",
+        ),
     ],
 )
 def test_pod_update_events(new: PodBuilder, old: PodBuilder, expected: list[ClusterEvent]) -> None:
@@ -104,12 +122,16 @@ def test_pod_update_without_old_is_other() -> None:
         pytest.param({"Skipper"}, set(), NODE_ADD, Strategy.SKIP, id="hint-says-skip"),
         pytest.param({"Broken"}, set(), NODE_ADD, Strategy.AFTER_BACKOFF, id="hint-raises"),
         pytest.param(set(), {"Waiter"}, PG_ADD, Strategy.IMMEDIATELY, id="pending-queue"),
-        pytest.param({"A"}, {"Waiter"}, NODE_ADD, Strategy.AFTER_BACKOFF,
-                     id="unschedulable-queue-with-pending"),
+        pytest.param(
+            {"A"},
+            {"Waiter"},
+            NODE_ADD,
+            Strategy.AFTER_BACKOFF,
+            id="unschedulable-queue-with-pending",
+        ),
         pytest.param({"A"}, {"Waiter"}, PG_ADD, Strategy.IMMEDIATELY, id="pending-wins"),
         pytest.param({"A"}, set(), NODE_ANY, Strategy.AFTER_BACKOFF, id="broad-incoming-event"),
-        pytest.param({"A"}, set(), UNSCHEDULABLE_TIMEOUT, Strategy.AFTER_BACKOFF,
-                     id="wildcard"),
+        pytest.param({"A"}, set(), UNSCHEDULABLE_TIMEOUT, Strategy.AFTER_BACKOFF, id="wildcard"),
     ],
 )
 def test_strategy(
@@ -136,8 +158,9 @@ def test_targeted_wildcard(target_self: bool, expected: Strategy) -> None:
     [
         pytest.param(NODE_ADD, True, id="registered"),
         pytest.param(NODE_ANY, True, id="overlapping-action"),
-        pytest.param(ClusterEvent(EventResource.NODE, ActionType.DELETE), False,
-                     id="not-registered"),
+        pytest.param(
+            ClusterEvent(EventResource.NODE, ActionType.DELETE), False, id="not-registered"
+        ),
         pytest.param(UNSCHEDULABLE_TIMEOUT, True, id="wildcard"),
     ],
 )

@@ -76,24 +76,36 @@ class Env:
         self.gates = Gates()
         self.metrics = Metrics()
         self.node_label_hint = CountingHint()
-        self.hints: HintMap = hints if hints is not None else {
-            PROFILE: {
-                "A": [ClusterEventWithHint(NODE_ADD)],
-                "B": [ClusterEventWithHint(NODE_LABEL, self.node_label_hint)],
-                "Skipper": [ClusterEventWithHint(NODE_ADD, _skip)],
-                "Waiter": [ClusterEventWithHint(PG_ADD)],
-                "Labels": [ClusterEventWithHint(POD_LABEL_UPDATE)],
-                "SchedulingGates": [],
-                "Quorum": [ClusterEventWithHint(POD_ADD_EVENT)],
+        self.hints: HintMap = (
+            hints
+            if hints is not None
+            else {
+                PROFILE: {
+                    "A": [ClusterEventWithHint(NODE_ADD)],
+                    "B": [ClusterEventWithHint(NODE_LABEL, self.node_label_hint)],
+                    "Skipper": [ClusterEventWithHint(NODE_ADD, _skip)],
+                    "Waiter": [ClusterEventWithHint(PG_ADD)],
+                    "Labels": [ClusterEventWithHint(POD_LABEL_UPDATE)],
+                    "SchedulingGates": [],
+                    "Quorum": [ClusterEventWithHint(POD_ADD_EVENT)],
+                }
             }
-        }
+        )
         self.q = SchedulingQueue(
-            _less, self.clock, initial_backoff=initial_backoff, max_backoff=10.0,
-            pre_enqueue=self.gates, hints=self.hints, metrics=self.metrics,
+            _less,
+            self.clock,
+            initial_backoff=initial_backoff,
+            max_backoff=10.0,
+            pre_enqueue=self.gates,
+            hints=self.hints,
+            metrics=self.metrics,
         )
 
     async def pop_and_fail(
-        self, *unschedulable: str, pending: tuple[str, ...] = (), error: bool = False,
+        self,
+        *unschedulable: str,
+        pending: tuple[str, ...] = (),
+        error: bool = False,
         events: tuple[ClusterEvent, ...] = (),
     ) -> QueuedPodInfo:
         """One failed attempt; `events` arrive while the pod is in flight."""
@@ -131,12 +143,19 @@ async def _tick(clock: FakeClock, seconds: int) -> None:
 @pytest.mark.parametrize(
     ("pods", "expected"),
     [
-        pytest.param([("low", 1), ("high", 10), ("mid", 5)], ["high", "mid", "low"],
-                     id="by-priority"),
-        pytest.param([("first", 0), ("second", 0), ("third", 0)], ["first", "second", "third"],
-                     id="equal-priority-by-arrival"),
-        pytest.param([("a", 0), ("b", 5), ("c", 0), ("d", 5)], ["b", "d", "a", "c"],
-                     id="priority-then-arrival"),
+        pytest.param(
+            [("low", 1), ("high", 10), ("mid", 5)], ["high", "mid", "low"], id="by-priority"
+        ),
+        pytest.param(
+            [("first", 0), ("second", 0), ("third", 0)],
+            ["first", "second", "third"],
+            id="equal-priority-by-arrival",
+        ),
+        pytest.param(
+            [("a", 0), ("b", 5), ("c", 0), ("d", 5)],
+            ["b", "d", "a", "c"],
+            id="priority-then-arrival",
+        ),
     ],
 )
 async def test_pop_order(env: Env, pods: list[tuple[str, int]], expected: list[str]) -> None:
@@ -155,8 +174,9 @@ async def test_update_in_active_queue_reorders(env: Env) -> None:
 
 
 async def test_failed_pod_goes_behind_equal_priority_pods(env: Env) -> None:
-    env.q = SchedulingQueue(_less, env.clock, initial_backoff=0.0, pre_enqueue=env.gates,
-                            hints=env.hints)
+    env.q = SchedulingQueue(
+        _less, env.clock, initial_backoff=0.0, pre_enqueue=env.gates, hints=env.hints
+    )
     env.q.add(make_pod("first").obj())
     env.clock.advance(1)
     env.q.add(make_pod("second").obj())
@@ -228,8 +248,13 @@ async def test_run_flushes_backoff_every_second(env: Env) -> None:
         pytest.param({"A"}, NODE_LABEL, 0, "unschedulable", id="event-of-another-plugin"),
         pytest.param({"B"}, NODE_LABEL, 1, "backoff", id="hint-says-queue"),
         pytest.param({"Skipper"}, NODE_ADD, 0, "unschedulable", id="hint-says-skip"),
-        pytest.param({"A"}, ClusterEvent(EventResource.NODE, ActionType.DELETE), 0,
-                     "unschedulable", id="event-nobody-registered"),
+        pytest.param(
+            {"A"},
+            ClusterEvent(EventResource.NODE, ActionType.DELETE),
+            0,
+            "unschedulable",
+            id="event-nobody-registered",
+        ),
         pytest.param({"A"}, UNSCHEDULABLE_TIMEOUT, 1, "backoff", id="wildcard-moves-all"),
     ],
 )
@@ -304,7 +329,10 @@ async def test_event_visits_only_pods_rejected_by_interested_plugins(env: Env) -
     ],
 )
 async def test_event_during_flight_decides_requeue(
-    env: Env, rejected_by: tuple[str, ...], events: tuple[ClusterEvent, ...], where: str,
+    env: Env,
+    rejected_by: tuple[str, ...],
+    events: tuple[ClusterEvent, ...],
+    where: str,
     moved_during_cycle: bool,
 ) -> None:
     env.q.add(make_pod("p").obj())

@@ -69,5 +69,6 @@ def test_counter_by_label_sums_other_labels() -> None:
 
 def test_counter_delta_keeps_moved_keys() -> None:
     assert counter_delta({"a": 5.0, "b": 1.0, "c": 2.0}, {"a": 2.0, "b": 1.0}) == {
-        "a": 3.0, "c": 2.0,
+        "a": 3.0,
+        "c": 2.0,
     }

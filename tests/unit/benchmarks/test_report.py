@@ -11,22 +11,37 @@ import orjson
 from benchmarks.report import load, markdown, rows
 
 
-def _document(scenario: str, qps: float, per: dict[str, dict[str, Any]],
-              ratios: dict[str, float] | None = None) -> dict[str, Any]:
+def _document(
+    scenario: str,
+    qps: float,
+    per: dict[str, dict[str, Any]],
+    ratios: dict[str, float] | None = None,
+) -> dict[str, Any]:
     runs = [{"scheduler": who, "outcome": "complete"} for who in per]
     summary_per = {
         who: {"runs": 1, "complete_runs": 1, "violations": 0, "loadavg_1m": 1.5, **values}
         for who, values in per.items()
     }
-    return {"scenario": scenario, "nodes": 10, "pods": 20, "qps": qps, "burst": 100,
-            "runs": runs, "summary": {"per_scheduler": summary_per, "ratios": ratios or {}}}
+    return {
+        "scenario": scenario,
+        "nodes": 10,
+        "pods": 20,
+        "qps": qps,
+        "burst": 100,
+        "runs": runs,
+        "summary": {"per_scheduler": summary_per, "ratios": ratios or {}},
+    }
 
 
 def test_rows_put_kube_scheduler_first_and_ratio_on_ascheds_row() -> None:
     document = _document(
-        "basic", 50,
-        {"asched": {"pods_per_s": 40.0}, "kube-scheduler": {"pods_per_s": 50.0},
-         "bare-bind": {"pods_per_s": 900.0}},
+        "basic",
+        50,
+        {
+            "asched": {"pods_per_s": 40.0},
+            "kube-scheduler": {"pods_per_s": 50.0},
+            "bare-bind": {"pods_per_s": 900.0},
+        },
         {"asched/kube pods_per_s": 0.8},
     )
     table = rows(document)
@@ -46,12 +61,13 @@ def test_gang_rows_show_time_per_gang() -> None:
 
 
 def test_load_orders_by_scenario_then_size_then_unthrottled_first(tmp_path: Path) -> None:
-    docs = [_document("gang", 5000, {}), _document("basic", 50, {}),
-            _document("basic", 5000, {})]
+    docs = [_document("gang", 5000, {}), _document("basic", 50, {}), _document("basic", 5000, {})]
     for i, doc in enumerate(docs):
         (tmp_path / f"{i}.json").write_bytes(orjson.dumps(doc))
     loaded = load(tmp_path.glob("*.json"))
     assert [(d["scenario"], d["qps"]) for d in loaded] == [
-        ("basic", 5000), ("basic", 50), ("gang", 5000),
+        ("basic", 5000),
+        ("basic", 50),
+        ("gang", 5000),
     ]
     assert markdown(loaded).count("\n") == 1  # header and rule only: no schedulers

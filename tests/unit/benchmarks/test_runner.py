@@ -20,15 +20,23 @@ def test_rotate(by: int, expected: list[str]) -> None:
 
 
 def _run(who: str, pods_per_s: float, **extra: Any) -> dict[str, Any]:
-    return {"scheduler": who, "pods_per_s": pods_per_s, "outcome": "complete",
-            "loadavg_before": [1.0, 1.0, 1.0], **extra}
+    return {
+        "scheduler": who,
+        "pods_per_s": pods_per_s,
+        "outcome": "complete",
+        "loadavg_before": [1.0, 1.0, 1.0],
+        **extra,
+    }
 
 
 def test_summarize_takes_medians_and_ratios() -> None:
     runs = [
-        _run("kube-scheduler", 100.0), _run("kube-scheduler", 300.0),
+        _run("kube-scheduler", 100.0),
+        _run("kube-scheduler", 300.0),
         _run("kube-scheduler", 200.0),
-        _run("asched", 50.0), _run("asched", 150.0), _run("asched", 100.0),
+        _run("asched", 50.0),
+        _run("asched", 150.0),
+        _run("asched", 100.0),
         _run("bare-bind", 400.0),
     ]
     summary = summarize(runs)
@@ -39,8 +47,10 @@ def test_summarize_takes_medians_and_ratios() -> None:
 
 
 def test_summarize_counts_incomplete_runs_and_violations() -> None:
-    runs = [_run("asched", 10.0, checks={"violations": 2}),
-            {**_run("asched", 20.0), "outcome": "timeout"}]
+    runs = [
+        _run("asched", 10.0, checks={"violations": 2}),
+        {**_run("asched", 20.0), "outcome": "timeout"},
+    ]
     per = summarize(runs)["per_scheduler"]["asched"]
     assert (per["runs"], per["complete_runs"], per["violations"]) == (2, 1, 2)
     assert math.isnan(per["cpu_seconds"])

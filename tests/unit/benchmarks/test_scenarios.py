@@ -43,8 +43,7 @@ def test_gang_census(bound_members: dict[str, int], expected: tuple[int, int, in
     [(300, 3, 1.5, 150, 200), (20, 50, 1.5, 167, 13), (10, 4, 1.0, 10, 10)],
     ids=["small-gangs", "large-gangs-do-not-divide", "exactly-full"],
 )
-def test_oversubscribed_capacity(gangs: int, size: int, over: float, nodes: int,
-                                 fits: int) -> None:
+def test_oversubscribed_capacity(gangs: int, size: int, over: float, nodes: int, fits: int) -> None:
     s = gang_oversubscribed(Params(gangs=gangs, gang_size=size, oversubscribe=over))
     assert len(s.nodes) == nodes
     assert s.bound_target == fits * size
@@ -67,14 +66,17 @@ def test_spread_check_counts_pods_per_zone() -> None:
     even = {f"p{i}": nodes[i % 3].name for i in range(9)}
     assert _verify("spread", skewed, params)["violations"] == 1
     assert _verify("spread", even, params) == {
-        "zone_counts": [3, 3, 3], "max_skew": 0, "violations": 0,
+        "zone_counts": [3, 3, 3],
+        "max_skew": 0,
+        "violations": 0,
     }
 
 
 def test_anti_affinity_check_flags_shared_nodes() -> None:
     params = Params(nodes=4, pods=4)
     assert _verify("antiaffinity", {"a": "n1", "b": "n1", "c": "n2"}, params) == {
-        "nodes_used": 2, "violations": 1,
+        "nodes_used": 2,
+        "violations": 1,
     }
 
 

@@ -32,8 +32,9 @@ def test_kubeconfig_goes_into_client_connection() -> None:
 
 
 def test_gang_profile_is_the_coscheduling_example_with_run_timings() -> None:
-    setup = SchedulerSetup(ClientLimits(50, 100), gang=True, permit_waiting_seconds=7,
-                           podgroup_backoff_seconds=2)
+    setup = SchedulerSetup(
+        ClientLimits(50, 100), gang=True, permit_waiting_seconds=7, podgroup_backoff_seconds=2
+    )
     profile = render_config(Kind.ASCHED, setup, None)["profiles"][0]
     assert profile["schedulerName"] == SCHEDULER_NAMES[Kind.ASCHED]
     assert profile["plugins"]["queueSort"]["enabled"] == [{"name": "Coscheduling"}]

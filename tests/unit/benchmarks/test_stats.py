@@ -25,8 +25,14 @@ from benchmarks.stats import (
         ([float(i) for i in range(101)], 99, 99.0),
         ([0.0, 10.0], 99, 9.9),
     ],
-    ids=["one-sample", "even-count-interpolates", "p0-is-min", "p100-is-max",
-         "p99-of-0-to-100", "interpolates-between-two"],
+    ids=[
+        "one-sample",
+        "even-count-interpolates",
+        "p0-is-min",
+        "p100-is-max",
+        "p99-of-0-to-100",
+        "interpolates-between-two",
+    ],
 )
 def test_percentile(samples: list[float], q: float, expected: float) -> None:
     assert percentile(samples, q) == pytest.approx(expected)

@@ -36,12 +36,16 @@ def kubeconfig(
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "c", "cluster": cluster},
-                     {"name": "other", "cluster": {"server": "http://other:8080"}}],
+        "clusters": [
+            {"name": "c", "cluster": cluster},
+            {"name": "other", "cluster": {"server": "http://other:8080"}},
+        ],
         "users": [{"name": "u", "user": user}, {"name": "o", "user": {"token": "other-token"}}],
-        "contexts": [{"name": "main", "context": {"cluster": "c", "user": "u"}},
-                     {"name": "second", "context": {"cluster": "other", "user": "o"}},
-                     *(extra_contexts or [])],
+        "contexts": [
+            {"name": "main", "context": {"cluster": "c", "user": "u"}},
+            {"name": "second", "context": {"cluster": "other", "user": "o"}},
+            *(extra_contexts or []),
+        ],
         "current-context": "main",
     }
     path = tmp_path / "kubeconfig"
@@ -72,8 +76,11 @@ async def test_token_and_ca_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("cluster", "expected_tls"),
     [
-        pytest.param({"server": "https://h:6443", "insecure-skip-tls-verify": True}, False,
-                     id="insecure-skip-tls-verify"),
+        pytest.param(
+            {"server": "https://h:6443", "insecure-skip-tls-verify": True},
+            False,
+            id="insecure-skip-tls-verify",
+        ),
         pytest.param({"server": "http://h:8080"}, True, id="plain-http"),
     ],
 )
@@ -103,13 +110,15 @@ async def test_named_context(tmp_path: Path) -> None:
 
 
 async def test_exec_plugin_token(tmp_path: Path) -> None:
-    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1",
-                  "kind": "ExecCredential", "status": {"token": "from-exec"}}
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "kind": "ExecCredential",
+        "status": {"token": "from-exec"},
+    }
     script = tmp_path / "cred.sh"
     script.write_text(f"#!/bin/sh\necho '{json.dumps(credential)}'\n")
     script.chmod(0o755)
-    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
-                     "command": str(script)}}
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(script)}}
     path = kubeconfig(tmp_path, cluster={"server": "http://h:8080"}, user=user)
 
     conn = await load_kubeconfig(path)

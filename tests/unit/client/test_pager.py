@@ -21,8 +21,13 @@ class ScriptedLists:
         self.params: list[dict[str, str]] = []
 
     async def request(
-        self, method: str, path: str, *, body: Any = None,
-        params: Mapping[str, str] | None = None, content_type: str = "application/json",
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> Any:
         self.params.append(dict(params or {}))
         answer = self.answers.pop(0)
@@ -56,8 +61,9 @@ async def collect(client: ScriptedLists) -> list[ListPage]:
 
 
 async def test_follows_continue_tokens() -> None:
-    client = ScriptedLists([page(["a", "b"], "10", "t1"), page(["c", "d"], "10", "t2"),
-                            page(["e"], "10")])
+    client = ScriptedLists(
+        [page(["a", "b"], "10", "t1"), page(["c", "d"], "10", "t2"), page(["e"], "10")]
+    )
 
     pages = await collect(client)
 
@@ -69,13 +75,16 @@ async def test_follows_continue_tokens() -> None:
 
 
 async def test_expired_continue_starts_over_and_says_so() -> None:
-    client = ScriptedLists([page(["a", "b"], "10", "t1"), EXPIRED,
-                            page(["a", "c"], "20", "u1"), page(["d"], "20")])
+    client = ScriptedLists(
+        [page(["a", "b"], "10", "t1"), EXPIRED, page(["a", "c"], "20", "u1"), page(["d"], "20")]
+    )
 
     pages = await collect(client)
 
     assert [(names(p), p.restarted) for p in pages] == [
-        (["a", "b"], False), (["a", "c"], True), (["d"], False)
+        (["a", "b"], False),
+        (["a", "c"], True),
+        (["d"], False),
     ]
     assert "continue" not in client.params[2]
 

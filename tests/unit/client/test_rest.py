@@ -46,8 +46,10 @@ class FakeServer:
 
     def reply(self, method: str, path: str, status: int, body: Any) -> None:
         async def handler(_: web.Request) -> web.StreamResponse:
-            return web.Response(status=status, body=orjson.dumps(body),
-                                content_type="application/json")
+            return web.Response(
+                status=status, body=orjson.dumps(body), content_type="application/json"
+            )
+
         self.on(method, path, handler)
 
 
@@ -56,8 +58,15 @@ async def server() -> AsyncIterator[FakeServer]:
     fake = FakeServer(url="")
 
     async def dispatch(request: web.Request) -> web.StreamResponse:
-        fake.seen.append(Seen(request.method, request.path, dict(request.query),
-                              dict(request.headers), await request.read()))
+        fake.seen.append(
+            Seen(
+                request.method,
+                request.path,
+                dict(request.query),
+                dict(request.headers),
+                await request.read(),
+            )
+        )
         handler = fake.routes.get((request.method, request.path))
         if handler is None:
             return web.Response(status=404, text="no route")
@@ -81,8 +90,14 @@ async def client(server: FakeServer) -> AsyncIterator[RestClient]:
         yield c
 
 
-STATUS_409 = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409,
-              "reason": "Conflict", "message": "pod p is already assigned to node n0"}
+STATUS_409 = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "status": "Failure",
+    "code": 409,
+    "reason": "Conflict",
+    "message": "pod p is already assigned to node n0",
+}
 
 
 async def test_request_sends_json_and_decodes_the_answer(
@@ -90,8 +105,12 @@ async def test_request_sends_json_and_decodes_the_answer(
 ) -> None:
     server.reply("POST", "/api/v1/namespaces/ns/configmaps", 201, {"metadata": {"name": "cm"}})
 
-    got = await client.request("POST", "/api/v1/namespaces/ns/configmaps",
-                               body={"metadata": {"name": "cm"}}, params={"dryRun": "All"})
+    got = await client.request(
+        "POST",
+        "/api/v1/namespaces/ns/configmaps",
+        body={"metadata": {"name": "cm"}},
+        params={"dryRun": "All"},
+    )
 
     assert got == {"metadata": {"name": "cm"}}
     sent = server.seen[-1]
@@ -105,13 +124,18 @@ async def test_request_sends_json_and_decodes_the_answer(
 async def test_bind_posts_a_binding_with_uid_precondition(
     server: FakeServer, client: RestClient
 ) -> None:
-    server.reply("POST", "/api/v1/namespaces/ns/pods/p/binding", 201,
-                 {"kind": "Status", "status": "Success", "code": 201})
+    server.reply(
+        "POST",
+        "/api/v1/namespaces/ns/pods/p/binding",
+        201,
+        {"kind": "Status", "status": "Success", "code": 201},
+    )
 
     await client.bind("ns", "p", "uid-1", "node-a")
 
     assert orjson.loads(server.seen[-1].body) == {
-        "apiVersion": "v1", "kind": "Binding",
+        "apiVersion": "v1",
+        "kind": "Binding",
         "metadata": {"name": "p", "namespace": "ns", "uid": "uid-1"},
         "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
     }
@@ -157,14 +181,25 @@ def chunked(chunks: list[bytes], status: int = 200, cut: bool = False) -> Handle
             return resp
         await resp.write_eof()
         return resp
+
     return handler
 
 
 async def test_stream_lines_reassembles_events(server: FakeServer, client: RestClient) -> None:
-    events = [orjson.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}",
-              "annotations": {"big": "x" * (100_000 * i)}}}}) + b"\n" for i in range(3)]
+    events = [
+        orjson.dumps(
+            {
+                "type": "ADDED",
+                "object": {
+                    "metadata": {"name": f"p{i}", "annotations": {"big": "x" * (100_000 * i)}}
+                },
+            }
+        )
+        + b"\n"
+        for i in range(3)
+    ]
     stream = b"".join(events)
-    pieces = [stream[i:i + 7001] for i in range(0, len(stream), 7001)]
+    pieces = [stream[i : i + 7001] for i in range(0, len(stream), 7001)]
     server.on("GET", "/api/v1/pods", chunked(pieces))
 
     lines = [line async for line in client.stream_lines("/api/v1/pods", {"watch": "true"})]
@@ -174,8 +209,12 @@ async def test_stream_lines_reassembles_events(server: FakeServer, client: RestC
 
 
 async def test_stream_lines_error_status(server: FakeServer, client: RestClient) -> None:
-    server.reply("GET", "/api/v1/pods", 410, {"kind": "Status", "code": 410, "reason": "Expired",
-                                              "message": "too old"})
+    server.reply(
+        "GET",
+        "/api/v1/pods",
+        410,
+        {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"},
+    )
 
     with pytest.raises(ApiError) as raised:
         _ = [line async for line in client.stream_lines("/api/v1/pods")]
@@ -203,8 +242,9 @@ async def test_watch_is_not_rate_limited(server: FakeServer) -> None:
     server.reply("GET", "/api/v1/nodes", 200, {"items": []})
     server.on("GET", "/api/v1/pods", chunked([b"{}\n"]))
     clock = FakeClock()  # never advanced: a second throttled request would wait for ever
-    async with RestClient(Connection.from_token(server.url, "t"), qps=1, burst=1,
-                          clock=clock) as client:
+    async with RestClient(
+        Connection.from_token(server.url, "t"), qps=1, burst=1, clock=clock
+    ) as client:
         await client.request("GET", "/api/v1/nodes")
         with anyio.fail_after(5):
             lines = [line async for line in client.stream_lines("/api/v1/pods")]
@@ -229,16 +269,21 @@ async def test_token_file_is_reread_once_a_minute(server: FakeServer, tmp_path: 
         await client.request("GET", "/version")
 
     assert [s.headers["Authorization"] for s in server.seen] == [
-        "Bearer one", "Bearer one", "Bearer two"
+        "Bearer one",
+        "Bearer one",
+        "Bearer two",
     ]
 
 
 async def test_list_pages_over_http(server: FakeServer, client: RestClient) -> None:
     async def pods(request: web.Request) -> web.StreamResponse:
         first = "continue" not in request.query
-        body = {"metadata": {"resourceVersion": "7", **({"continue": "c"} if first else {})},
-                "items": [{"metadata": {"name": "a" if first else "b"}}]}
+        body = {
+            "metadata": {"resourceVersion": "7", **({"continue": "c"} if first else {})},
+            "items": [{"metadata": {"name": "a" if first else "b"}}],
+        }
         return web.json_response(body)
+
     server.on("GET", "/api/v1/pods", pods)
 
     pages = [p async for p in client.list_pages("/api/v1/pods", limit=1)]
@@ -252,6 +297,7 @@ async def test_success_that_is_not_json_is_a_transport_error(
 ) -> None:
     async def html(_: web.Request) -> web.StreamResponse:
         return web.Response(status=200, text="<html>proxy login</html>")
+
     server.on("GET", "/api/v1/nodes", html)
 
     with pytest.raises(TransportError, match="unreadable 200"):

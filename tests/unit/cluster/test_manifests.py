@@ -52,13 +52,19 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
     assert not any("*" in item for item in g)
     writes = {(grp, res, verb) for grp, res, verb in g if verb not in ("get", "list", "watch")}
     assert writes == {
-        ("", "events", "create"), ("", "events", "patch"), ("", "events", "update"),
-        ("events.k8s.io", "events", "create"), ("events.k8s.io", "events", "patch"),
+        ("", "events", "create"),
+        ("", "events", "patch"),
+        ("", "events", "update"),
+        ("events.k8s.io", "events", "create"),
+        ("events.k8s.io", "events", "patch"),
         ("events.k8s.io", "events", "update"),
-        ("coordination.k8s.io", "leases", "create"), ("coordination.k8s.io", "leases", "update"),
+        ("coordination.k8s.io", "leases", "create"),
+        ("coordination.k8s.io", "leases", "update"),
         ("", "pods", "delete"),
-        ("", "pods/binding", "create"), ("", "bindings", "create"),
-        ("", "pods/status", "patch"), ("", "pods/status", "update"),
+        ("", "pods/binding", "create"),
+        ("", "bindings", "create"),
+        ("", "pods/status", "patch"),
+        ("", "pods/status", "update"),
         ("scheduling.x-k8s.io", "podgroups", "update"),
         ("scheduling.x-k8s.io", "podgroups", "patch"),
         ("scheduling.x-k8s.io", "podgroups/status", "update"),
@@ -69,11 +75,19 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
 @pytest.mark.parametrize(
     ("group", "resource"),
     [
-        ("", "nodes"), ("", "pods"), ("", "namespaces"), ("", "services"),
-        ("", "persistentvolumes"), ("", "persistentvolumeclaims"), ("apps", "replicasets"),
-        ("apps", "statefulsets"), ("policy", "poddisruptionbudgets"),
-        ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes"),
-        ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csistoragecapacities"),
+        ("", "nodes"),
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("policy", "poddisruptionbudgets"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csistoragecapacities"),
         ("scheduling.x-k8s.io", "podgroups"),
     ],
 )
@@ -102,6 +116,11 @@ def test_podgroup_crd_schema() -> None:
     assert spec["scheduleTimeoutSeconds"]["format"] == "int32"
     assert spec["minResources"]["additionalProperties"]["x-kubernetes-int-or-string"] is True
     assert set(props["status"]["properties"]) == {
-        "phase", "occupiedBy", "scheduled", "running", "succeeded", "failed",
+        "phase",
+        "occupiedBy",
+        "scheduled",
+        "running",
+        "succeeded",
+        "failed",
         "scheduleStartTime",
     }

@@ -42,7 +42,7 @@ async def handler(request: web.Request) -> web.StreamResponse:
         await resp.write_eof()
         return resp
     if request.path == "/missing":
-        body = {"kind": "Status", "reason": "NotFound", "message": "pods \"x\" not found"}
+        body = {"kind": "Status", "reason": "NotFound", "message": 'pods "x" not found'}
         return web.json_response(body, status=404)
     return web.json_response({"ok": True})
 

@@ -20,8 +20,9 @@ def _reject_unknown(raw: Mapping[str, Any], known: set[str], path: str) -> None:
             raise ArgsError(f"{path}.{key}", "unknown field")
 
 
-def _int_in(raw: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int],
-            path: str) -> int:
+def _int_in(
+    raw: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int], path: str
+) -> int:
     low, high = bounds
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -59,10 +60,15 @@ class FitArgs:
             kind = raw_strategy.get("type", "LeastAllocated")
             if kind not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
                 raise ArgsError(f"{sp}.type", f'unsupported value "{kind}"')
-            resources = tuple(
-                ResourceSpec(r["name"], _int_in(r, "weight", 1, (1, 100), f"{sp}.resources[{i}]"))
-                for i, r in enumerate(raw_strategy.get("resources") or ())
-            ) or ScoringStrategy().resources
+            resources = (
+                tuple(
+                    ResourceSpec(
+                        r["name"], _int_in(r, "weight", 1, (1, 100), f"{sp}.resources[{i}]")
+                    )
+                    for i, r in enumerate(raw_strategy.get("resources") or ())
+                )
+                or ScoringStrategy().resources
+            )
             strategy = ScoringStrategy(kind, resources)
         return cls(tuple(raw.get("ignoredResources") or ()), strategy)
 
@@ -85,8 +91,7 @@ class InterPodAffinityArgs:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
-        _reject_unknown(raw, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"},
-                        path)
+        _reject_unknown(raw, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}, path)
         return cls(_int_in(raw, "hardPodAffinityWeight", 1, (0, 100), path))
 
 
@@ -98,8 +103,10 @@ class DefaultPreemptionArgs:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
         _reject_unknown(raw, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}, path)
-        return cls(_int_in(raw, "minCandidateNodesPercentage", 10, (0, 100), path),
-                   _int_in(raw, "minCandidateNodesAbsolute", 100, (0, 2**31 - 1), path))
+        return cls(
+            _int_in(raw, "minCandidateNodesPercentage", 10, (0, 100), path),
+            _int_in(raw, "minCandidateNodesAbsolute", 100, (0, 2**31 - 1), path),
+        )
 
 
 @dataclass(frozen=True)
@@ -159,8 +166,15 @@ CUSTOM_POINTS: dict[str, set[str]] = {
     "Custom": {"filter", "score"},
     "CustomSort": {"queueSort"},
     "CustomBinder": {"bind"},
-    "Coscheduling": {"preEnqueue", "queueSort", "preFilter", "postFilter", "permit",
-                     "reserve", "postBind"},
+    "Coscheduling": {
+        "preEnqueue",
+        "queueSort",
+        "preFilter",
+        "postFilter",
+        "permit",
+        "reserve",
+        "postBind",
+    },
 }
 
 

@@ -21,15 +21,21 @@ def test_defaults_with_the_real_registry_are_kube_schedulers() -> None:
     assert profile.enabled("bind") == ("DefaultBinder",)
     assert profile.enabled("preEnqueue")[0] == "SchedulingGates"
     weights = profile.score_weights()
-    assert {name: weights[name] for name in ("TaintToleration", "NodeAffinity",
-                                             "PodTopologySpread", "InterPodAffinity")} == {
-        "TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2,
+    assert {
+        name: weights[name]
+        for name in ("TaintToleration", "NodeAffinity", "PodTopologySpread", "InterPodAffinity")
+    } == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
     }
 
 
 def test_seed_file_with_the_real_registry() -> None:
-    config = load_config(CONFIGS / "seed-node-affinity-plugin.yaml",
-                         registry_module.in_tree_registry())
+    config = load_config(
+        CONFIGS / "seed-node-affinity-plugin.yaml", registry_module.in_tree_registry()
+    )
     assert len(config.warnings) == 4
     [profile] = config.profiles
     assert profile.scheduler_name == "custom-scheduler"

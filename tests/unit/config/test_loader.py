@@ -34,12 +34,20 @@ def test_default_config_mirrors_kube_scheduler_defaults() -> None:
     assert (config.parallelism, config.percentage_of_nodes_to_score) == (16, 0)
     assert (config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds) == (1, 10)
     assert config.client_connection == ClientConnection(
-        kubeconfig="", qps=50.0, burst=100, accept_content_types="",
+        kubeconfig="",
+        qps=50.0,
+        burst=100,
+        accept_content_types="",
         content_type="application/vnd.kubernetes.protobuf",
     )
     assert config.leader_election == LeaderElection(
-        leader_elect=True, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0,
-        resource_lock="leases", resource_name="asched", resource_namespace="kube-system",
+        leader_elect=True,
+        lease_duration=15.0,
+        renew_deadline=10.0,
+        retry_period=2.0,
+        resource_lock="leases",
+        resource_name="asched",
+        resource_namespace="kube-system",
     )
     assert config.delay_cache_until_active is False
     assert config.warnings == ()
@@ -106,8 +114,12 @@ def test_profile_names(profiles: list[dict[str, Any]], names: tuple[str, ...]) -
 def test_profiles_with_the_same_queue_sort_and_args_load() -> None:
     shared = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "Coscheduling"}]}}
     args = [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 30}}]
-    config = load_doc(config_doc(profile_doc("a", plugins=shared, pluginConfig=args),
-                                 profile_doc("b", plugins=shared, pluginConfig=args)))
+    config = load_doc(
+        config_doc(
+            profile_doc("a", plugins=shared, pluginConfig=args),
+            profile_doc("b", plugins=shared, pluginConfig=args),
+        )
+    )
     assert [p.enabled("queueSort") for p in config.profiles] == [("Coscheduling",)] * 2
 
 
@@ -134,81 +146,166 @@ SORT_CUSTOM = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "
     ("doc", "expected"),
     [
         pytest.param(config_doc(foo=1), [("foo", "unknown field")], id="unknown-top-level-field"),
-        pytest.param(config_doc(profile_doc(bar=True)), [("profiles[0].bar", "unknown field")],
-                     id="unknown-profile-field"),
-        pytest.param(config_doc(leaderElection={"leaseDuraton": "5s"}),
-                     [("leaderElection.leaseDuraton", "unknown field")],
-                     id="unknown-nested-field"),
-        pytest.param(config_doc(parallelism=0),
-                     [("parallelism", "0: must be greater than zero")], id="parallelism-zero"),
-        pytest.param(config_doc(parallelism="16"),
-                     [("parallelism", "must be an integer, got string")], id="parallelism-string"),
-        pytest.param(config_doc(parallelism=True),
-                     [("parallelism", "must be an integer, got boolean")], id="parallelism-bool"),
-        pytest.param(config_doc(percentageOfNodesToScore=101),
-                     [("percentageOfNodesToScore", "101 is not in the valid range [0-100]")],
-                     id="percentage-above-100"),
-        pytest.param(config_doc(profile_doc(percentageOfNodesToScore=-1)),
-                     [("profiles[0].percentageOfNodesToScore",
-                       "-1 is not in the valid range [0-100]")],
-                     id="profile-percentage-negative"),
-        pytest.param(config_doc(podInitialBackoffSeconds=0),
-                     [("podInitialBackoffSeconds", "0: must be greater than 0")],
-                     id="initial-backoff-zero"),
-        pytest.param(config_doc(podInitialBackoffSeconds=5, podMaxBackoffSeconds=4),
-                     [("podMaxBackoffSeconds",
-                       "4: must be greater than or equal to podInitialBackoffSeconds")],
-                     id="max-backoff-below-initial"),
-        pytest.param(config_doc(clientConnection={"burst": -1}),
-                     [("clientConnection.burst", "-1: must be non-negative")], id="negative-burst"),
-        pytest.param(config_doc(leaderElection={"leaseDuration": "15"}),
-                     [("leaderElection.leaseDuration", "missing unit in duration '15'")],
-                     id="duration-without-unit"),
-        pytest.param(config_doc(leaderElection={"leaseDuration": 15}),
-                     [("leaderElection.leaseDuration",
-                       'must be a duration string such as "15s", got number')],
-                     id="duration-as-number"),
-        pytest.param(config_doc(leaderElection={"leaseDuration": "5s"}),
-                     [("leaderElection.leaseDuration", "must be greater than renewDeadline")],
-                     id="lease-shorter-than-renew-deadline"),
-        pytest.param(config_doc(leaderElection={"retryPeriod": "0s"}),
-                     [("leaderElection.retryPeriod", "must be greater than zero")],
-                     id="zero-retry-period"),
-        pytest.param(config_doc(leaderElection={"leaderElect": False, "retryPeriod": "0s"}),
-                     [], id="durations-unchecked-without-leader-election"),
-        pytest.param(config_doc(leaderElection={"resourceLock": "endpoints"}),
-                     [("leaderElection.resourceLock", 'must be "leases"')],
-                     id="resource-lock-not-leases"),
-        pytest.param(config_doc(profile_doc("a"), profile_doc("a")),
-                     [("profiles[1].schedulerName", 'duplicate value "a" (also profiles[0])')],
-                     id="duplicate-scheduler-names"),
-        pytest.param(config_doc(profile_doc("a"), {}),
-                     [("profiles[1].schedulerName", "required value")],
-                     id="unnamed-profile-among-several"),
-        pytest.param(config_doc(profile_doc("")),
-                     [("profiles[0].schedulerName", "required value")], id="empty-scheduler-name"),
-        pytest.param(config_doc(profile_doc("a"), profile_doc("b", plugins=SORT_CUSTOM)),
-                     [("profiles[1].plugins.queueSort",
-                       "must be the same for all profiles: ['CustomSort'] here, "
-                       "['PrioritySort'] in profiles[0]")],
-                     id="profiles-with-different-queue-sort"),
-        pytest.param(config_doc(profile_doc("a"), profile_doc(
-                         "b", pluginConfig=[{"name": "PrioritySort", "args": None}],
-                         plugins={"QueueSort": {"disabled": [{"name": "*"}],
-                                                "enabled": [{"name": "CustomSort"}]}})),
-                     [("profiles[1].plugins.QueueSort",
-                       "must be the same for all profiles: ['CustomSort'] here, "
-                       "['PrioritySort'] in profiles[0]")],
-                     id="queue-sort-path-in-the-files-spelling"),
-        pytest.param(config_doc(extenders=[{"urlPrefix": "http://x"}]),
-                     [("extenders", "scheduler extenders are not supported by asched; "
-                                    "write a Python plugin instead")],
-                     id="extenders"),
-        pytest.param(config_doc(profiles="default"),
-                     [("profiles", "must be an array, got string")], id="profiles-not-a-list"),
-        pytest.param(config_doc(profile_doc(plugins=[])),
-                     [("profiles[0].plugins", "must be an object, got array")],
-                     id="plugins-not-an-object"),
+        pytest.param(
+            config_doc(profile_doc(bar=True)),
+            [("profiles[0].bar", "unknown field")],
+            id="unknown-profile-field",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"leaseDuraton": "5s"}),
+            [("leaderElection.leaseDuraton", "unknown field")],
+            id="unknown-nested-field",
+        ),
+        pytest.param(
+            config_doc(parallelism=0),
+            [("parallelism", "0: must be greater than zero")],
+            id="parallelism-zero",
+        ),
+        pytest.param(
+            config_doc(parallelism="16"),
+            [("parallelism", "must be an integer, got string")],
+            id="parallelism-string",
+        ),
+        pytest.param(
+            config_doc(parallelism=True),
+            [("parallelism", "must be an integer, got boolean")],
+            id="parallelism-bool",
+        ),
+        pytest.param(
+            config_doc(percentageOfNodesToScore=101),
+            [("percentageOfNodesToScore", "101 is not in the valid range [0-100]")],
+            id="percentage-above-100",
+        ),
+        pytest.param(
+            config_doc(profile_doc(percentageOfNodesToScore=-1)),
+            [("profiles[0].percentageOfNodesToScore", "-1 is not in the valid range [0-100]")],
+            id="profile-percentage-negative",
+        ),
+        pytest.param(
+            config_doc(podInitialBackoffSeconds=0),
+            [("podInitialBackoffSeconds", "0: must be greater than 0")],
+            id="initial-backoff-zero",
+        ),
+        pytest.param(
+            config_doc(podInitialBackoffSeconds=5, podMaxBackoffSeconds=4),
+            [
+                (
+                    "podMaxBackoffSeconds",
+                    "4: must be greater than or equal to podInitialBackoffSeconds",
+                )
+            ],
+            id="max-backoff-below-initial",
+        ),
+        pytest.param(
+            config_doc(clientConnection={"burst": -1}),
+            [("clientConnection.burst", "-1: must be non-negative")],
+            id="negative-burst",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"leaseDuration": "15"}),
+            [("leaderElection.leaseDuration", "missing unit in duration '15'")],
+            id="duration-without-unit",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"leaseDuration": 15}),
+            [
+                (
+                    "leaderElection.leaseDuration",
+                    'must be a duration string such as "15s", got number',
+                )
+            ],
+            id="duration-as-number",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"leaseDuration": "5s"}),
+            [("leaderElection.leaseDuration", "must be greater than renewDeadline")],
+            id="lease-shorter-than-renew-deadline",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"retryPeriod": "0s"}),
+            [("leaderElection.retryPeriod", "must be greater than zero")],
+            id="zero-retry-period",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"leaderElect": False, "retryPeriod": "0s"}),
+            [],
+            id="durations-unchecked-without-leader-election",
+        ),
+        pytest.param(
+            config_doc(leaderElection={"resourceLock": "endpoints"}),
+            [("leaderElection.resourceLock", 'must be "leases"')],
+            id="resource-lock-not-leases",
+        ),
+        pytest.param(
+            config_doc(profile_doc("a"), profile_doc("a")),
+            [("profiles[1].schedulerName", 'duplicate value "a" (also profiles[0])')],
+            id="duplicate-scheduler-names",
+        ),
+        pytest.param(
+            config_doc(profile_doc("a"), {}),
+            [("profiles[1].schedulerName", "required value")],
+            id="unnamed-profile-among-several",
+        ),
+        pytest.param(
+            config_doc(profile_doc("")),
+            [("profiles[0].schedulerName", "required value")],
+            id="empty-scheduler-name",
+        ),
+        pytest.param(
+            config_doc(profile_doc("a"), profile_doc("b", plugins=SORT_CUSTOM)),
+            [
+                (
+                    "profiles[1].plugins.queueSort",
+                    "must be the same for all profiles: ['CustomSort'] here, "
+                    "['PrioritySort'] in profiles[0]",
+                )
+            ],
+            id="profiles-with-different-queue-sort",
+        ),
+        pytest.param(
+            config_doc(
+                profile_doc("a"),
+                profile_doc(
+                    "b",
+                    pluginConfig=[{"name": "PrioritySort", "args": None}],
+                    plugins={
+                        "QueueSort": {
+                            "disabled": [{"name": "*"}],
+                            "enabled": [{"name": "CustomSort"}],
+                        }
+                    },
+                ),
+            ),
+            [
+                (
+                    "profiles[1].plugins.QueueSort",
+                    "must be the same for all profiles: ['CustomSort'] here, "
+                    "['PrioritySort'] in profiles[0]",
+                )
+            ],
+            id="queue-sort-path-in-the-files-spelling",
+        ),
+        pytest.param(
+            config_doc(extenders=[{"urlPrefix": "http://x"}]),
+            [
+                (
+                    "extenders",
+                    "scheduler extenders are not supported by asched; "
+                    "write a Python plugin instead",
+                )
+            ],
+            id="extenders",
+        ),
+        pytest.param(
+            config_doc(profiles="default"),
+            [("profiles", "must be an array, got string")],
+            id="profiles-not-a-list",
+        ),
+        pytest.param(
+            config_doc(profile_doc(plugins=[])),
+            [("profiles[0].plugins", "must be an object, got array")],
+            id="plugins-not-an-object",
+        ),
     ],
 )
 def test_top_level_and_profile_errors(doc: dict[str, Any], expected: list[tuple[str, str]]) -> None:
@@ -222,19 +319,24 @@ def test_queue_sort_args_must_match_across_profiles() -> None:
     sort = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "Coscheduling"}]}}
     doc = config_doc(
         profile_doc("a", plugins=sort),
-        profile_doc("b", plugins=sort,
-                    pluginConfig=[{"name": "Coscheduling",
-                                   "args": {"permitWaitingTimeSeconds": 5}}]),
+        profile_doc(
+            "b",
+            plugins=sort,
+            pluginConfig=[{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 5}}],
+        ),
     )
     assert problems_of(doc) == [
-        ("profiles[1].pluginConfig",
-         "args of queueSort plugin Coscheduling must be the same for all profiles"),
+        (
+            "profiles[1].pluginConfig",
+            "args of queueSort plugin Coscheduling must be the same for all profiles",
+        ),
     ]
 
 
 def test_error_message_lists_every_problem_on_its_own_line() -> None:
-    doc = config_doc(profile_doc(plugins={"score": {"enabled": [{"name": "Foo"}]}}),
-                     parallelism=0, foo=1)
+    doc = config_doc(
+        profile_doc(plugins={"score": {"enabled": [{"name": "Foo"}]}}), parallelism=0, foo=1
+    )
     with pytest.raises(ConfigError) as info:
         load_doc(doc)
     assert str(info.value).splitlines() == [
@@ -247,12 +349,16 @@ def test_error_message_lists_every_problem_on_its_own_line() -> None:
 @pytest.mark.parametrize(
     ("top", "warning"),
     [
-        pytest.param({"enableProfiling": True},
-                     "enableProfiling: ignored: asched serves no profiling endpoints",
-                     id="enable-profiling"),
-        pytest.param({"enableContentionProfiling": True},
-                     "enableContentionProfiling: ignored: asched serves no profiling endpoints",
-                     id="enable-contention-profiling"),
+        pytest.param(
+            {"enableProfiling": True},
+            "enableProfiling: ignored: asched serves no profiling endpoints",
+            id="enable-profiling",
+        ),
+        pytest.param(
+            {"enableContentionProfiling": True},
+            "enableContentionProfiling: ignored: asched serves no profiling endpoints",
+            id="enable-contention-profiling",
+        ),
     ],
 )
 def test_known_fields_asched_ignores_are_warned(top: dict[str, Any], warning: str) -> None:

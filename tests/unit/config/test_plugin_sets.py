@@ -11,21 +11,45 @@ from tests.unit.config.fake_registry import fake_registry
 from tests.unit.config.support import config_doc, load_doc, problems_of, profile_doc
 
 DEFAULT_FILTER = (
-    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-    "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-    "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
 )
 DEFAULT_PRE_FILTER = (
-    "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
-    "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
 )
 DEFAULT_PRE_SCORE = (
-    "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
-    "InterPodAffinity", "NodeResourcesBalancedAllocation",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "NodeResourcesBalancedAllocation",
 )
 DEFAULT_SCORE = (
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
 DEFAULTS: dict[str, tuple[Any, ...]] = {
@@ -76,8 +100,11 @@ def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
         ),
         pytest.param(
             {"multiPoint": {"enabled": [{"name": "NodeAffinity", "weight": 7}]}},
-            {"score": tuple(("NodeAffinity", 7) if n == "NodeAffinity" else (n, w)
-                            for n, w in DEFAULT_SCORE)},
+            {
+                "score": tuple(
+                    ("NodeAffinity", 7) if n == "NodeAffinity" else (n, w) for n, w in DEFAULT_SCORE
+                )
+            },
             id="relist-default-in-multipoint-keeps-position-with-new-weight",
         ),
         pytest.param(
@@ -86,8 +113,10 @@ def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
             id="multipoint-custom-expands-to-the-points-it-implements",
         ),
         pytest.param(
-            {"multiPoint": {"enabled": [{"name": "Custom", "weight": 5}]},
-             "score": {"enabled": [{"name": "Custom", "weight": 9}]}},
+            {
+                "multiPoint": {"enabled": [{"name": "Custom", "weight": 5}]},
+                "score": {"enabled": [{"name": "Custom", "weight": 9}]},
+            },
             {"filter": (*DEFAULT_FILTER, "Custom"), "score": (("Custom", 9), *DEFAULT_SCORE)},
             id="specific-point-overrides-multipoint-and-runs-first",
         ),
@@ -112,12 +141,23 @@ def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
             id="disable-a-default-in-multipoint-removes-it-everywhere",
         ),
         pytest.param(
-            {"multiPoint": {"disabled": [{"name": "*"}],
-                            "enabled": [{"name": "CustomSort"}, {"name": "Custom"},
-                                        {"name": "CustomBinder"}]}},
+            {
+                "multiPoint": {
+                    "disabled": [{"name": "*"}],
+                    "enabled": [
+                        {"name": "CustomSort"},
+                        {"name": "Custom"},
+                        {"name": "CustomBinder"},
+                    ],
+                }
+            },
             dict.fromkeys(EXTENSION_POINTS, ())
-            | {"queueSort": ("CustomSort",), "filter": ("Custom",), "score": (("Custom", 1),),
-               "bind": ("CustomBinder",)},
+            | {
+                "queueSort": ("CustomSort",),
+                "filter": ("Custom",),
+                "score": (("Custom", 1),),
+                "bind": ("CustomBinder",),
+            },
             id="disable-star-in-multipoint-drops-every-default",
         ),
         pytest.param(
@@ -126,21 +166,31 @@ def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
             id="disabled-and-reenabled-at-a-point-runs-after-the-multipoint-plugins",
         ),
         pytest.param(
-            {"filter": {"disabled": [{"name": "*"}],
-                        "enabled": [{"name": "NodeName"}, {"name": "Custom"}]}},
+            {
+                "filter": {
+                    "disabled": [{"name": "*"}],
+                    "enabled": [{"name": "NodeName"}, {"name": "Custom"}],
+                }
+            },
             {"filter": ("NodeName", "Custom")},
             id="disable-star-at-a-point-keeps-only-its-own-plugins",
         ),
         pytest.param(
-            {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "CustomSort"}]},
-             "bind": {"disabled": [{"name": "DefaultBinder"}],
-                      "enabled": [{"name": "CustomBinder"}]}},
+            {
+                "queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "CustomSort"}]},
+                "bind": {
+                    "disabled": [{"name": "DefaultBinder"}],
+                    "enabled": [{"name": "CustomBinder"}],
+                },
+            },
             {"queueSort": ("CustomSort",), "bind": ("CustomBinder",)},
             id="replace-queue-sort-and-binder",
         ),
         pytest.param(
-            {"permit": {"enabled": [{"name": "Coscheduling"}]},
-             "filter": {"enabled": [{"name": "Custom", "weight": 50}]}},
+            {
+                "permit": {"enabled": [{"name": "Coscheduling"}]},
+                "filter": {"enabled": [{"name": "Custom", "weight": 50}]},
+            },
             {"permit": ("Coscheduling",), "filter": (*DEFAULT_FILTER, "Custom")},
             id="plugins-enabled-at-one-point-only-stay-there",
         ),
@@ -181,8 +231,10 @@ P = "profiles[0].plugins"
         ),
         pytest.param(
             {"multiPoint": {"enabled": [{"name": "Custom"}, {"name": "Custom"}]}},
-            (f"{P}.multiPoint.enabled[1].name",
-             'plugin "Custom" is enabled twice through multiPoint'),
+            (
+                f"{P}.multiPoint.enabled[1].name",
+                'plugin "Custom" is enabled twice through multiPoint',
+            ),
             id="double-registration-through-multipoint",
         ),
         pytest.param(
@@ -197,8 +249,10 @@ P = "profiles[0].plugins"
         ),
         pytest.param(
             {"queueSort": {"enabled": [{"name": "CustomSort"}]}},
-            (f"{P}.queueSort",
-             "exactly one queueSort plugin must be enabled, got 2 (PrioritySort, CustomSort)"),
+            (
+                f"{P}.queueSort",
+                "exactly one queueSort plugin must be enabled, got 2 (PrioritySort, CustomSort)",
+            ),
             id="two-queue-sort-plugins",
         ),
         pytest.param(
@@ -223,8 +277,10 @@ P = "profiles[0].plugins"
         ),
         pytest.param(
             {"filter": {"enabled": [{"name": "EBSLimits"}]}},
-            (f"{P}.filter.enabled[0].name",
-             'plugin "EBSLimits" was removed in kubescheduler.config.k8s.io/v1'),
+            (
+                f"{P}.filter.enabled[0].name",
+                'plugin "EBSLimits" was removed in kubescheduler.config.k8s.io/v1',
+            ),
             id="plugin-removed-in-v1",
         ),
         pytest.param(
@@ -244,8 +300,10 @@ P = "profiles[0].plugins"
         ),
         pytest.param(
             {"placementScore": {"enabled": [{"name": "Custom"}]}},
-            (f"{P}.placementScore",
-             "extension point not supported by asched (pod-group placement scheduling)"),
+            (
+                f"{P}.placementScore",
+                "extension point not supported by asched (pod-group placement scheduling)",
+            ),
             id="pod-group-extension-point",
         ),
     ],
@@ -269,8 +327,9 @@ def test_every_problem_is_reported_not_just_the_first() -> None:
 
 def test_module_attr_names_are_imported_and_expanded() -> None:
     name = "tests.unit.config.fake_registry:GANG"
-    profile = load_doc(config_doc(profile_doc(
-        plugins={"multiPoint": {"enabled": [{"name": name}]}}))).profiles[0]
+    profile = load_doc(
+        config_doc(profile_doc(plugins={"multiPoint": {"enabled": [{"name": name}]}}))
+    ).profiles[0]
     assert profile.enabled("permit") == (name,)
     assert profile.enabled("reserve") == ("VolumeBinding", name)
     assert profile.plugin_args[name] is None

@@ -17,10 +17,12 @@ EVENTS = "/apis/events.k8s.io/v1/namespaces/demo/events"
 def pod(name: str, node: str = "", condition: str = "") -> dict[str, Any]:
     status: dict[str, Any] = {}
     if condition:
-        status["conditions"] = [{"type": "PodScheduled", "status": "False",
-                                 "message": condition}]
-    return {"metadata": {"name": name}, "spec": {"nodeName": node} if node else {},
-            "status": status}
+        status["conditions"] = [{"type": "PodScheduled", "status": "False", "message": condition}]
+    return {
+        "metadata": {"name": name},
+        "spec": {"nodeName": node} if node else {},
+        "status": status,
+    }
 
 
 def event(name: str, note: str, when: str, reason: str = "FailedScheduling") -> dict[str, Any]:
@@ -31,27 +33,45 @@ def event(name: str, note: str, when: str, reason: str = "FailedScheduling") -> 
     ("pods", "events", "want"),
     [
         ([pod("a", "n1")], [], PodState("a", "n1")),
-        ([pod("a")], [event("a", "old", "2026-01-01T00:00:01.000000Z"),
-                      event("a", "new", "2026-01-01T00:00:02.000000Z"),
-                      event("a", "other", "2026-01-01T00:00:03.000000Z", reason="Scheduled"),
-                      event("b", "not a's", "2026-01-01T00:00:04.000000Z")],
-         PodState("a", "", "new")),
+        (
+            [pod("a")],
+            [
+                event("a", "old", "2026-01-01T00:00:01.000000Z"),
+                event("a", "new", "2026-01-01T00:00:02.000000Z"),
+                event("a", "other", "2026-01-01T00:00:03.000000Z", reason="Scheduled"),
+                event("b", "not a's", "2026-01-01T00:00:04.000000Z"),
+            ],
+            PodState("a", "", "new"),
+        ),
         ([pod("a", condition="0/3 nodes")], [], PodState("a", "", "", "0/3 nodes")),
-        ([pod("a")], [{"regarding": {"name": "a"}, "reason": "FailedScheduling", "note": "series",
-                       "eventTime": "2026-01-01T00:00:01.000000Z",
-                       "series": {"lastObservedTime": "2026-01-01T00:00:09.000000Z"}},
-                      event("a", "single", "2026-01-01T00:00:05.000000Z")],
-         PodState("a", "", "series")),
+        (
+            [pod("a")],
+            [
+                {
+                    "regarding": {"name": "a"},
+                    "reason": "FailedScheduling",
+                    "note": "series",
+                    "eventTime": "2026-01-01T00:00:01.000000Z",
+                    "series": {"lastObservedTime": "2026-01-01T00:00:09.000000Z"},
+                },
+                event("a", "single", "2026-01-01T00:00:05.000000Z"),
+            ],
+            PodState("a", "", "series"),
+        ),
     ],
     ids=["bound", "latest-failure-wins", "condition", "series-last-observed"],
 )
-def test_pod_states(pods: list[dict[str, Any]], events: list[dict[str, Any]],
-                    want: PodState) -> None:
+def test_pod_states(
+    pods: list[dict[str, Any]], events: list[dict[str, Any]], want: PodState
+) -> None:
     assert pod_states(pods, events)["a"] == want
 
 
-WORKLOAD = Workload("demo", [], [DemoPod("a", "s1", {}, "shows a"),
-                                 DemoPod("big", "s2", {}, "too big", expect_pending=True)])
+WORKLOAD = Workload(
+    "demo",
+    [],
+    [DemoPod("a", "s1", {}, "shows a"), DemoPod("big", "s2", {}, "too big", expect_pending=True)],
+)
 
 
 @pytest.mark.parametrize(

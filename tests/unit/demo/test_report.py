@@ -6,18 +6,25 @@ from asched.demo.progress import PodState
 from asched.demo.report import PENDING, Row, build_rows, render_rows
 from asched.demo.workload import DemoPod, Workload
 
-WORKLOAD = Workload("demo", [], [DemoPod("a", "s1", {}, "shows a"),
-                                 DemoPod("big", "s2", {}, "too big", expect_pending=True)])
+WORKLOAD = Workload(
+    "demo",
+    [],
+    [DemoPod("a", "s1", {}, "shows a"), DemoPod("big", "s2", {}, "too big", expect_pending=True)],
+)
 
 
 @pytest.mark.parametrize(
     ("state", "want"),
     [
         (PodState("big", "n9"), Row("big", "s2", "n9", "too big")),
-        (PodState("big", failure="0/8 nodes: 7 Insufficient cpu", condition="older"),
-         Row("big", "s2", PENDING, "0/8 nodes: 7 Insufficient cpu")),
-        (PodState("big", condition="0/8 nodes (condition)"),
-         Row("big", "s2", PENDING, "0/8 nodes (condition)")),
+        (
+            PodState("big", failure="0/8 nodes: 7 Insufficient cpu", condition="older"),
+            Row("big", "s2", PENDING, "0/8 nodes: 7 Insufficient cpu"),
+        ),
+        (
+            PodState("big", condition="0/8 nodes (condition)"),
+            Row("big", "s2", PENDING, "0/8 nodes (condition)"),
+        ),
         (None, Row("big", "s2", PENDING, "not scheduled yet (no FailedScheduling event)")),
     ],
     ids=["bound-shows-intent", "event-first", "condition-fallback", "nothing-known"],

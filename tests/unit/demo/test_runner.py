@@ -9,8 +9,9 @@ from asched.demo.workload import demo_workload
 async def test_missing_binaries_exit_1_with_the_build_command(tmp_path: Path) -> None:
     said: list[str] = []
     complained: list[str] = []
-    code = await run_demo(DemoOptions(bin_dir=tmp_path), [], demo_workload(), said.append,
-                          complained.append)
+    code = await run_demo(
+        DemoOptions(bin_dir=tmp_path), [], demo_workload(), said.append, complained.append
+    )
     assert code == 1
     assert len(complained) == 1
     assert "hack/controlplane/build.sh" in complained[0]

@@ -29,7 +29,10 @@ def test_default_cluster_mixes_sizes_zones_and_regions() -> None:
     assert plain_cpus == ["2", "4", "8", "16", "2"]
     assert Counter(s.labels[ZONE] for s in specs) == {"zone-1a": 3, "zone-1b": 3, "zone-2a": 2}
     assert {s.labels[ZONE]: s.labels[REGION] for s in specs} == {
-        "zone-1a": "region-1", "zone-1b": "region-1", "zone-2a": "region-2"}
+        "zone-1a": "region-1",
+        "zone-1b": "region-1",
+        "zone-2a": "region-2",
+    }
     # The zonal demo pod needs a plain node in zone-2a.
     assert any(s.labels[ZONE] == "zone-2a" and not s.taints for s in specs)
     assert all(s.memory == f"{int(s.cpu) * 4}Gi" for s in specs)

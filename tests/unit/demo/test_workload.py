@@ -34,10 +34,14 @@ def test_each_config_has_the_profile_its_pods_name() -> None:
 def test_the_seed_gpu_pod_is_the_articles() -> None:
     gpu = demo_workload().pod("gpu-pod").manifest
     assert gpu == {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-pod"},
-        "spec": {"schedulerName": "custom-scheduler",
-                 "containers": [{"name": "gpu-container", "image": "nginx"}],
-                 "nodeSelector": {"node-type": "gpu"}},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "gpu-pod"},
+        "spec": {
+            "schedulerName": "custom-scheduler",
+            "containers": [{"name": "gpu-container", "image": "nginx"}],
+            "nodeSelector": {"node-type": "gpu"},
+        },
     }
 
 
@@ -46,8 +50,10 @@ def test_workload_pods_decode_and_say_what_they_show() -> None:
     names = [p.name for p in w.pods]
     assert len(set(names)) == len(names)
     for p in w.pods:
-        raw = {**p.manifest, "metadata": {**p.manifest["metadata"], "namespace": w.namespace,
-                                          "uid": p.name}}
+        raw = {
+            **p.manifest,
+            "metadata": {**p.manifest["metadata"], "namespace": w.namespace, "uid": p.name},
+        }
         pod = decode_pod(raw)
         assert pod.scheduler_name == p.scheduler
         assert p.shows
@@ -58,7 +64,8 @@ def test_the_gang_has_exactly_min_member_members() -> None:
     w = demo_workload()
     (group,) = w.pod_groups
     assert group["metadata"]["name"] == GANG
-    members = [p for p in w.pods
-               if p.manifest["metadata"].get("labels", {}).get(POD_GROUP_LABEL) == GANG]
+    members = [
+        p for p in w.pods if p.manifest["metadata"].get("labels", {}).get(POD_GROUP_LABEL) == GANG
+    ]
     assert len(members) == group["spec"]["minMember"] == 3
     assert {p.scheduler for p in members} == {GANG_SCHEDULER}

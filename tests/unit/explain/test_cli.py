@@ -17,8 +17,9 @@ def test_parse_pod_ref(ref: str, want: tuple[str, str]) -> None:
     assert parse_pod_ref(ref) == want
 
 
-@pytest.mark.parametrize("ref", ["/p", "ns/", "a/b/c", ""],
-                         ids=["no-ns", "no-name", "extra", "empty"])
+@pytest.mark.parametrize(
+    "ref", ["/p", "ns/", "a/b/c", ""], ids=["no-ns", "no-name", "extra", "empty"]
+)
 def test_parse_pod_ref_rejects(ref: str) -> None:
     with pytest.raises(ValueError, match="NAMESPACE/POD"):
         parse_pod_ref(ref)
@@ -29,7 +30,11 @@ def test_parser_wiring() -> None:
         ["explain", "ns/p", "--kubeconfig", "k", "--config", "c.yaml", "-o", "json"]
     )
     assert (args.command, args.pod, args.kubeconfig, args.config, args.output) == (
-        "explain", "ns/p", "k", Path("c.yaml"), "json"
+        "explain",
+        "ns/p",
+        "k",
+        Path("c.yaml"),
+        "json",
     )
 
 
@@ -41,8 +46,12 @@ def test_parser_wiring() -> None:
     ],
     ids=["bad-ref", "missing-config"],
 )
-def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str],
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_usage_errors_exit_2(
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Logging is process-wide: configuring it onto pytest's captured stderr would break
     # every later test that logs.
     monkeypatch.setattr("asched.logs.configure_logging", lambda *a: None)

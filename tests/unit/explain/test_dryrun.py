@@ -28,9 +28,13 @@ from tests.unit.explain.fakes import FakeKube
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 
 
-async def explain(pod: Pod, nodes: Sequence[Node], pods: Sequence[Pod] = (),
-                  registry: Registry | None = None,
-                  profile: ProfileSpec | None = None) -> Explanation:
+async def explain(
+    pod: Pod,
+    nodes: Sequence[Node],
+    pods: Sequence[Pod] = (),
+    registry: Registry | None = None,
+    profile: ProfileSpec | None = None,
+) -> Explanation:
     registry = registry or in_tree_registry()
     if profile is None:
         options = scheduler_options(default_config(registry))
@@ -75,8 +79,7 @@ CASES = [
             "c1": ("NodeAffinity", AFFINITY),
         },
         also={"c1": ["NodeResourcesFit"], "b1": [], "a1": []},
-        fit_error="0/4 nodes are available: 2 Insufficient cpu, "
-                  f"2 {AFFINITY}.",
+        fit_error=f"0/4 nodes are available: 2 Insufficient cpu, 2 {AFFINITY}.",
     ),
     Case(
         "taint-rejects-one-node",
@@ -113,12 +116,28 @@ CASES = [
     ),
     Case(
         "prefilter-narrowing-by-node-name-field",
-        make_pod("p").affinity({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}).obj(),
+        make_pod("p")
+        .affinity(
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
+        )
+        .obj(),
         [make_node("n1").obj(), make_node("n2").obj()],
-        want={"n1": ("", ""),
-              "n2": ("NodeAffinity", "node(s) didn't satisfy plugin(s) [NodeAffinity]")},
+        want={
+            "n1": ("", ""),
+            "n2": ("NodeAffinity", "node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+        },
     ),
 ]
 
@@ -133,16 +152,19 @@ async def test_filter_verdicts(case: Case) -> None:
     by_node = {n.node: n for n in out.nodes}
     for node, plugins in case.also.items():
         first = by_node[node].verdict.plugin
-        assert [c.plugin for c in by_node[node].checks
-                if not c.ok and c.plugin != first] == plugins, node
+        assert [
+            c.plugin for c in by_node[node].checks if not c.ok and c.plugin != first
+        ] == plugins, node
     assert out.fit_error == case.fit_error
     assert out.feasible == [n for n, (p, _) in case.want.items() if not p]
 
 
 async def test_scores_are_raw_normalized_weighted_and_pick_the_best() -> None:
     pod = make_pod("p").cpu("1").memory("1Gi").obj()
-    nodes = [make_node("small").capacity(cpu="4", memory="8Gi").obj(),
-             make_node("big").capacity(cpu="32", memory="64Gi").obj()]
+    nodes = [
+        make_node("small").capacity(cpu="4", memory="8Gi").obj(),
+        make_node("big").capacity(cpu="32", memory="64Gi").obj(),
+    ]
     out = await explain(pod, nodes)
     assert out.selected == "big"
     assert out.best == ("big",)
@@ -236,9 +258,12 @@ async def test_a_plugin_exception_is_an_error_verdict_with_its_name() -> None:
     reg.register(PluginSpec("Sort", _Sort))
     reg.register(PluginSpec("Boom", _Boom))
     profile = ProfileSpec("p", {"queueSort": [("Sort", 0)], "filter": [("Boom", 0)]}, {})
-    out = await explain(make_pod("p").obj(),
-                        [make_node("boom1").obj(), make_node("no1").obj(), make_node("ok").obj()],
-                        registry=reg, profile=profile)
+    out = await explain(
+        make_pod("p").obj(),
+        [make_node("boom1").obj(), make_node("no1").obj(), make_node("ok").obj()],
+        registry=reg,
+        profile=profile,
+    )
     got = {n.node: n.verdict for n in out.nodes}
     assert got["boom1"].code == Code.ERROR
     assert got["boom1"].plugin == "Boom"

@@ -10,13 +10,17 @@ from asched.explain.render import render_json, render_text
 from asched.framework.status import Code
 
 FIT = Verdict("NodeResourcesFit", Code.UNSCHEDULABLE, ("Insufficient cpu",))
-AFF = Verdict("NodeAffinity", Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-              ("node(s) didn't match Pod's node affinity/selector",))
+AFF = Verdict(
+    "NodeAffinity",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    ("node(s) didn't match Pod's node affinity/selector",),
+)
 
 
 def pending() -> Explanation:
     return Explanation(
-        pod="demo/big", profile="default-scheduler",
+        pod="demo/big",
+        profile="default-scheduler",
         nodes=[
             NodeVerdict("b1", AFF, [AFF, Verdict("NodeResourcesFit")]),
             NodeVerdict("a1", FIT, [Verdict("NodeAffinity"), FIT]),
@@ -28,17 +32,34 @@ def pending() -> Explanation:
 
 def scored() -> Explanation:
     return Explanation(
-        pod="demo/p", profile="default-scheduler",
-        nodes=[NodeVerdict("n1", Verdict("")), NodeVerdict("n2", Verdict("")),
-               NodeVerdict("n3", FIT, [FIT])],
+        pod="demo/p",
+        profile="default-scheduler",
+        nodes=[
+            NodeVerdict("n1", Verdict("")),
+            NodeVerdict("n2", Verdict("")),
+            NodeVerdict("n3", FIT, [FIT]),
+        ],
         score_weights={"NodeResourcesFit": 1, "TaintToleration": 3},
         scores=[
-            NodeScores("n2", {"NodeResourcesFit": PluginScore(90, 90, 90),
-                              "TaintToleration": PluginScore(0, 100, 300)}, 390),
-            NodeScores("n1", {"NodeResourcesFit": PluginScore(40, 40, 40),
-                              "TaintToleration": PluginScore(0, 100, 300)}, 340),
+            NodeScores(
+                "n2",
+                {
+                    "NodeResourcesFit": PluginScore(90, 90, 90),
+                    "TaintToleration": PluginScore(0, 100, 300),
+                },
+                390,
+            ),
+            NodeScores(
+                "n1",
+                {
+                    "NodeResourcesFit": PluginScore(40, 40, 40),
+                    "TaintToleration": PluginScore(0, 100, 300),
+                },
+                340,
+            ),
         ],
-        selected="n2", best=("n2",),
+        selected="n2",
+        best=("n2",),
     )
 
 
@@ -46,7 +67,7 @@ def test_filter_table_shows_each_node_with_its_first_rejection_and_the_others() 
     lines = render_text(pending())
     assert lines[0] == "Pod demo/big (profile default-scheduler)"
     start = lines.index("Filter: 0 of 3 node(s) fit")
-    header, *rows = lines[start + 1:start + 5]
+    header, *rows = lines[start + 1 : start + 5]
     assert header.split() == ["NODE", "VERDICT", "PLUGIN", "REASON", "ALSO", "REJECTED", "BY"]
     # Sorted by node name; the reason column lines up.
     assert [r.split()[0] for r in rows] == ["a1", "b1", "c1"]
@@ -54,10 +75,14 @@ def test_filter_table_shows_each_node_with_its_first_rejection_and_the_others() 
     assert rows[1].split()[1:3] == ["unresolvable", "NodeAffinity"]
     assert rows[2].endswith("NodeResourcesFit")  # c1 is also too small
     assert rows[0].endswith("-")
-    assert len({r.index("Insufficient") if "Insufficient" in r else r.index("node(s)")
-                for r in rows}) == 1
-    assert "asched reports: 0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match." \
+    assert (
+        len({r.index("Insufficient") if "Insufficient" in r else r.index("node(s)") for r in rows})
+        == 1
+    )
+    assert (
+        "asched reports: 0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match."
         in lines
+    )
 
 
 def test_score_tables_show_weighted_totals_raw_normalized_and_the_pick() -> None:
@@ -72,8 +97,9 @@ def test_score_tables_show_weighted_totals_raw_normalized_and_the_pick() -> None
     assert "Filter: 2 of 3 node(s) fit" in lines
 
 
-GATE = Verdict("SchedulingGates", Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-               ("waiting for scheduling gates: [q]",))
+GATE = Verdict(
+    "SchedulingGates", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting for scheduling gates: [q]",)
+)
 
 
 @pytest.mark.parametrize(
@@ -84,8 +110,10 @@ GATE = Verdict("SchedulingGates", Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         ({"narrowed_by": ("NodeAffinity",)}, "PreFilter: nodes narrowed by NodeAffinity"),
         ({"best": ("n1", "n2"), "selected": ""}, "asched would pick one of: n1, n2"),
         ({"notes": ["hello"]}, "  - hello"),
-        ({"score_error": Verdict("Boom", Code.ERROR, ("kaboom",))},
-         "Scoring failed: error by Boom: kaboom"),
+        (
+            {"score_error": Verdict("Boom", Code.ERROR, ("kaboom",))},
+            "Scoring failed: error by Boom: kaboom",
+        ),
     ],
     ids=["gate", "bound", "narrowed", "tie", "notes", "score-error"],
 )
@@ -102,15 +130,25 @@ def test_json_is_the_full_explanation() -> None:
     assert doc["feasible"] == ["n1", "n2"]
     assert doc["selected"] == "n2"
     n3 = next(n for n in doc["nodes"] if n["node"] == "n3")
-    assert n3 == {"node": "n3", "feasible": False,
-                  "verdict": {"plugin": "NodeResourcesFit", "code": "Unschedulable",
-                              "reasons": ["Insufficient cpu"]},
-                  "checks": [{"plugin": "NodeResourcesFit", "code": "Unschedulable",
-                              "reasons": ["Insufficient cpu"]}]}
+    assert n3 == {
+        "node": "n3",
+        "feasible": False,
+        "verdict": {
+            "plugin": "NodeResourcesFit",
+            "code": "Unschedulable",
+            "reasons": ["Insufficient cpu"],
+        },
+        "checks": [
+            {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"]}
+        ],
+    }
     assert doc["scores"][0] == {
-        "node": "n2", "total": 390,
-        "plugins": {"NodeResourcesFit": {"raw": 90, "normalized": 90, "weighted": 90},
-                    "TaintToleration": {"raw": 0, "normalized": 100, "weighted": 300}},
+        "node": "n2",
+        "total": 390,
+        "plugins": {
+            "NodeResourcesFit": {"raw": 90, "normalized": 90, "weighted": 90},
+            "TaintToleration": {"raw": 0, "normalized": 100, "weighted": 300},
+        },
     }
     assert doc["fitError"] is None
     assert orjson.loads(render_json(pending()))["fitError"].startswith("0/3 nodes")

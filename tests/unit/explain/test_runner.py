@@ -24,9 +24,11 @@ profiles:
 
 def cluster(*pods: dict[str, object]) -> FakeKube:
     kube = FakeKube()
-    kube.add("/api/v1/nodes",
-             make_node("small").capacity(cpu="2").raw(),
-             make_node("big").capacity(cpu="16").raw())
+    kube.add(
+        "/api/v1/nodes",
+        make_node("small").capacity(cpu="2").raw(),
+        make_node("big").capacity(cpu="16").raw(),
+    )
     kube.add("/api/v1/pods", *pods)
     for p in pods:
         meta = p["metadata"]
@@ -39,8 +41,7 @@ async def test_explains_a_pending_pod_without_writing() -> None:
     out = await explain_pod(kube, "ns", "p", default_config(REGISTRY), REGISTRY)
     assert out.pod == "ns/p"
     assert out.profile == "default-scheduler"
-    assert {n.node: n.verdict.plugin for n in out.nodes} == {"small": "NodeResourcesFit",
-                                                             "big": ""}
+    assert {n.node: n.verdict.plugin for n in out.nodes} == {"small": "NodeResourcesFit", "big": ""}
     assert out.selected == "big"
     assert kube.writes == []
 
@@ -73,8 +74,10 @@ async def test_plugins_get_their_stores_listed_once() -> None:
     ("pod", "want"),
     [
         (None, "pod ns/q not found"),
-        (make_pod("p", "ns").scheduler("elsewhere").raw(),
-         "schedulerName 'elsewhere' matches no profile"),
+        (
+            make_pod("p", "ns").scheduler("elsewhere").raw(),
+            "schedulerName 'elsewhere' matches no profile",
+        ),
     ],
     ids=["missing", "no-profile"],
 )
@@ -82,5 +85,6 @@ async def test_errors(pod: dict[str, object] | None, want: str) -> None:
     kube = cluster(*([pod] if pod else []))
     kube.missing.add(pod_path("ns", "q"))
     with pytest.raises(ExplainError, match=want):
-        await explain_pod(kube, "ns", "q" if pod is None else "p", default_config(REGISTRY),
-                          REGISTRY)
+        await explain_pod(
+            kube, "ns", "q" if pod is None else "p", default_config(REGISTRY), REGISTRY
+        )

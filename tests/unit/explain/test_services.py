@@ -57,8 +57,9 @@ def test_services_index_pods_and_hold_events() -> None:
 
 def test_store_is_one_per_resource_and_remembers_the_request() -> None:
     s = ExplainServices(FakeKube(), Snapshot(), [])
-    req: InformerRequest[Any] = InformerRequest("things/v1", "/apis/x/v1/things", dict,
-                                                EventResource.POD)
+    req: InformerRequest[Any] = InformerRequest(
+        "things/v1", "/apis/x/v1/things", dict, EventResource.POD
+    )
     first = s.store(req)
     assert s.store(req) is first
     assert s.requests == {"things/v1": req}

@@ -9,11 +9,13 @@ from asched.explain.table import format_table
     ("headers", "rows", "want"),
     [
         (("A", "B"), [], ["A  B"]),
-        (("NODE", "WHY"), [["n1", "x"], ["node-22", "long reason"]],
-         ["NODE     WHY", "n1       x", "node-22  long reason"]),
+        (
+            ("NODE", "WHY"),
+            [["n1", "x"], ["node-22", "long reason"]],
+            ["NODE     WHY", "n1       x", "node-22  long reason"],
+        ),
         # The last column is not padded, so no line ends in spaces.
-        (("A", "B", "C"), [["1", "", ""], ["22", "333", "4"]],
-         ["A   B    C", "1", "22  333  4"]),
+        (("A", "B", "C"), [["1", "", ""], ["22", "333", "4"]], ["A   B    C", "1", "22  333  4"]),
     ],
     ids=["header-only", "aligned", "no-trailing-spaces"],
 )

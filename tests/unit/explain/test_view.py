@@ -13,8 +13,7 @@ from asched.informers import Store
 from tests.builders import make_node, make_pod
 from tests.unit.explain.fakes import FakeKube
 
-BAD_NODE: dict[str, Any] = {"metadata": {"name": "bad"},
-                            "status": {"allocatable": {"cpu": "lots"}}}
+BAD_NODE: dict[str, Any] = {"metadata": {"name": "bad"}, "status": {"allocatable": {"cpu": "lots"}}}
 
 
 async def test_load_view_decodes_nodes_and_pods_and_names_what_it_skips() -> None:
@@ -29,8 +28,11 @@ async def test_load_view_decodes_nodes_and_pods_and_names_what_it_skips() -> Non
     assert kube.writes == []
 
 
-@pytest.mark.parametrize(("optional", "raises"), [(True, False), (False, True)],
-                         ids=["optional-missing-is-empty", "required-missing-raises"])
+@pytest.mark.parametrize(
+    ("optional", "raises"),
+    [(True, False), (False, True)],
+    ids=["optional-missing-is-empty", "required-missing-raises"],
+)
 async def test_a_missing_resource(optional: bool, raises: bool) -> None:
     kube = FakeKube()
     kube.missing.add("/apis/x/v1/things")
@@ -44,8 +46,9 @@ async def test_a_missing_resource(optional: bool, raises: bool) -> None:
 async def test_fill_store_keys_objects_like_an_informer_and_marks_it_synced() -> None:
     kube = FakeKube()
     kube.add("/api/v1/nodes", make_node("n1").raw(), BAD_NODE)
-    req: InformerRequest[Any] = InformerRequest("nodes", "/api/v1/nodes", decode_node,
-                                                EventResource.NODE)
+    req: InformerRequest[Any] = InformerRequest(
+        "nodes", "/api/v1/nodes", decode_node, EventResource.NODE
+    )
     store: Store[Any] = Store()
     skipped = await fill_store(kube, req, store)
     assert store.list_keys() == ["n1"]

@@ -34,8 +34,9 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str, str]] = []
 
-    def event(self, regarding: Any, event_type: str, reason: str, action: str,
-              message: str) -> None:
+    def event(
+        self, regarding: Any, event_type: str, reason: str, action: str, message: str
+    ) -> None:
         self.events.append((event_type, reason, message))
 
 
@@ -87,8 +88,9 @@ class LabelFilter:
     def __init__(self, args: Any, handle: Any) -> None:
         self.only: frozenset[str] | None = args
 
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-                   ) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         CALLS.append("PreFilter")
         if pod.labels.get("prefilter") == "reject":
             return None, st.unresolvable("pod rejected at prefilter", plugin=self.name)
@@ -146,8 +148,9 @@ class Prefer:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         return 10 if node_info.name == pod.labels.get("prefer") else 1
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]
-                        ) -> Status | None:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
         top = max(s.score for s in scores) or 1
         for s in scores:
             s.score = s.score * 100 // top
@@ -207,8 +210,9 @@ class Preempt:
     def __init__(self, args: Any, handle: Any) -> None:
         pass
 
-    async def post_filter(self, state: CycleState, pod: Pod, statuses: NodeToStatus
-                          ) -> tuple[PostFilterResult | None, Status | None]:
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
         if pod.labels.get("nominate"):
             return PostFilterResult(pod.labels["nominate"]), None
         return None, st.unschedulable("preemption: not eligible")

@@ -25,7 +25,9 @@ async def test_filter_rejection_carries_plugin_name() -> None:
     st = await fwk.run_filter_plugins(CycleState(), make_pod("p").obj(), _ni("n", ok=False))
     assert st is not None
     assert (st.code, st.plugin, st.reasons) == (
-        Code.UNSCHEDULABLE, "Label", ("node(s) didn't have ok=true",)
+        Code.UNSCHEDULABLE,
+        "Label",
+        ("node(s) didn't have ok=true",),
     )
 
 
@@ -87,8 +89,9 @@ def test_normalize_and_weight() -> None:
 def test_out_of_range_score_is_an_error() -> None:
     fwk = framework(scores=(("Prefer", 1),))
     fwk.plugins["Prefer"].normalize_score = lambda *a: None  # type: ignore[attr-defined]
-    st = fwk.normalize_and_weigh(CycleState(), make_pod("p").obj(),
-                                 {"Prefer": [NodeScore("a", 101)]})
+    st = fwk.normalize_and_weigh(
+        CycleState(), make_pod("p").obj(), {"Prefer": [NodeScore("a", 101)]}
+    )
     assert st is not None
     assert st.code == Code.ERROR
 
@@ -126,8 +129,10 @@ async def test_permit_wait_then_allow() -> None:
     assert wp.pending_plugins == ["Gate"]
     result: list[object] = []
     async with anyio.create_task_group() as tg:
+
         async def waiter() -> None:
             result.append(await fwk.wait_on_permit(pod))
+
         tg.start_soon(waiter)
         await anyio.wait_all_tasks_blocked()
         wp.allow("Gate")
@@ -141,8 +146,10 @@ async def test_permit_wait_then_reject_by_another_plugin() -> None:
     fwk.run_permit(CycleState(), pod, "n")
     result: list[object] = []
     async with anyio.create_task_group() as tg:
+
         async def waiter() -> None:
             result.append(await fwk.wait_on_permit(pod))
+
         tg.start_soon(waiter)
         await anyio.wait_all_tasks_blocked()
         assert fwk.waiting_pods.reject(pod.uid, "Coscheduling", "sibling failed")
@@ -159,8 +166,10 @@ async def test_permit_timeout_rejects_on_injected_clock() -> None:
     fwk.run_permit(CycleState(), pod, "n")
     result: list[object] = []
     async with anyio.create_task_group() as tg:
+
         async def waiter() -> None:
             result.append(await fwk.wait_on_permit(pod))
+
         tg.start_soon(waiter)
         await anyio.wait_all_tasks_blocked()
         services.clock.advance(4.9)

@@ -27,8 +27,14 @@ def key_of(raw: Raw) -> str:
 
 
 def gone_status(rv: int, current: int) -> Raw:
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410,
-            "reason": "Expired", "message": f"too old resource version: {rv} ({current})"}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": 410,
+        "reason": "Expired",
+        "message": f"too old resource version: {rv} ({current})",
+    }
 
 
 class FakeApi:
@@ -86,9 +92,15 @@ class FakeApi:
         self.rv += n
 
     def bookmark(self) -> None:
-        self.history.append((self.rv, orjson.dumps(
-            {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(self.rv)}}}
-        ) + b"\n"))
+        self.history.append(
+            (
+                self.rv,
+                orjson.dumps(
+                    {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(self.rv)}}}
+                )
+                + b"\n",
+            )
+        )
         self._wake()
 
     def inject(self, line: bytes) -> None:
@@ -109,8 +121,13 @@ class FakeApi:
     # -- KubeClient -----------------------------------------------------------------------
 
     async def request(
-        self, method: str, path: str, *, body: Any = None,
-        params: Mapping[str, str] | None = None, content_type: str = "application/json",
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> Any:
         await anyio.lowlevel.checkpoint()
         query = dict(params or {})
@@ -130,7 +147,7 @@ class FakeApi:
             snap_id, offset = len(self._snapshots), 0
             rv, items = self.rv, [copy.deepcopy(o) for _, o in sorted(self.objects.items())]
             self._snapshots[snap_id] = (rv, items)
-        page = items[offset:offset + limit]
+        page = items[offset : offset + limit]
         meta: Raw = {"resourceVersion": str(rv)}
         if offset + limit < len(items):
             meta["continue"] = f"{snap_id}:{offset + limit}"
@@ -153,8 +170,7 @@ class FakeApi:
             yield orjson.dumps({"type": "ERROR", "object": gone_status(start, self.rv)})
             return
         generation = self._generation
-        index = next((i for i, (rv, _) in enumerate(self.history) if rv > start),
-                     len(self.history))
+        index = next((i for i, (rv, _) in enumerate(self.history) if rv > start), len(self.history))
         while True:
             changed = self._changed
             closed = self._closed.get(generation)
@@ -187,8 +203,13 @@ class Router:
         return self.apis.get(path, self.unknown)
 
     async def request(
-        self, method: str, path: str, *, body: Any = None,
-        params: Mapping[str, str] | None = None, content_type: str = "application/json",
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> Any:
         return await self._api(path).request(method, path, body=body, params=params)
 

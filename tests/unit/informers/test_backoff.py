@@ -25,8 +25,11 @@ class FixedRandom(random.Random):
     [
         pytest.param(0.0, [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0], id="no-jitter-drawn"),
         pytest.param(0.5, [1.2, 2.4, 4.8, 9.6, 19.2, 30.0, 30.0, 30.0], id="half-jitter"),
-        pytest.param(0.999, [1.5992, 3.1984, 6.3968, 12.7936, 25.5872, 30.0, 30.0, 30.0],
-                     id="full-jitter-still-capped"),
+        pytest.param(
+            0.999,
+            [1.5992, 3.1984, 6.3968, 12.7936, 25.5872, 30.0, 30.0, 30.0],
+            id="full-jitter-still-capped",
+        ),
     ],
 )
 def test_delays_double_and_stay_under_the_cap(jitter_draw: float, expected: list[float]) -> None:

@@ -115,9 +115,7 @@ def api() -> FakeApi:
     return fake
 
 
-def rig_factory(
-    api: FakeApi, handler: Recorder | None = None, **kwargs: Any
-) -> Callable[[], Rig]:
+def rig_factory(api: FakeApi, handler: Recorder | None = None, **kwargs: Any) -> Callable[[], Rig]:
     clock = FakeClock()
     recorder = handler or Recorder()
     informer: Informer[Pod] = Informer(
@@ -165,8 +163,11 @@ async def test_watch_events_reach_the_handler_in_order(api: FakeApi) -> None:
         rig.api.delete("default/b")
         await settle()
 
-        assert rig.handler.take() == [("add", "d", "104"), ("update", "a", "105"),
-                                      ("delete", "b", "106")]
+        assert rig.handler.take() == [
+            ("add", "d", "104"),
+            ("update", "a", "105"),
+            ("delete", "b", "106"),
+        ]
         assert rig.informer.resource_version == "106"
         rig.assert_in_step()
 
@@ -189,8 +190,9 @@ async def test_bookmark_moves_the_resource_version_silently(api: FakeApi) -> Non
         assert len(rig.api.list_calls) == 1
 
 
-@pytest.mark.parametrize("as_http", [pytest.param(False, id="error-event"),
-                                     pytest.param(True, id="http-410")])
+@pytest.mark.parametrize(
+    "as_http", [pytest.param(False, id="error-event"), pytest.param(True, id="http-410")]
+)
 async def test_expired_watch_relists_and_delivers_the_gap_exactly_once(
     api: FakeApi, as_http: bool
 ) -> None:
@@ -207,8 +209,11 @@ async def test_expired_watch_relists_and_delivers_the_gap_exactly_once(
 
         assert len(rig.api.list_calls) == 2
         # b's final state is unknown after a gap: the handler gets the last version it saw.
-        assert rig.handler.take() == [("delete", "b", "102"), ("update", "a", "104"),
-                                      ("add", "d", "106")]
+        assert rig.handler.take() == [
+            ("delete", "b", "102"),
+            ("update", "a", "104"),
+            ("add", "d", "106"),
+        ]
         assert rig.informer.resource_version == str(rig.api.rv)
         assert rig.clock.sleepers == 0
         rig.assert_in_step()
@@ -321,8 +326,9 @@ async def test_failed_list_is_retried_and_sync_waits_for_it(api: FakeApi, error:
         rig.assert_in_step()
 
 
-@pytest.mark.parametrize("optional", [pytest.param(True, id="optional"),
-                                      pytest.param(False, id="required")])
+@pytest.mark.parametrize(
+    "optional", [pytest.param(True, id="optional"), pytest.param(False, id="required")]
+)
 async def test_missing_resource_syncs_empty_then_finds_it_later(optional: bool) -> None:
     api = FakeApi()
     api.missing = True
@@ -346,8 +352,11 @@ async def test_resource_that_disappears_empties_the_store(api: FakeApi) -> None:
         await settle()
         await rig.backoff()  # the watch's 404 backs off, then the relist finds nothing
 
-        assert sorted(e[:2] for e in rig.handler.take()) == [("delete", "a"), ("delete", "b"),
-                                                              ("delete", "c")]
+        assert sorted(e[:2] for e in rig.handler.take()) == [
+            ("delete", "a"),
+            ("delete", "b"),
+            ("delete", "c"),
+        ]
         assert rig.informer.has_synced()
 
 
@@ -363,8 +372,13 @@ async def test_expired_continue_token_restarts_the_list_without_duplicates() -> 
         rig.assert_in_step()
 
 
-@pytest.mark.parametrize("handler", [pytest.param(ErrorRecorder(), id="with-callback"),
-                                     pytest.param(Recorder(), id="without-callback")])
+@pytest.mark.parametrize(
+    "handler",
+    [
+        pytest.param(ErrorRecorder(), id="with-callback"),
+        pytest.param(Recorder(), id="without-callback"),
+    ],
+)
 async def test_undecodable_objects_are_skipped_alone(handler: Recorder) -> None:
     api = FakeApi()
     api.put(pod("a"))
@@ -390,7 +404,9 @@ async def test_undecodable_objects_are_skipped_alone(handler: Recorder) -> None:
         if isinstance(handler, ErrorRecorder):
             cpu = "spec.containers[0].resources.requests.cpu"
             assert handler.decode_errors == [
-                ("default/bad", cpu), ("default/a", cpu), ("default/a", cpu)
+                ("default/bad", cpu),
+                ("default/a", cpu),
+                ("default/a", cpu),
             ]
 
 
@@ -411,8 +427,12 @@ async def test_a_failing_handler_does_not_stop_the_informer(api: FakeApi) -> Non
         api.put(pod("d"))
         await settle()
 
-        assert [e[:2] for e in rig.handler.take()] == [("add", "a"), ("add", "b"), ("add", "c"),
-                                                       ("add", "d")]
+        assert [e[:2] for e in rig.handler.take()] == [
+            ("add", "a"),
+            ("add", "b"),
+            ("add", "c"),
+            ("add", "d"),
+        ]
         assert rig.informer.store.get("default/b") is not None
 
 
@@ -440,8 +460,9 @@ async def test_custom_key() -> None:
     api = FakeApi()
     api.put(pod("a"))
     recorder = Recorder()
-    informer: Informer[Pod] = Informer(api, "/api/v1/pods", decode_pod, recorder,
-                                       key=lambda p: p.uid, clock=FakeClock())
+    informer: Informer[Pod] = Informer(
+        api, "/api/v1/pods", decode_pod, recorder, key=lambda p: p.uid, clock=FakeClock()
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(informer.run)
         await settle()

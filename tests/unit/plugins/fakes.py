@@ -85,8 +85,9 @@ class FakeEvents:
     def __init__(self) -> None:
         self.recorded: list[tuple[Any, str, str, str, str]] = []
 
-    def event(self, regarding: Any, event_type: str, reason: str, action: str,
-              message: str) -> None:
+    def event(
+        self, regarding: Any, event_type: str, reason: str, action: str, message: str
+    ) -> None:
         self.recorded.append((regarding, event_type, reason, action, message))
 
 
@@ -133,8 +134,9 @@ class FakeHandle:
         raise NotImplementedError("FakeHandle.store")
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        return [p for ni in self._snapshot.node_infos() for p in ni.pods
-                if p.namespace == namespace]
+        return [
+            p for ni in self._snapshot.node_infos() for p in ni.pods if p.namespace == namespace
+        ]
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return []

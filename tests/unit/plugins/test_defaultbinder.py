@@ -20,13 +20,20 @@ async def test_binds_with_namespace_name_uid_and_node() -> None:
 
 async def test_api_error_becomes_error_status_with_the_api_message() -> None:
     client = FakeClient()
-    client.fail_with = ApiError(409, "Conflict", 'pod "web" is already assigned to node "n1"',
-                                "POST", "/api/v1/namespaces/shop/pods/web/binding")
+    client.fail_with = ApiError(
+        409,
+        "Conflict",
+        'pod "web" is already assigned to node "n1"',
+        "POST",
+        "/api/v1/namespaces/shop/pods/web/binding",
+    )
     pod = make_pod("web", namespace="shop").obj()
     st = await DefaultBinder(None, FakeHandle(client=client)).bind(CycleState(), pod, "n7")
     assert st is not None
     assert (st.code, st.reasons, st.plugin) == (
-        Code.ERROR, ('pod "web" is already assigned to node "n1"',), NAME
+        Code.ERROR,
+        ('pod "web" is already assigned to node "n1"',),
+        NAME,
     )
     assert st.error is client.fail_with
     assert client.bindings == []

@@ -60,8 +60,13 @@ class RecordingClient:
         self.max_in_flight = 0
 
     async def request(
-        self, method: str, path: str, *, body: Any = None,
-        params: Mapping[str, str] | None = None, content_type: str = "application/json",
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
     ) -> Any:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -76,8 +81,9 @@ class RecordingClient:
         finally:
             self.in_flight -= 1
 
-    def stream_lines(self, path: str, params: Mapping[str, str] | None = None
-                     ) -> AsyncIterator[bytes]:
+    def stream_lines(
+        self, path: str, params: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
         raise NotImplementedError
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
@@ -87,8 +93,9 @@ class RecordingClient:
         return None
 
     def deleted(self) -> list[str]:
-        return [path.rsplit("/", 1)[1] for method, path, _, _ in self.requests
-                if method == "DELETE"]
+        return [
+            path.rsplit("/", 1)[1] for method, path, _, _ in self.requests if method == "DELETE"
+        ]
 
     def deletes(self) -> list[tuple[str, Any]]:
         return [(path, body) for method, path, body, _ in self.requests if method == "DELETE"]
@@ -152,12 +159,14 @@ class Broken:
             return error(f"failed to remove pod: {pod.name}", self.name)
         return None
 
-    def add_pod(self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
-                ) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._check(pod, node_info)
 
-    def remove_pod(self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
-                   ) -> Status | None:
+    def remove_pod(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._check(pod, node_info)
 
 
@@ -219,8 +228,13 @@ def env(
     services = Services(cluster(nodes, pods), pdbs)
     services.nominated = dict(nominated or {})
     registry = Registry()
-    for spec in (PluginSpec("Sort", Sort), FIT_SPEC, SPEC, PluginSpec("Broken", Broken),
-                 PluginSpec("Seen", Seen)):
+    for spec in (
+        PluginSpec("Sort", Sort),
+        FIT_SPEC,
+        SPEC,
+        PluginSpec("Broken", Broken),
+        PluginSpec("Seen", Seen),
+    ):
         registry.register(spec)
     pre_filters = [("NodeResourcesFit", 0)] + ([("Broken", 0)] if broken else [])
     profile = ProfileSpec(
@@ -244,24 +258,41 @@ def node(name: str, cpu: str = "1", **labels: str) -> Node:
     return make_node(name).capacity(cpu=cpu).labels(labels).obj()
 
 
-def running(name: str, on: str, cpu: str, priority: int = LOW,
-            started: str = "2026-01-01T00:00:00Z") -> PodBuilder:
-    return (make_pod(name).uid(name).label("app", name).node(on).cpu(cpu).priority(priority)
-            .created(started))
+def running(
+    name: str, on: str, cpu: str, priority: int = LOW, started: str = "2026-01-01T00:00:00Z"
+) -> PodBuilder:
+    return (
+        make_pod(name)
+        .uid(name)
+        .label("app", name)
+        .node(on)
+        .cpu(cpu)
+        .priority(priority)
+        .created(started)
+    )
 
 
 def preemptor(cpu: str = "1", priority: int = HIGH) -> PodBuilder:
     return make_pod("p").uid("p").cpu(cpu).priority(priority)
 
 
-def pdb(name: str, labels: dict[str, str], allowed: int, disrupted: Sequence[str] = (),
-        namespace: str = "default") -> PodDisruptionBudget:
-    return decode_pdb({
-        "metadata": {"namespace": namespace, "name": name},
-        "spec": {"selector": {"matchLabels": labels}},
-        "status": {"disruptionsAllowed": allowed,
-                   "disruptedPods": dict.fromkeys(disrupted, "2026-01-01T00:00:00Z")},
-    })
+def pdb(
+    name: str,
+    labels: dict[str, str],
+    allowed: int,
+    disrupted: Sequence[str] = (),
+    namespace: str = "default",
+) -> PodDisruptionBudget:
+    return decode_pdb(
+        {
+            "metadata": {"namespace": namespace, "name": name},
+            "spec": {"selector": {"matchLabels": labels}},
+            "status": {
+                "disruptionsAllowed": allowed,
+                "disruptedPods": dict.fromkeys(disrupted, "2026-01-01T00:00:00Z"),
+            },
+        }
+    )
 
 
 # ---- PostFilter outcomes ----------------------------------------------------------------
@@ -285,97 +316,160 @@ class Case:
 
 def placed(node: str, victims: int) -> Status:
     """DefaultPreemption's Success status (kube-scheduler 1.37 wording)."""
-    return Status(Code.SUCCESS, (
-        f"preemption: found a potential placement for pod on node {node}, "
-        f"preempting {victims} victims",
-    ), NAME)
+    return Status(
+        Code.SUCCESS,
+        (
+            f"preemption: found a potential placement for pod on node {node}, "
+            f"preempting {victims} victims",
+        ),
+        NAME,
+    )
 
 
 CASES = {
     "higher-priority-pod-preempts": Case(
-        [node("n1")], [running("v", "n1", "1").obj()], preemptor().obj(),
-        "n1", Code.SUCCESS, want_deleted=["v"],
+        [node("n1")],
+        [running("v", "n1", "1").obj()],
+        preemptor().obj(),
+        "n1",
+        Code.SUCCESS,
+        want_deleted=["v"],
     ),
     "preemption-policy-never": Case(
-        [node("n1")], [running("v", "n1", "1").obj()],
+        [node("n1")],
+        [running("v", "n1", "1").obj()],
         preemptor().preemption_policy("Never").obj(),
-        None, Code.UNSCHEDULABLE, "preemption: not eligible due to preemptionPolicy=Never.",
+        None,
+        Code.UNSCHEDULABLE,
+        "preemption: not eligible due to preemptionPolicy=Never.",
     ),
     "tied-priority-has-no-victims": Case(
-        [node("n1")], [running("v", "n1", "1", HIGH).obj()], preemptor().obj(),
-        "", Code.UNSCHEDULABLE,
+        [node("n1")],
+        [running("v", "n1", "1", HIGH).obj()],
+        preemptor().obj(),
+        "",
+        Code.UNSCHEDULABLE,
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
     ),
     "still-too-little-room-after-removing-all-lower": Case(
         [node("n1"), node("n2")],
-        [running("a", "n1", "600m", HIGH).obj(), running("b", "n1", "400m").obj(),
-         running("c", "n2", "600m", HIGH).obj(), running("d", "n2", "400m").obj()],
+        [
+            running("a", "n1", "600m", HIGH).obj(),
+            running("b", "n1", "400m").obj(),
+            running("c", "n2", "600m", HIGH).obj(),
+            running("d", "n2", "400m").obj(),
+        ],
         preemptor("500m").obj(),
-        "", Code.UNSCHEDULABLE, "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
+        "",
+        Code.UNSCHEDULABLE,
+        "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
     ),
     "unresolvable-nodes-are-not-tried": Case(
         [node("small", cpu="500m"), node("n2")],
         [running("a", "small", "500m").obj(), running("b", "n2", "1", VERY_HIGH).obj()],
         preemptor().obj(),
-        "", Code.UNSCHEDULABLE,
+        "",
+        Code.UNSCHEDULABLE,
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling.",
     ),
     "every-node-unresolvable": Case(
         [node("s1", cpu="500m"), node("s2", cpu="500m")],
-        [running("a", "s1", "500m").obj()], preemptor().obj(),
-        "", Code.UNSCHEDULABLE,
+        [running("a", "s1", "500m").obj()],
+        preemptor().obj(),
+        "",
+        Code.UNSCHEDULABLE,
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
     ),
     "lowest-highest-victim-priority-wins": Case(
         [node("n1"), node("n2")],
         [running("mid", "n1", "1", MID).obj(), running("low", "n2", "1", LOW).obj()],
-        preemptor(priority=VERY_HIGH).obj(), "n2", Code.SUCCESS, want_deleted=["low"],
+        preemptor(priority=VERY_HIGH).obj(),
+        "n2",
+        Code.SUCCESS,
+        want_deleted=["low"],
     ),
     "fewest-victims-wins-at-equal-priority": Case(
         [node("n1"), node("n2")],
-        [running("a", "n1", "500m").obj(), running("b", "n1", "500m").obj(),
-         running("c", "n2", "1").obj()],
-        preemptor().obj(), "n2", Code.SUCCESS, want_deleted=["c"],
+        [
+            running("a", "n1", "500m").obj(),
+            running("b", "n1", "500m").obj(),
+            running("c", "n2", "1").obj(),
+        ],
+        preemptor().obj(),
+        "n2",
+        Code.SUCCESS,
+        want_deleted=["c"],
     ),
     "unneeded-victims-are-reprieved-most-important-first": Case(
         [node("n1")],
-        [running("keep-mid", "n1", "300m", MID).obj(), running("keep-old", "n1", "300m").obj(),
-         running("evict", "n1", "400m", started="2026-01-02T00:00:00Z").obj()],
-        preemptor("400m").obj(), "n1", Code.SUCCESS, want_deleted=["evict"],
+        [
+            running("keep-mid", "n1", "300m", MID).obj(),
+            running("keep-old", "n1", "300m").obj(),
+            running("evict", "n1", "400m", started="2026-01-02T00:00:00Z").obj(),
+        ],
+        preemptor("400m").obj(),
+        "n1",
+        Code.SUCCESS,
+        want_deleted=["evict"],
     ),
     "node-without-pdb-violation-wins-over-cheaper-victims": Case(
         [node("n1"), node("n2")],
         [running("guarded", "n1", "1", LOW).obj(), running("free", "n2", "1", MID).obj()],
-        preemptor().obj(), "n2", Code.SUCCESS, want_deleted=["free"],
+        preemptor().obj(),
+        "n2",
+        Code.SUCCESS,
+        want_deleted=["free"],
         pdbs=[pdb("budget", {"app": "guarded"}, allowed=0)],
     ),
     "pdb-violating-victim-is-reprieved-first": Case(
         [node("n1")],
         [running("guarded", "n1", "500m").obj(), running("free", "n1", "500m").obj()],
-        preemptor("500m").obj(), "n1", Code.SUCCESS, want_deleted=["free"],
+        preemptor("500m").obj(),
+        "n1",
+        Code.SUCCESS,
+        want_deleted=["free"],
         pdbs=[pdb("budget", {"app": "guarded"}, allowed=0)],
     ),
     "dry-run-stops-at-enough-candidates-from-the-offset": Case(
         [node("n1"), node("n2"), node("n3")],
-        [running("cheap", "n1", "1", LOW).obj(), running("dear", "n2", "1", MID).obj(),
-         running("x", "n3", "1", MID).obj()],
-        preemptor().obj(), "n2", Code.SUCCESS, want_deleted=["dear"], want_dry_run=["n2"],
-        start=1, args=DefaultPreemptionArgs(0, 1),
+        [
+            running("cheap", "n1", "1", LOW).obj(),
+            running("dear", "n2", "1", MID).obj(),
+            running("x", "n3", "1", MID).obj(),
+        ],
+        preemptor().obj(),
+        "n2",
+        Code.SUCCESS,
+        want_deleted=["dear"],
+        want_dry_run=["n2"],
+        start=1,
+        args=DefaultPreemptionArgs(0, 1),
     ),
     "dry-run-goes-on-until-a-candidate-violates-no-pdb": Case(
         [node("n1"), node("n2"), node("n3")],
-        [running("guarded", "n1", "1", LOW).obj(), running("dear", "n2", "1", MID).obj(),
-         running("x", "n3", "1", MID).obj()],
-        preemptor().obj(), "n2", Code.SUCCESS, want_deleted=["dear"],
-        want_dry_run=["n1", "n2"], args=DefaultPreemptionArgs(0, 1),
+        [
+            running("guarded", "n1", "1", LOW).obj(),
+            running("dear", "n2", "1", MID).obj(),
+            running("x", "n3", "1", MID).obj(),
+        ],
+        preemptor().obj(),
+        "n2",
+        Code.SUCCESS,
+        want_deleted=["dear"],
+        want_dry_run=["n1", "n2"],
+        args=DefaultPreemptionArgs(0, 1),
         pdbs=[pdb("budget", {"app": "guarded"}, allowed=0)],
     ),
     "all-candidates-compared-when-the-limit-allows": Case(
         [node("n1"), node("n2")],
         [running("cheap", "n1", "1", LOW).obj(), running("dear", "n2", "1", MID).obj()],
-        preemptor().obj(), "n1", Code.SUCCESS, want_deleted=["cheap"],
-        want_dry_run=["n2", "n1"], start=1,
+        preemptor().obj(),
+        "n1",
+        Code.SUCCESS,
+        want_deleted=["cheap"],
+        want_dry_run=["n2", "n1"],
+        start=1,
     ),
 }
 
@@ -407,22 +501,28 @@ async def test_eviction_patches_condition_deletes_with_uid_and_records_event() -
     assert body["metadata"] == {"uid": "v"}
     [cond] = body["status"]["conditions"]
     assert cond == {
-        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
         "message": "my-scheduler: preempting to accommodate a higher priority pod",
         "lastTransitionTime": "2023-11-14T22:13:20Z",  # FakeClock's wall time
     }
-    assert e.client.deletes() == [(
-        "/api/v1/namespaces/default/pods/v",
-        {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "v"}},
-    )]
+    assert e.client.deletes() == [
+        (
+            "/api/v1/namespaces/default/pods/v",
+            {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "v"}},
+        )
+    ]
     # The condition is written before the pod is deleted.
     assert [m for m, *_ in e.client.requests] == ["PATCH", "DELETE"]
     assert e.events == [("Normal", "Preempted", "Preempted by pod p on node n1")]
 
 
 async def test_terminating_victim_counts_but_gets_no_api_call() -> None:
-    e = env([node("n1")], [running("old", "n1", "500m").terminating().obj(),
-                          running("v", "n1", "500m").obj()])
+    e = env(
+        [node("n1")],
+        [running("old", "n1", "500m").terminating().obj(), running("v", "n1", "500m").obj()],
+    )
     result, st = await e.preempt(preemptor().obj())
     assert (result, st) == (PostFilterResult("n1"), placed("n1", 2))
     assert e.client.deleted() == ["v"]
@@ -469,8 +569,13 @@ async def test_api_failures(method: str, status: int, want_ok: bool, want_events
 
 
 async def test_first_failure_cancels_the_other_evictions() -> None:
-    e = env([node("n1")], [running("a", "n1", "500m", started="2026-01-01T00:00:00Z").obj(),
-                          running("b", "n1", "500m", started="2026-01-02T00:00:00Z").obj()])
+    e = env(
+        [node("n1")],
+        [
+            running("a", "n1", "500m", started="2026-01-01T00:00:00Z").obj(),
+            running("b", "n1", "500m", started="2026-01-02T00:00:00Z").obj(),
+        ],
+    )
     path = "/api/v1/namespaces/default/pods/a/status"
     e.client.fail[("PATCH", path)] = ApiError(500, "InternalError", "boom", "PATCH", path)
     result, st = await e.preempt(preemptor().obj())
@@ -495,25 +600,31 @@ async def test_evictions_are_bounded_by_parallelism(parallelism: int) -> None:
 async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     low = make_pod("low").uid("low").priority(LOW).nominated("n1").obj()
     mem = make_pod("mem").uid("mem").priority(LOW).obj()  # nominated in memory only
-    e = env([node("n1", cpu="2")], [running("v", "n1", "2").obj()],
-            nominated={"n1": [low, mem]})
+    e = env([node("n1", cpu="2")], [running("v", "n1", "2").obj()], nominated={"n1": [low, mem]})
     result, st = await e.preempt(preemptor().obj())
     assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
-    clears = [(path, body) for path, body, _ in e.client.patches()
-              if "nominatedNodeName" in body["status"]]
-    assert clears == [(
-        "/api/v1/namespaces/default/pods/low/status",
-        {"metadata": {"uid": "low"}, "status": {"nominatedNodeName": None}},
-    )]
+    clears = [
+        (path, body)
+        for path, body, _ in e.client.patches()
+        if "nominatedNodeName" in body["status"]
+    ]
+    assert clears == [
+        (
+            "/api/v1/namespaces/default/pods/low/status",
+            {"metadata": {"uid": "low"}, "status": {"nominatedNodeName": None}},
+        )
+    ]
 
 
 async def test_higher_priority_nominated_pods_take_their_room_first() -> None:
     # n1 has room for one 1-cpu pod after eviction, but a higher-priority pod is
     # nominated there already, so only n2 is a candidate.
     other = make_pod("other").uid("other").cpu("1").priority(VERY_HIGH).obj()
-    e = env([node("n1"), node("n2")],
-            [running("a", "n1", "1").obj(), running("b", "n2", "1", MID).obj()],
-            nominated={"n1": [other]})
+    e = env(
+        [node("n1"), node("n2")],
+        [running("a", "n1", "1").obj(), running("b", "n2", "1", MID).obj()],
+        nominated={"n1": [other]},
+    )
     result, st = await e.preempt(preemptor().obj())
     assert (result, st) == (PostFilterResult("n2"), placed("n2", 1))
     assert e.client.deleted() == ["b"]
@@ -521,8 +632,10 @@ async def test_higher_priority_nominated_pods_take_their_room_first() -> None:
 
 @pytest.mark.parametrize(
     ("nominated_status", "want_eligible"),
-    [(unschedulable("Insufficient cpu"), False),
-     (Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gone",)), True)],
+    [
+        (unschedulable("Insufficient cpu"), False),
+        (Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gone",)), True),
+    ],
     ids=["waits-for-terminating-victim", "nominated-node-now-unresolvable"],
 )
 def test_eligibility_with_terminating_pod_on_nominated_node(
@@ -532,8 +645,9 @@ def test_eligibility_with_terminating_pod_on_nominated_node(
     pod = preemptor().nominated("n1").obj()
     ok, why = e.plugin.pod_eligible_to_preempt_others(pod, nominated_status)
     assert ok is want_eligible
-    assert why == ("" if want_eligible else
-                   "not eligible due to a terminating pod on the nominated node.")
+    assert why == (
+        "" if want_eligible else "not eligible due to a terminating pod on the nominated node."
+    )
 
 
 async def test_not_eligible_message_through_post_filter() -> None:
@@ -550,8 +664,7 @@ async def test_not_eligible_message_through_post_filter() -> None:
 @pytest.mark.parametrize(
     ("nodes", "want_node", "want_error"),
     [
-        ([node("bad", error="true")], None,
-         "preemption: failed to remove pod: p"),
+        ([node("bad", error="true")], None, "preemption: failed to remove pod: p"),
         ([node("bad", error="true"), node("good")], "good", ""),
     ],
     ids=["only-node-errors", "other-node-still-chosen"],
@@ -580,9 +693,14 @@ async def test_runs_through_the_framework_post_filter() -> None:
 
 async def test_success_says_where_and_how_many_victims() -> None:
     # kube-scheduler 1.37: the preemptor's FailedScheduling event ends with this message.
-    e = env([node("n1"), node("n2", cpu="2")],
-            [running("a", "n2", "1").obj(), running("b", "n2", "1").obj(),
-             running("c", "n1", "1", HIGH).obj()])
+    e = env(
+        [node("n1"), node("n2", cpu="2")],
+        [
+            running("a", "n2", "1").obj(),
+            running("b", "n2", "1").obj(),
+            running("c", "n1", "1", HIGH).obj(),
+        ],
+    )
     result, st = await e.preempt(preemptor("2").obj())
     assert result == PostFilterResult("n2")
     assert st is not None
@@ -594,13 +712,17 @@ async def test_success_says_where_and_how_many_victims() -> None:
 
 
 async def test_snapshot_is_not_mutated_by_dry_runs() -> None:
-    e = env([node("n1"), node("n2")],
-            [running("a", "n1", "1").obj(), running("b", "n2", "1", MID).obj()])
-    before = {ni.name: (list(ni.pods), ni.requested.milli_cpu)
-              for ni in e.services.snapshot.node_infos()}
+    e = env(
+        [node("n1"), node("n2")],
+        [running("a", "n1", "1").obj(), running("b", "n2", "1", MID).obj()],
+    )
+    before = {
+        ni.name: (list(ni.pods), ni.requested.milli_cpu) for ni in e.services.snapshot.node_infos()
+    }
     await e.preempt(preemptor().obj())
-    after = {ni.name: (list(ni.pods), ni.requested.milli_cpu)
-             for ni in e.services.snapshot.node_infos()}
+    after = {
+        ni.name: (list(ni.pods), ni.requested.milli_cpu) for ni in e.services.snapshot.node_infos()
+    }
     assert after == before
 
 
@@ -614,26 +736,40 @@ def test_registration() -> None:
 VICTIMS = {
     "importance-order-across-pdb-groups": (
         [running("guarded", "n1", "500m", LOW).obj(), running("free", "n1", "500m", MID).obj()],
-        "1", ["free", "guarded"], 1, None,
+        "1",
+        ["free", "guarded"],
+        1,
+        None,
     ),
     "only-what-is-needed": (
         [running("a", "n1", "500m", MID).obj(), running("b", "n1", "500m", LOW).obj()],
-        "500m", ["b"], 0, None,
+        "500m",
+        ["b"],
+        0,
+        None,
     ),
     "violating-victim-kept-when-possible": (
         [running("guarded", "n1", "500m", MID).obj(), running("free", "n1", "500m", LOW).obj()],
-        "500m", ["free"], 0, None,
+        "500m",
+        ["free"],
+        0,
+        None,
     ),
     "no-lower-priority-pods": (
-        [running("a", "n1", "1", HIGH).obj()], "1", [], 0,
-        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-               ("No preemption victims found for incoming pod",)),
+        [running("a", "n1", "1", HIGH).obj()],
+        "1",
+        [],
+        0,
+        Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",)
+        ),
     ),
 }
 
 
 @pytest.mark.parametrize(
-    ("pods", "cpu", "want", "want_violations", "want_status"), VICTIMS.values(),
+    ("pods", "cpu", "want", "want_violations", "want_status"),
+    VICTIMS.values(),
     ids=VICTIMS.keys(),
 )
 async def test_select_victims_on_node(
@@ -667,23 +803,31 @@ PICKS = {
         "n2",
     ),
     "smallest-priority-sum": (
-        [Candidate("n1", [_victim("a", MID), _victim("b", MID)]),
-         Candidate("n2", [_victim("c", MID), _victim("d", LOW)])],
+        [
+            Candidate("n1", [_victim("a", MID), _victim("b", MID)]),
+            Candidate("n2", [_victim("c", MID), _victim("d", LOW)]),
+        ],
         "n2",
     ),
     "negative-priorities-do-not-favour-more-victims": (
-        [Candidate("n1", [_victim("a", -100), _victim("b", -100)]),
-         Candidate("n2", [_victim("c", -100)])],
+        [
+            Candidate("n1", [_victim("a", -100), _victim("b", -100)]),
+            Candidate("n2", [_victim("c", -100)]),
+        ],
         "n2",
     ),
     "fewest-victims": (
-        [Candidate("n1", [_victim("a", LOW), _victim("b", LOW)]),
-         Candidate("n2", [_victim("c", LOW)])],
+        [
+            Candidate("n1", [_victim("a", LOW), _victim("b", LOW)]),
+            Candidate("n2", [_victim("c", LOW)]),
+        ],
         "n2",
     ),
     "latest-start-of-top-victims": (
-        [Candidate("n1", [_victim("a", MID, "2026-01-02T00:00:00Z"), _victim("b", LOW)]),
-         Candidate("n2", [_victim("c", MID, "2026-01-03T00:00:00Z"), _victim("d", LOW)])],
+        [
+            Candidate("n1", [_victim("a", MID, "2026-01-02T00:00:00Z"), _victim("b", LOW)]),
+            Candidate("n2", [_victim("c", MID, "2026-01-03T00:00:00Z"), _victim("d", LOW)]),
+        ],
         "n2",
     ),
     "full-tie-takes-the-first": (
@@ -713,7 +857,8 @@ def _labelled(name: str, namespace: str = "default", **labels: str) -> Pod:
 
 SPLITS = {
     "budget-spent-in-order": (
-        [_labelled("a", app="x"), _labelled("b", app="x")], [pdb("x", {"app": "x"}, 1)],
+        [_labelled("a", app="x"), _labelled("b", app="x")],
+        [pdb("x", {"app": "x"}, 1)],
         ["b"],
     ),
     "already-disrupted-pods-do-not-spend": (
@@ -722,13 +867,19 @@ SPLITS = {
         [],
     ),
     "other-namespace-is-not-covered": (
-        [_labelled("a", "other", app="x")], [pdb("x", {"app": "x"}, 0)], [],
+        [_labelled("a", "other", app="x")],
+        [pdb("x", {"app": "x"}, 0)],
+        [],
     ),
     "empty-selector-matches-nothing": (
-        [_labelled("a", app="x")], [pdb("x", {}, 0)], [],
+        [_labelled("a", app="x")],
+        [pdb("x", {}, 0)],
+        [],
     ),
     "unlabelled-pod-matches-nothing": (
-        [_labelled("a")], [pdb("x", {}, 0)], [],
+        [_labelled("a")],
+        [pdb("x", {}, 0)],
+        [],
     ),
     "any-spent-budget-violates": (
         [_labelled("a", app="x", tier="t")],
@@ -744,30 +895,41 @@ def test_split_by_pdb_violation(
 ) -> None:
     violating, non_violating = split_by_pdb_violation(pods, pdbs)
     assert [p.name for p in violating] == want_violating
-    assert [p.name for p in non_violating] == [
-        p.name for p in pods if p.name not in want_violating
-    ]
+    assert [p.name for p in non_violating] == [p.name for p in pods if p.name not in want_violating]
 
 
 def test_decode_pdb() -> None:
-    got = decode_pdb({
-        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-        "metadata": {"namespace": "ns", "name": "b"},
-        "spec": {"minAvailable": 1, "selector": {"matchExpressions": [
-            {"key": "app", "operator": "In", "values": ["x"]}]}},
-        "status": {"disruptionsAllowed": 2, "disruptedPods": {"p1": "2026-01-01T00:00:00Z"}},
-    })
+    got = decode_pdb(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"namespace": "ns", "name": "b"},
+            "spec": {
+                "minAvailable": 1,
+                "selector": {
+                    "matchExpressions": [{"key": "app", "operator": "In", "values": ["x"]}]
+                },
+            },
+            "status": {"disruptionsAllowed": 2, "disruptedPods": {"p1": "2026-01-01T00:00:00Z"}},
+        }
+    )
     assert (got.namespace, got.name, got.disruptions_allowed, got.disrupted_pods) == (
-        "ns", "b", 2, frozenset({"p1"}))
+        "ns",
+        "b",
+        2,
+        frozenset({"p1"}),
+    )
     assert got.selects(_labelled("q", "ns", app="x"))
     assert not got.selects(_labelled("q", "ns", app="y"))
 
 
 def test_decode_pdb_with_unreadable_selector_selects_nothing() -> None:
-    got = decode_pdb({
-        "metadata": {"namespace": "ns", "name": "b"},
-        "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}},
-    })
+    got = decode_pdb(
+        {
+            "metadata": {"namespace": "ns", "name": "b"},
+            "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}},
+        }
+    )
     assert got.selector is None
     assert got.disruptions_allowed == 0
     assert not got.selects(_labelled("q", "ns", app="x"))
@@ -778,8 +940,10 @@ def test_decode_pdb_with_unreadable_selector_selects_nothing() -> None:
 
 ARGS_OK = {
     "defaults": ({}, DefaultPreemptionArgs(10, 100)),
-    "custom": ({"minCandidateNodesPercentage": 20, "minCandidateNodesAbsolute": 50},
-               DefaultPreemptionArgs(20, 50)),
+    "custom": (
+        {"minCandidateNodesPercentage": 20, "minCandidateNodesAbsolute": 50},
+        DefaultPreemptionArgs(20, 50),
+    ),
     "zero-percentage": ({"minCandidateNodesPercentage": 0}, DefaultPreemptionArgs(0, 100)),
     "zero-absolute": ({"minCandidateNodesAbsolute": 0}, DefaultPreemptionArgs(10, 0)),
 }
@@ -791,21 +955,32 @@ def test_args(raw: dict[str, Any], want: DefaultPreemptionArgs) -> None:
 
 
 ARGS_BAD = {
-    "percentage-above-100": ({"minCandidateNodesPercentage": 101},
-                             "args.minCandidateNodesPercentage",
-                             "Invalid value: 101: not in valid range [0, 100]"),
-    "negative-percentage": ({"minCandidateNodesPercentage": -1},
-                            "args.minCandidateNodesPercentage",
-                            "Invalid value: -1: not in valid range [0, 100]"),
-    "negative-absolute": ({"minCandidateNodesAbsolute": -1}, "args.minCandidateNodesAbsolute",
-                          "Invalid value: -1: not in valid range [0, inf)"),
-    "both-zero": ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
-                  "args.minCandidateNodesPercentage",
-                  "Invalid value: 0: cannot be zero at the same time as "
-                  "minCandidateNodesAbsolute"),
+    "percentage-above-100": (
+        {"minCandidateNodesPercentage": 101},
+        "args.minCandidateNodesPercentage",
+        "Invalid value: 101: not in valid range [0, 100]",
+    ),
+    "negative-percentage": (
+        {"minCandidateNodesPercentage": -1},
+        "args.minCandidateNodesPercentage",
+        "Invalid value: -1: not in valid range [0, 100]",
+    ),
+    "negative-absolute": (
+        {"minCandidateNodesAbsolute": -1},
+        "args.minCandidateNodesAbsolute",
+        "Invalid value: -1: not in valid range [0, inf)",
+    ),
+    "both-zero": (
+        {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+        "args.minCandidateNodesPercentage",
+        "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+    ),
     "unknown-field": ({"minCandidateNodes": 1}, "args.minCandidateNodes", "unknown field"),
-    "not-an-integer": ({"minCandidateNodesAbsolute": "5"}, "args.minCandidateNodesAbsolute",
-                       "must be an integer, got '5'"),
+    "not-an-integer": (
+        {"minCandidateNodesAbsolute": "5"},
+        "args.minCandidateNodesAbsolute",
+        "must be an integer, got '5'",
+    ),
 }
 
 
@@ -818,9 +993,13 @@ def test_args_rejected(raw: dict[str, Any], path: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("args", "num_nodes", "want"),
-    [(DefaultPreemptionArgs(10, 100), 50, 50), (DefaultPreemptionArgs(10, 100), 5000, 500),
-     (DefaultPreemptionArgs(10, 100), 1000, 100), (DefaultPreemptionArgs(0, 1), 30, 1),
-     (DefaultPreemptionArgs(50, 0), 7, 3)],
+    [
+        (DefaultPreemptionArgs(10, 100), 50, 50),
+        (DefaultPreemptionArgs(10, 100), 5000, 500),
+        (DefaultPreemptionArgs(10, 100), 1000, 100),
+        (DefaultPreemptionArgs(0, 1), 30, 1),
+        (DefaultPreemptionArgs(50, 0), 7, 3),
+    ],
     ids=["capped-by-nodes", "percentage", "absolute-floor", "absolute-only", "percentage-only"],
 )
 def test_num_candidates(args: DefaultPreemptionArgs, num_nodes: int, want: int) -> None:

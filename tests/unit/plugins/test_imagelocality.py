@@ -38,8 +38,11 @@ def fill_image_states(infos: list[NodeInfo]) -> None:
                 counts[n] = counts.get(n, 0) + 1
     for ni in infos:
         assert ni.node is not None
-        ni.image_states = {n: ImageStateSummary(img.size_bytes, counts[n])
-                           for img in ni.node.images for n in img.names}
+        ni.image_states = {
+            n: ImageStateSummary(img.size_bytes, counts[n])
+            for img in ni.node.images
+            for n in img.names
+        }
 
 
 def run(pod: Pod, nodes: list[Node], cached: bool) -> list[int] | None:
@@ -62,26 +65,47 @@ BIG = "gcr.io/300:latest"
     ("pod", "nodes", "want"),
     [
         # 300 MB on 2 of 3 nodes -> 200 MB; (200-23)*100/(1000-23) = 18.
-        pytest.param(make_pod("p").image("gcr.io/300").obj(),
-                     [with_images("n1", (BIG, 300)), with_images("n2", (BIG, 300)),
-                      with_images("n3")], [18, 18, 0], id="untagged-image-spread"),
+        pytest.param(
+            make_pod("p").image("gcr.io/300").obj(),
+            [with_images("n1", (BIG, 300)), with_images("n2", (BIG, 300)), with_images("n3")],
+            [18, 18, 0],
+            id="untagged-image-spread",
+        ),
         # 40 MB on 1 of 2 nodes -> 20 MB, under the 23 MB floor: nothing scores.
-        pytest.param(make_pod("p").image("gcr.io/40:latest").obj(),
-                     [with_images("n1", ("gcr.io/40:latest", 40)), with_images("n2")], None,
-                     id="small-image-skips"),
-        pytest.param(make_pod("p").image("gcr.io/none").obj(),
-                     [with_images("n1", (BIG, 300))], None, id="image-absent-skips"),
+        pytest.param(
+            make_pod("p").image("gcr.io/40:latest").obj(),
+            [with_images("n1", ("gcr.io/40:latest", 40)), with_images("n2")],
+            None,
+            id="small-image-skips",
+        ),
+        pytest.param(
+            make_pod("p").image("gcr.io/none").obj(),
+            [with_images("n1", (BIG, 300))],
+            None,
+            id="image-absent-skips",
+        ),
         # 3000 MB on the only node, clamped to 1000 MB for one container -> 100.
-        pytest.param(make_pod("p").image("huge:1").obj(), [with_images("n1", ("huge:1", 3000))],
-                     [100], id="clamped-to-max"),
+        pytest.param(
+            make_pod("p").image("huge:1").obj(),
+            [with_images("n1", ("huge:1", 3000))],
+            [100],
+            id="clamped-to-max",
+        ),
         # Init container images count, and raise the ceiling to 2 x 1000 MB:
         # 1500 MB -> (1500-23)*100/(2000-23) = 74.
-        pytest.param(make_pod("p").image("absent:1").init_container("init").obj(),
-                     [with_images("n1", (PAUSE, 1500))], [74], id="init-container-image"),
+        pytest.param(
+            make_pod("p").image("absent:1").init_container("init").obj(),
+            [with_images("n1", (PAUSE, 1500))],
+            [74],
+            id="init-container-image",
+        ),
         # Two containers, 500 MB each on the only node: (1000-23)*100/(2000-23) = 49.
-        pytest.param(make_pod("p").image("a:1").container("c2", image="b:1").obj(),
-                     [with_images("n1", ("a:1", 500), ("b:1", 500))],
-                     [49], id="sum-over-containers"),
+        pytest.param(
+            make_pod("p").image("a:1").container("c2", image="b:1").obj(),
+            [with_images("n1", ("a:1", 500), ("b:1", 500))],
+            [49],
+            id="sum-over-containers",
+        ),
     ],
 )
 @pytest.mark.parametrize("cached", [True, False], ids=["cache-summaries", "derived-summaries"])

@@ -71,8 +71,7 @@ NODES = [node("n1", "z1"), node("n2", "z1"), node("n3", "z2"), node("n4")]
 THREE = NODES[:3]
 
 
-def on(name: str, node_name: str, labels: dict[str, str] | None = None,
-       ns: str = "default") -> Pod:
+def on(name: str, node_name: str, labels: dict[str, str] | None = None, ns: str = "default") -> Pod:
     return make_pod(name, ns).labels(DB if labels is None else labels).node(node_name).obj()
 
 
@@ -82,8 +81,13 @@ def incoming(labels: dict[str, str] | None = None) -> PodBuilder:
 
 def guard(node_name: str, key: str, ns: str = "default", **term: Any) -> Pod:
     """An existing pod that keeps web pods away (required anti-affinity)."""
-    return make_pod("guard", ns).labels({"app": "guard"}).node(node_name) \
-        .pod_affinity(key, WEB, anti=True, **term).obj()
+    return (
+        make_pod("guard", ns)
+        .labels({"app": "guard"})
+        .node(node_name)
+        .pod_affinity(key, WEB, anti=True, **term)
+        .obj()
+    )
 
 
 def outcome(st: Status | None) -> Outcome:
@@ -93,8 +97,9 @@ def outcome(st: Status | None) -> Outcome:
     return st.code, st.message()
 
 
-def run_filter(pod: Pod, infos: list[NodeInfo],
-               namespaces: list[Namespace] | None = None) -> dict[str, Outcome]:
+def run_filter(
+    pod: Pod, infos: list[NodeInfo], namespaces: list[Namespace] | None = None
+) -> dict[str, Outcome]:
     pl = InterPodAffinity(None, StoreHandle(infos, {NS: namespaces or []}))
     state = CycleState()
     _, st = pl.pre_filter(state, pod, infos)
@@ -107,8 +112,14 @@ def run_filter(pod: Pod, infos: list[NodeInfo],
 
 def test_args_defaults() -> None:
     assert Args.from_dict({}, "a") == Args(1, False)
-    assert Args.from_dict({"kind": "InterPodAffinityArgs", "hardPodAffinityWeight": 100,
-                           "ignorePreferredTermsOfExistingPods": True}, "a") == Args(100, True)
+    assert Args.from_dict(
+        {
+            "kind": "InterPodAffinityArgs",
+            "hardPodAffinityWeight": 100,
+            "ignorePreferredTermsOfExistingPods": True,
+        },
+        "a",
+    ) == Args(100, True)
 
 
 @pytest.mark.parametrize(
@@ -117,8 +128,11 @@ def test_args_defaults() -> None:
         pytest.param({"hardPodAffinityWeight": -1}, "a.hardPodAffinityWeight", id="negative"),
         pytest.param({"hardPodAffinityWeight": 101}, "a.hardPodAffinityWeight", id="too-big"),
         pytest.param({"hardPodAffinityWeight": "1"}, "a.hardPodAffinityWeight", id="string"),
-        pytest.param({"ignorePreferredTermsOfExistingPods": "yes"},
-                     "a.ignorePreferredTermsOfExistingPods", id="not-bool"),
+        pytest.param(
+            {"ignorePreferredTermsOfExistingPods": "yes"},
+            "a.ignorePreferredTermsOfExistingPods",
+            id="not-bool",
+        ),
         pytest.param({"weight": 1}, "a.weight", id="unknown-field"),
         pytest.param({"kind": "NodeAffinityArgs"}, "a.kind", id="wrong-kind"),
     ],
@@ -148,76 +162,171 @@ def test_decode_namespace() -> None:
 OTHER_NS = [Namespace("other", {"team": "x"}), Namespace("default", {"env": "prod"})]
 
 FILTER_CASES = [
-    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1")], None,
-                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-same-zone"),
-    pytest.param(incoming().pod_affinity(HOST, DB).obj(), [on("db", "n1")], None,
-                 {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF}, id="affinity-same-host"),
-    pytest.param(incoming().pod_affinity(ZONE, match_expressions=[
-                     {"key": "app", "operator": "In", "values": ["db", "cache"]}]).obj(),
-                 [on("c", "n3", {"app": "cache"})], None,
-                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF}, id="affinity-expressions"),
-    pytest.param(incoming(DB).pod_affinity(ZONE, DB).obj(), [], None,
-                 {"n1": OK, "n2": OK, "n3": OK, "n4": AFF}, id="first-pod-matches-own-term"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [], None,
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="no-match-no-self-match"),
-    pytest.param(incoming(DB).pod_affinity(ZONE, DB).obj(), [on("db", "n3")], None,
-                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
-                 id="self-match-ignored-once-a-pod-matches"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1", ns="other")], None,
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF}, id="own-namespace-by-default"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, namespaces=["other"]).obj(),
-                 [on("db", "n1", ns="other")], None,
-                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="term-namespaces"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={
-                     "matchLabels": {"team": "x"}}).obj(),
-                 [on("db", "n1", ns="other")], OTHER_NS,
-                 {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF}, id="namespace-selector"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={
-                     "matchLabels": {"team": "y"}}).obj(),
-                 [on("db", "n1", ns="other")], OTHER_NS,
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
-                 id="namespace-selector-no-match"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, namespace_selector={}).obj(),
-                 [on("db", "n3", ns="far")], None,
-                 {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF}, id="empty-namespace-selector"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
-                 [on("db", "n1"), on("be", "n1", {"tier": "be"})], None,
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
-                 id="all-terms-need-one-pod"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
-                 [on("db", "n1", {"app": "db", "tier": "be"})], None,
-                 {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF}, id="all-terms-same-pod"),
-    pytest.param(incoming(DB).pod_affinity(ZONE).obj(), [on("db", "n1")], None,
-                 {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
-                 id="absent-label-selector-matches-nothing"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, anti=True).obj(), [on("db", "n1")], None,
-                 {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK}, id="anti-affinity-zone"),
-    pytest.param(incoming().pod_affinity(HOST, DB, anti=True).obj(), [on("db", "n1")], None,
-                 {"n1": ANTI, "n2": OK, "n3": OK, "n4": OK}, id="anti-affinity-host"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, DB, anti=True).obj(),
-                 [on("db", "n1")], None,
-                 {"n1": ANTI, "n2": OK, "n3": AFF, "n4": AFF}, id="affinity-and-anti-affinity"),
-    pytest.param(incoming().obj(), [guard("n1", HOST)], None,
-                 {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK}, id="existing-anti-host"),
-    pytest.param(incoming().obj(), [guard("n1", ZONE)], None,
-                 {"n1": EXIST, "n2": EXIST, "n3": OK, "n4": OK}, id="existing-anti-zone"),
-    pytest.param(incoming().obj(),
-                 [guard("n1", HOST, ns="other", namespace_selector={
-                     "matchLabels": {"env": "prod"}})], OTHER_NS,
-                 {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
-                 id="existing-anti-namespace-selector"),
-    pytest.param(incoming().obj(), [guard("n1", HOST, ns="other", namespaces=["default"])],
-                 None, {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
-                 id="existing-anti-namespaces"),
-    pytest.param(incoming().pod_affinity(ZONE, DB).obj(), [on("db", "n1"), guard("n2", HOST)],
-                 None, {"n1": OK, "n2": EXIST, "n3": AFF, "n4": AFF},
-                 id="affinity-and-existing-anti"),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF},
+        id="affinity-same-zone",
+    ),
+    pytest.param(
+        incoming().pod_affinity(HOST, DB).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="affinity-same-host",
+    ),
+    pytest.param(
+        incoming()
+        .pod_affinity(
+            ZONE, match_expressions=[{"key": "app", "operator": "In", "values": ["db", "cache"]}]
+        )
+        .obj(),
+        [on("c", "n3", {"app": "cache"})],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
+        id="affinity-expressions",
+    ),
+    pytest.param(
+        incoming(DB).pod_affinity(ZONE, DB).obj(),
+        [],
+        None,
+        {"n1": OK, "n2": OK, "n3": OK, "n4": AFF},
+        id="first-pod-matches-own-term",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).obj(),
+        [],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="no-match-no-self-match",
+    ),
+    pytest.param(
+        incoming(DB).pod_affinity(ZONE, DB).obj(),
+        [on("db", "n3")],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
+        id="self-match-ignored-once-a-pod-matches",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).obj(),
+        [on("db", "n1", ns="other")],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="own-namespace-by-default",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, namespaces=["other"]).obj(),
+        [on("db", "n1", ns="other")],
+        None,
+        {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF},
+        id="term-namespaces",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, namespace_selector={"matchLabels": {"team": "x"}}).obj(),
+        [on("db", "n1", ns="other")],
+        OTHER_NS,
+        {"n1": OK, "n2": OK, "n3": AFF, "n4": AFF},
+        id="namespace-selector",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, namespace_selector={"matchLabels": {"team": "y"}}).obj(),
+        [on("db", "n1", ns="other")],
+        OTHER_NS,
+        {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="namespace-selector-no-match",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, namespace_selector={}).obj(),
+        [on("db", "n3", ns="far")],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": OK, "n4": AFF},
+        id="empty-namespace-selector",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
+        [on("db", "n1"), on("be", "n1", {"tier": "be"})],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="all-terms-need-one-pod",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"tier": "be"}).obj(),
+        [on("db", "n1", {"app": "db", "tier": "be"})],
+        None,
+        {"n1": OK, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="all-terms-same-pod",
+    ),
+    pytest.param(
+        incoming(DB).pod_affinity(ZONE).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": AFF, "n2": AFF, "n3": AFF, "n4": AFF},
+        id="absent-label-selector-matches-nothing",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, anti=True).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": ANTI, "n2": ANTI, "n3": OK, "n4": OK},
+        id="anti-affinity-zone",
+    ),
+    pytest.param(
+        incoming().pod_affinity(HOST, DB, anti=True).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": ANTI, "n2": OK, "n3": OK, "n4": OK},
+        id="anti-affinity-host",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, DB, anti=True).obj(),
+        [on("db", "n1")],
+        None,
+        {"n1": ANTI, "n2": OK, "n3": AFF, "n4": AFF},
+        id="affinity-and-anti-affinity",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [guard("n1", HOST)],
+        None,
+        {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
+        id="existing-anti-host",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [guard("n1", ZONE)],
+        None,
+        {"n1": EXIST, "n2": EXIST, "n3": OK, "n4": OK},
+        id="existing-anti-zone",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [guard("n1", HOST, ns="other", namespace_selector={"matchLabels": {"env": "prod"}})],
+        OTHER_NS,
+        {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
+        id="existing-anti-namespace-selector",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [guard("n1", HOST, ns="other", namespaces=["default"])],
+        None,
+        {"n1": EXIST, "n2": OK, "n3": OK, "n4": OK},
+        id="existing-anti-namespaces",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB).obj(),
+        [on("db", "n1"), guard("n2", HOST)],
+        None,
+        {"n1": OK, "n2": EXIST, "n3": AFF, "n4": AFF},
+        id="affinity-and-existing-anti",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("pod", "existing", "namespaces", "want"), FILTER_CASES)
-def test_filter(pod: Pod, existing: list[Pod], namespaces: list[Namespace] | None,
-                want: dict[str, Outcome]) -> None:
+def test_filter(
+    pod: Pod, existing: list[Pod], namespaces: list[Namespace] | None, want: dict[str, Outcome]
+) -> None:
     assert run_filter(pod, cluster(NODES, existing), namespaces) == want
 
 
@@ -225,12 +334,17 @@ def test_filter(pod: Pod, existing: list[Pod], namespaces: list[Namespace] | Non
     ("pod", "existing"),
     [
         pytest.param(incoming().obj(), [on("db", "n1")], id="no-affinity-anywhere"),
-        pytest.param(incoming().obj(), [guard("n1", HOST, ns="other")],
-                     id="existing-anti-in-other-namespace"),
-        pytest.param(incoming({"app": "api"}).obj(), [guard("n1", HOST)],
-                     id="existing-anti-not-matching"),
-        pytest.param(incoming().pod_affinity(ZONE, DB, weight=10).obj(), [on("db", "n1")],
-                     id="only-preferred-terms"),
+        pytest.param(
+            incoming().obj(), [guard("n1", HOST, ns="other")], id="existing-anti-in-other-namespace"
+        ),
+        pytest.param(
+            incoming({"app": "api"}).obj(), [guard("n1", HOST)], id="existing-anti-not-matching"
+        ),
+        pytest.param(
+            incoming().pod_affinity(ZONE, DB, weight=10).obj(),
+            [on("db", "n1")],
+            id="only-preferred-terms",
+        ),
     ],
 )
 def test_pre_filter_skips(pod: Pod, existing: list[Pod]) -> None:
@@ -244,8 +358,7 @@ def test_pre_filter_skips(pod: Pod, existing: list[Pod]) -> None:
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
     infos = cluster(NODES)
-    st = InterPodAffinity(None, StoreHandle(infos)).filter(CycleState(), incoming().obj(),
-                                                           infos[0])
+    st = InterPodAffinity(None, StoreHandle(infos)).filter(CycleState(), incoming().obj(), infos[0])
     assert st is not None
     assert st.code == Code.ERROR
 
@@ -261,26 +374,75 @@ _AFF_DB = incoming().pod_affinity(ZONE, DB).obj()
 @pytest.mark.parametrize(
     ("pod", "existing", "op", "changed", "want"),
     [
-        pytest.param(_ANTI_DB, [_DB_N3], "add", on("db1", "n1"),
-                     {"n1": ANTI, "n2": ANTI, "n3": ANTI}, id="add-makes-anti-affinity-fail"),
-        pytest.param(_ANTI_DB, [_DB_N3], "remove", _DB_N3,
-                     {"n1": OK, "n2": OK, "n3": OK}, id="remove-lifts-anti-affinity"),
-        pytest.param(_AFF_DB, [_DB_N3], "add", on("db1", "n1"),
-                     {"n1": OK, "n2": OK, "n3": OK}, id="add-satisfies-affinity"),
-        pytest.param(_AFF_DB, [_DB_N3], "remove", _DB_N3,
-                     {"n1": AFF, "n2": AFF, "n3": AFF}, id="remove-breaks-affinity"),
-        pytest.param(_ANTI_DB, [_DB_N3], "add", guard("n1", HOST),
-                     {"n1": EXIST, "n2": OK, "n3": ANTI}, id="add-existing-anti-affinity"),
-        pytest.param(_ANTI_DB, [_DB_N3, _GUARD_N2], "remove", _GUARD_N2,
-                     {"n1": OK, "n2": OK, "n3": ANTI}, id="remove-existing-anti-affinity"),
-        pytest.param(_ANTI_DB, [_DB_N3], "add", on("web", "n1", WEB),
-                     {"n1": OK, "n2": OK, "n3": ANTI}, id="add-unrelated"),
-        pytest.param(_AFF_DB, [_DB_N3], "add", on("web", "n1", WEB),
-                     {"n1": AFF, "n2": AFF, "n3": OK}, id="add-not-matching-affinity"),
+        pytest.param(
+            _ANTI_DB,
+            [_DB_N3],
+            "add",
+            on("db1", "n1"),
+            {"n1": ANTI, "n2": ANTI, "n3": ANTI},
+            id="add-makes-anti-affinity-fail",
+        ),
+        pytest.param(
+            _ANTI_DB,
+            [_DB_N3],
+            "remove",
+            _DB_N3,
+            {"n1": OK, "n2": OK, "n3": OK},
+            id="remove-lifts-anti-affinity",
+        ),
+        pytest.param(
+            _AFF_DB,
+            [_DB_N3],
+            "add",
+            on("db1", "n1"),
+            {"n1": OK, "n2": OK, "n3": OK},
+            id="add-satisfies-affinity",
+        ),
+        pytest.param(
+            _AFF_DB,
+            [_DB_N3],
+            "remove",
+            _DB_N3,
+            {"n1": AFF, "n2": AFF, "n3": AFF},
+            id="remove-breaks-affinity",
+        ),
+        pytest.param(
+            _ANTI_DB,
+            [_DB_N3],
+            "add",
+            guard("n1", HOST),
+            {"n1": EXIST, "n2": OK, "n3": ANTI},
+            id="add-existing-anti-affinity",
+        ),
+        pytest.param(
+            _ANTI_DB,
+            [_DB_N3, _GUARD_N2],
+            "remove",
+            _GUARD_N2,
+            {"n1": OK, "n2": OK, "n3": ANTI},
+            id="remove-existing-anti-affinity",
+        ),
+        pytest.param(
+            _ANTI_DB,
+            [_DB_N3],
+            "add",
+            on("web", "n1", WEB),
+            {"n1": OK, "n2": OK, "n3": ANTI},
+            id="add-unrelated",
+        ),
+        pytest.param(
+            _AFF_DB,
+            [_DB_N3],
+            "add",
+            on("web", "n1", WEB),
+            {"n1": AFF, "n2": AFF, "n3": OK},
+            id="add-not-matching-affinity",
+        ),
     ],
 )
-def test_add_remove_pod(pod: Pod, existing: list[Pod], op: str, changed: Pod,
-                        want: dict[str, Outcome]) -> None:
+def test_add_remove_pod(
+    pod: Pod, existing: list[Pod], op: str, changed: Pod, want: dict[str, Outcome]
+) -> None:
     infos = cluster(THREE, existing)
     by_name = {ni.name: ni for ni in infos}
     pl = InterPodAffinity(None, StoreHandle(infos))
@@ -312,8 +474,12 @@ def test_add_then_remove_restores_state() -> None:
 # ---- PreScore / Score / NormalizeScore ------------------------------------------------
 
 
-def run_score(pod: Pod, infos: list[NodeInfo], args: Args | None = None,
-              namespaces: list[Namespace] | None = None) -> dict[str, int] | None:
+def run_score(
+    pod: Pod,
+    infos: list[NodeInfo],
+    args: Args | None = None,
+    namespaces: list[Namespace] | None = None,
+) -> dict[str, int] | None:
     pl = InterPodAffinity(args, StoreHandle(infos, {NS: namespaces or []}))
     state = CycleState()
     st = pl.pre_score(state, pod, infos)
@@ -328,60 +494,140 @@ def run_score(pod: Pod, infos: list[NodeInfo], args: Args | None = None,
 
 def fan(node_name: str, key: str = ZONE, **term: Any) -> Pod:
     """An existing pod with an affinity term towards web pods."""
-    return make_pod("fan").labels({"app": "fan"}).node(node_name) \
-        .pod_affinity(key, WEB, **term).obj()
+    return (
+        make_pod("fan").labels({"app": "fan"}).node(node_name).pod_affinity(key, WEB, **term).obj()
+    )
 
 
 SCORE_CASES = [
-    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5).obj(), [on("db", "n1")], None,
-                 None, {"n1": 100, "n2": 100, "n3": 0}, id="preferred-affinity"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5, anti=True).obj(),
-                 [on("db", "n1")], None, None,
-                 {"n1": 0, "n2": 0, "n3": 100}, id="preferred-anti-affinity"),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, weight=5).obj(),
+        [on("db", "n1")],
+        None,
+        None,
+        {"n1": 100, "n2": 100, "n3": 0},
+        id="preferred-affinity",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, weight=5, anti=True).obj(),
+        [on("db", "n1")],
+        None,
+        None,
+        {"n1": 0, "n2": 0, "n3": 100},
+        id="preferred-anti-affinity",
+    ),
     # raw n1 = 8, n2 = 0, n3 = -4: scaled over [-4, 8].
-    pytest.param(incoming().pod_affinity(HOST, DB, weight=8)
-                 .pod_affinity(ZONE, {"app": "cache"}, weight=4, anti=True).obj(),
-                 [on("db", "n1"), on("c", "n3", {"app": "cache"})], None, None,
-                 {"n1": 100, "n2": 33, "n3": 0}, id="affinity-and-anti-affinity"),
-    pytest.param(incoming().obj(), [fan("n3")], None, None,
-                 {"n1": 0, "n2": 0, "n3": 100}, id="existing-required-affinity"),
-    pytest.param(incoming().obj(), [fan("n3")], Args(hard_pod_affinity_weight=0), None,
-                 None, id="hard-weight-zero"),
-    pytest.param(incoming().obj(), [fan("n1", weight=10)], None, None,
-                 {"n1": 100, "n2": 100, "n3": 0}, id="existing-preferred-affinity"),
-    pytest.param(incoming().obj(), [fan("n1", weight=10, anti=True)], None, None,
-                 {"n1": 0, "n2": 0, "n3": 100}, id="existing-preferred-anti-affinity"),
-    pytest.param(incoming().obj(), [fan("n1", weight=10)],
-                 Args(ignore_preferred_terms_of_existing_pods=True), None, None,
-                 id="ignore-existing-preferred-terms"),
-    pytest.param(incoming().pod_affinity(HOST, {"app": "none"}, weight=1).obj(),
-                 [fan("n1", weight=10)], Args(ignore_preferred_terms_of_existing_pods=True),
-                 None, {"n1": 100, "n2": 100, "n3": 0},
-                 id="ignore-flag-with-own-preferred-terms"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5).obj(), [on("web", "n1", WEB)],
-                 None, None, None, id="nothing-matches"),
-    pytest.param(incoming().obj(), [on("db", "n1")], None, None, None,
-                 id="no-terms-anywhere"),
-    pytest.param(incoming().obj(),
-                 [make_pod("fan", "other").labels({"app": "fan"}).node("n3")
-                  .pod_affinity(ZONE, WEB).obj()], None, None, None,
-                 id="existing-term-in-other-namespace"),
-    pytest.param(incoming().pod_affinity(ZONE, DB, weight=5, namespace_selector={
-                     "matchLabels": {"team": "x"}}).obj(),
-                 [on("db", "n3", ns="other")], None, OTHER_NS,
-                 {"n1": 0, "n2": 0, "n3": 100}, id="preferred-namespace-selector"),
-    pytest.param(incoming().obj(),
-                 [make_pod("fan", "other").labels({"app": "fan"}).node("n3")
-                  .pod_affinity(ZONE, WEB, weight=7, namespace_selector={
-                      "matchLabels": {"env": "prod"}}).obj()],
-                 None, OTHER_NS, {"n1": 0, "n2": 0, "n3": 100},
-                 id="existing-term-namespace-selector"),
+    pytest.param(
+        incoming()
+        .pod_affinity(HOST, DB, weight=8)
+        .pod_affinity(ZONE, {"app": "cache"}, weight=4, anti=True)
+        .obj(),
+        [on("db", "n1"), on("c", "n3", {"app": "cache"})],
+        None,
+        None,
+        {"n1": 100, "n2": 33, "n3": 0},
+        id="affinity-and-anti-affinity",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [fan("n3")],
+        None,
+        None,
+        {"n1": 0, "n2": 0, "n3": 100},
+        id="existing-required-affinity",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [fan("n3")],
+        Args(hard_pod_affinity_weight=0),
+        None,
+        None,
+        id="hard-weight-zero",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [fan("n1", weight=10)],
+        None,
+        None,
+        {"n1": 100, "n2": 100, "n3": 0},
+        id="existing-preferred-affinity",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [fan("n1", weight=10, anti=True)],
+        None,
+        None,
+        {"n1": 0, "n2": 0, "n3": 100},
+        id="existing-preferred-anti-affinity",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [fan("n1", weight=10)],
+        Args(ignore_preferred_terms_of_existing_pods=True),
+        None,
+        None,
+        id="ignore-existing-preferred-terms",
+    ),
+    pytest.param(
+        incoming().pod_affinity(HOST, {"app": "none"}, weight=1).obj(),
+        [fan("n1", weight=10)],
+        Args(ignore_preferred_terms_of_existing_pods=True),
+        None,
+        {"n1": 100, "n2": 100, "n3": 0},
+        id="ignore-flag-with-own-preferred-terms",
+    ),
+    pytest.param(
+        incoming().pod_affinity(ZONE, DB, weight=5).obj(),
+        [on("web", "n1", WEB)],
+        None,
+        None,
+        None,
+        id="nothing-matches",
+    ),
+    pytest.param(incoming().obj(), [on("db", "n1")], None, None, None, id="no-terms-anywhere"),
+    pytest.param(
+        incoming().obj(),
+        [make_pod("fan", "other").labels({"app": "fan"}).node("n3").pod_affinity(ZONE, WEB).obj()],
+        None,
+        None,
+        None,
+        id="existing-term-in-other-namespace",
+    ),
+    pytest.param(
+        incoming()
+        .pod_affinity(ZONE, DB, weight=5, namespace_selector={"matchLabels": {"team": "x"}})
+        .obj(),
+        [on("db", "n3", ns="other")],
+        None,
+        OTHER_NS,
+        {"n1": 0, "n2": 0, "n3": 100},
+        id="preferred-namespace-selector",
+    ),
+    pytest.param(
+        incoming().obj(),
+        [
+            make_pod("fan", "other")
+            .labels({"app": "fan"})
+            .node("n3")
+            .pod_affinity(ZONE, WEB, weight=7, namespace_selector={"matchLabels": {"env": "prod"}})
+            .obj()
+        ],
+        None,
+        OTHER_NS,
+        {"n1": 0, "n2": 0, "n3": 100},
+        id="existing-term-namespace-selector",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("pod", "existing", "args", "namespaces", "want"), SCORE_CASES)
-def test_score(pod: Pod, existing: list[Pod], args: Args | None,
-               namespaces: list[Namespace] | None, want: dict[str, int] | None) -> None:
+def test_score(
+    pod: Pod,
+    existing: list[Pod],
+    args: Args | None,
+    namespaces: list[Namespace] | None,
+    want: dict[str, int] | None,
+) -> None:
     assert run_score(pod, cluster(THREE, existing), args, namespaces) == want
 
 
@@ -418,10 +664,15 @@ def _hint(resource: EventResource, pod: Pod, old: object, new: object) -> Queuei
         pytest.param(on("c", "n1", {"app": "cache"}), None, Q, id="anti-affinity-pod-deleted"),
         pytest.param(on("db", "n1"), None, SKIP, id="affinity-pod-deleted"),
         pytest.param(on("x", "n1", WEB), on("x", "n1", DB), Q, id="update-now-matches-affinity"),
-        pytest.param(on("x", "n1", {"app": "cache"}), on("x", "n1", WEB), Q,
-                     id="update-stops-matching-anti-affinity"),
-        pytest.param(on("x", "n1", WEB), on("x", "n1", {"app": "api"}), SKIP,
-                     id="update-unrelated"),
+        pytest.param(
+            on("x", "n1", {"app": "cache"}),
+            on("x", "n1", WEB),
+            Q,
+            id="update-stops-matching-anti-affinity",
+        ),
+        pytest.param(
+            on("x", "n1", WEB), on("x", "n1", {"app": "api"}), SKIP, id="update-unrelated"
+        ),
     ],
 )
 def test_pod_hint(old: Pod | None, new: Pod | None, want: QueueingHint) -> None:
@@ -457,8 +708,9 @@ def _churn_pod(rng: random.Random, name: str, node_name: str) -> Pod:
     if roll < 0.25:
         b = b.pod_affinity(rng.choice([HOST, ZONE]), rng.choice([WEB, DB]), anti=True)
     elif roll < 0.35:
-        b = b.pod_affinity(ZONE, WEB, anti=True,
-                           namespace_selector={"matchLabels": {"env": "prod"}})
+        b = b.pod_affinity(
+            ZONE, WEB, anti=True, namespace_selector={"matchLabels": {"env": "prod"}}
+        )
     elif roll < 0.45:
         b = b.pod_affinity(ZONE, WEB)
     elif roll < 0.55:
@@ -470,11 +722,17 @@ _CHURN_INCOMING = [
     incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, {"app": "cache"}, anti=True).obj(),
     incoming().obj(),
     incoming(DB).pod_affinity(ZONE, DB, anti=True).obj(),
-    make_pod("incoming", "other").labels(WEB)
-    .pod_affinity(ZONE, DB, namespace_selector={"matchLabels": {"team": "x"}}).obj(),
+    make_pod("incoming", "other")
+    .labels(WEB)
+    .pod_affinity(ZONE, DB, namespace_selector={"matchLabels": {"team": "x"}})
+    .obj(),
     # The same terms as affinity (all must match one pod) and anti-affinity (each counts).
-    incoming().pod_affinity(ZONE, DB).pod_affinity(HOST, WEB)
-    .pod_affinity(ZONE, DB, anti=True).pod_affinity(HOST, WEB, anti=True).obj(),
+    incoming()
+    .pod_affinity(ZONE, DB)
+    .pod_affinity(HOST, WEB)
+    .pod_affinity(ZONE, DB, anti=True)
+    .pod_affinity(HOST, WEB, anti=True)
+    .obj(),
 ]
 _SCORING_INCOMING = [
     incoming().pod_affinity(ZONE, DB, weight=3).pod_affinity(HOST, WEB, weight=2, anti=True).obj(),
@@ -502,9 +760,11 @@ def test_memoized_counts_equal_a_full_recount() -> None:
             a = pod.affinity
             kw: dict[str, Any] = {
                 "affinity_terms": resolve_all(
-                    required_terms(a.pod_affinity if a else None), pod.namespace, store),
+                    required_terms(a.pod_affinity if a else None), pod.namespace, store
+                ),
                 "anti_affinity_terms": resolve_all(
-                    required_terms(a.pod_anti_affinity if a else None), pod.namespace, store),
+                    required_terms(a.pod_anti_affinity if a else None), pod.namespace, store
+                ),
                 "namespace_labels": namespace_labels(store, pod.namespace),
                 "nodes_with_anti_affinity_pods": with_anti,
                 "all_nodes": snap,
@@ -512,17 +772,22 @@ def test_memoized_counts_equal_a_full_recount() -> None:
             got = compute_pre_filter_state(pod, memo=filter_memo, **kw)
             want = compute_pre_filter_state(pod, **kw)
             assert (got.existing_anti, got.affinity, got.anti) == (
-                want.existing_anti, want.affinity, want.anti)
+                want.existing_anti,
+                want.affinity,
+                want.anti,
+            )
         for pod in _SCORING_INCOMING:
             a = pod.affinity
             pref = a.pod_affinity.preferred if a and a.pod_affinity else ()
             anti = a.pod_anti_affinity.preferred if a and a.pod_anti_affinity else ()
             all_pods = bool(pref or anti)
             kw = {
-                "preferred": tuple(WeightedTerm(w.weight, resolve(w.term, "default", store))
-                                   for w in pref),
-                "preferred_anti": tuple(WeightedTerm(w.weight, resolve(w.term, "default", store))
-                                        for w in anti),
+                "preferred": tuple(
+                    WeightedTerm(w.weight, resolve(w.term, "default", store)) for w in pref
+                ),
+                "preferred_anti": tuple(
+                    WeightedTerm(w.weight, resolve(w.term, "default", store)) for w in anti
+                ),
                 "ns_labels": namespace_labels(store, pod.namespace),
                 "nodes": snap if all_pods else with_affinity,
                 "all_pods": all_pods,

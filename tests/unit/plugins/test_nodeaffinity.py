@@ -70,45 +70,118 @@ def filter_status(pod: Pod, n: Node, args: dict[str, Any] | None = None) -> Any:
 
 FILTER_CASES = [
     pytest.param(make_pod("p").obj(), node(), None, id="no-constraints"),
-    pytest.param(make_pod("p").node_selector({"foo": "bar"}).obj(), node(foo="bar"), None,
-                 id="selector-matches"),
-    pytest.param(make_pod("p").node_selector({"foo": "bar"}).obj(), node(foo="baz"), ERR_REASON_POD,
-                 id="selector-value-differs"),
-    pytest.param(make_pod("p").node_selector({"foo": "bar"}).obj(), node(), ERR_REASON_POD,
-                 id="selector-label-missing"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("foo", "In", "value1", "value2")]})).obj(), node(foo="value2"), None,
-        id="in-matches"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("foo", "NotIn", "value1")]})).obj(), node(foo="value1"), ERR_REASON_POD,
-        id="not-in-rejects"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("foo", "Exists")]})).obj(), node(foo="x"), None, id="exists"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("foo", "DoesNotExist")]})).obj(), node(foo="x"), ERR_REASON_POD,
-        id="does-not-exist-rejects"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("gpus", "Gt", "3")]})).obj(), node(gpus="4"), None, id="gt"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("gpus", "Lt", "3")]})).obj(), node(gpus="4"), ERR_REASON_POD, id="lt-rejects"),
-    pytest.param(make_pod("p").affinity(required()).obj(), node(foo="bar"), ERR_REASON_POD,
-                 id="no-terms-matches-nothing"),
-    pytest.param(make_pod("p").affinity(required({})).obj(), node(foo="bar"), ERR_REASON_POD,
-                 id="empty-term-matches-nothing"),
-    pytest.param(make_pod("p").affinity(required(
-        {"matchExpressions": [expr("foo", "In", "a")]},
-        {"matchExpressions": [expr("bar", "In", "b")]})).obj(), node(bar="b"), None,
-        id="terms-are-ored"),
-    pytest.param(make_pod("p").affinity(required({"matchExpressions": [
-        expr("foo", "In", "a"), expr("bar", "In", "b")]})).obj(), node(bar="b"), ERR_REASON_POD,
-        id="expressions-are-anded"),
-    pytest.param(make_pod("p").node_selector({"zone": "a"}).affinity(required(
-        {"matchExpressions": [expr("foo", "Exists")]})).obj(), node(foo="x", zone="b"),
-        ERR_REASON_POD, id="selector-and-affinity-both-apply"),
-    pytest.param(make_pod("p").affinity(required({"matchFields": [name_field("n1")]})).obj(),
-                 node("n2"), ERR_REASON_POD, id="match-fields-other-node"),
-    pytest.param(make_pod("p").affinity(required({"matchFields": [name_field("n1")]})).obj(),
-                 node("n1"), None, id="match-fields-this-node"),
+    pytest.param(
+        make_pod("p").node_selector({"foo": "bar"}).obj(),
+        node(foo="bar"),
+        None,
+        id="selector-matches",
+    ),
+    pytest.param(
+        make_pod("p").node_selector({"foo": "bar"}).obj(),
+        node(foo="baz"),
+        ERR_REASON_POD,
+        id="selector-value-differs",
+    ),
+    pytest.param(
+        make_pod("p").node_selector({"foo": "bar"}).obj(),
+        node(),
+        ERR_REASON_POD,
+        id="selector-label-missing",
+    ),
+    pytest.param(
+        make_pod("p")
+        .affinity(required({"matchExpressions": [expr("foo", "In", "value1", "value2")]}))
+        .obj(),
+        node(foo="value2"),
+        None,
+        id="in-matches",
+    ),
+    pytest.param(
+        make_pod("p")
+        .affinity(required({"matchExpressions": [expr("foo", "NotIn", "value1")]}))
+        .obj(),
+        node(foo="value1"),
+        ERR_REASON_POD,
+        id="not-in-rejects",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchExpressions": [expr("foo", "Exists")]})).obj(),
+        node(foo="x"),
+        None,
+        id="exists",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchExpressions": [expr("foo", "DoesNotExist")]})).obj(),
+        node(foo="x"),
+        ERR_REASON_POD,
+        id="does-not-exist-rejects",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchExpressions": [expr("gpus", "Gt", "3")]})).obj(),
+        node(gpus="4"),
+        None,
+        id="gt",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchExpressions": [expr("gpus", "Lt", "3")]})).obj(),
+        node(gpus="4"),
+        ERR_REASON_POD,
+        id="lt-rejects",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required()).obj(),
+        node(foo="bar"),
+        ERR_REASON_POD,
+        id="no-terms-matches-nothing",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({})).obj(),
+        node(foo="bar"),
+        ERR_REASON_POD,
+        id="empty-term-matches-nothing",
+    ),
+    pytest.param(
+        make_pod("p")
+        .affinity(
+            required(
+                {"matchExpressions": [expr("foo", "In", "a")]},
+                {"matchExpressions": [expr("bar", "In", "b")]},
+            )
+        )
+        .obj(),
+        node(bar="b"),
+        None,
+        id="terms-are-ored",
+    ),
+    pytest.param(
+        make_pod("p")
+        .affinity(required({"matchExpressions": [expr("foo", "In", "a"), expr("bar", "In", "b")]}))
+        .obj(),
+        node(bar="b"),
+        ERR_REASON_POD,
+        id="expressions-are-anded",
+    ),
+    pytest.param(
+        make_pod("p")
+        .node_selector({"zone": "a"})
+        .affinity(required({"matchExpressions": [expr("foo", "Exists")]}))
+        .obj(),
+        node(foo="x", zone="b"),
+        ERR_REASON_POD,
+        id="selector-and-affinity-both-apply",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchFields": [name_field("n1")]})).obj(),
+        node("n2"),
+        ERR_REASON_POD,
+        id="match-fields-other-node",
+    ),
+    pytest.param(
+        make_pod("p").affinity(required({"matchFields": [name_field("n1")]})).obj(),
+        node("n1"),
+        None,
+        id="match-fields-this-node",
+    ),
 ]
 
 
@@ -120,7 +193,9 @@ def test_filter(pod: Pod, n: Node, reason: str | None) -> None:
     else:
         assert st is not None
         assert (st.code, st.reasons, st.plugin) == (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason,), NAME
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (reason,),
+            NAME,
         )
 
 
@@ -128,26 +203,47 @@ def test_filter(pod: Pod, n: Node, reason: str | None) -> None:
     ("affinity", "want_nodes", "want_code"),
     [
         pytest.param(None, None, Code.SKIP, id="nothing-to-do"),
-        pytest.param(required({"matchExpressions": [expr("foo", "Exists")]}), None, None,
-                     id="no-name-fields"),
-        pytest.param(required({"matchFields": [name_field("n1")]}), {"n1"}, None,
-                     id="one-node"),
-        pytest.param(required({"matchFields": [name_field("n1")]},
-                              {"matchFields": [name_field("n2")]}), {"n1", "n2"}, None,
-                     id="terms-union"),
-        pytest.param(required({"matchFields": [name_field("n1", "n2"), name_field("n2", "n3")]}),
-                     {"n2"}, None, id="fields-in-a-term-intersect"),
-        pytest.param(required({"matchFields": [name_field("n1")]},
-                              {"matchExpressions": [expr("foo", "Exists")]}), None, None,
-                     id="a-term-without-names-allows-all"),
-        pytest.param(required({"matchFields": [name_field("n1"), name_field("n2")]}), None,
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="conflicting-names"),
-        pytest.param(required({"matchFields": [name_field("n1", op="NotIn")]}), None, None,
-                     id="not-in-does-not-narrow"),
+        pytest.param(
+            required({"matchExpressions": [expr("foo", "Exists")]}), None, None, id="no-name-fields"
+        ),
+        pytest.param(required({"matchFields": [name_field("n1")]}), {"n1"}, None, id="one-node"),
+        pytest.param(
+            required({"matchFields": [name_field("n1")]}, {"matchFields": [name_field("n2")]}),
+            {"n1", "n2"},
+            None,
+            id="terms-union",
+        ),
+        pytest.param(
+            required({"matchFields": [name_field("n1", "n2"), name_field("n2", "n3")]}),
+            {"n2"},
+            None,
+            id="fields-in-a-term-intersect",
+        ),
+        pytest.param(
+            required(
+                {"matchFields": [name_field("n1")]}, {"matchExpressions": [expr("foo", "Exists")]}
+            ),
+            None,
+            None,
+            id="a-term-without-names-allows-all",
+        ),
+        pytest.param(
+            required({"matchFields": [name_field("n1"), name_field("n2")]}),
+            None,
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            id="conflicting-names",
+        ),
+        pytest.param(
+            required({"matchFields": [name_field("n1", op="NotIn")]}),
+            None,
+            None,
+            id="not-in-does-not-narrow",
+        ),
     ],
 )
-def test_pre_filter(affinity: dict[str, Any] | None, want_nodes: set[str] | None,
-                    want_code: Code | None) -> None:
+def test_pre_filter(
+    affinity: dict[str, Any] | None, want_nodes: set[str] | None, want_code: Code | None
+) -> None:
     b = make_pod("p")
     if affinity is not None:
         b.affinity(affinity)
@@ -162,35 +258,57 @@ def test_pre_filter(affinity: dict[str, Any] | None, want_nodes: set[str] | None
         assert result == PreFilterResult(frozenset(want_nodes))
 
 
-ADDED = {"addedAffinity": {REQ: {"nodeSelectorTerms": [
-    {"matchExpressions": [expr("zone", "In", "foo")]}]}}}
+ADDED = {
+    "addedAffinity": {
+        REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("zone", "In", "foo")]}]}
+    }
+}
 
 
 @pytest.mark.parametrize(
     ("pod", "n", "args", "want"),
     [
-        pytest.param(make_pod("p").obj(), node(zone="foo"), ADDED, None,
-                     id="added-matches"),
-        pytest.param(make_pod("p").obj(), node(zone="bar"), ADDED,
-                     (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED),
-                     id="added-rejects-plain-pod"),
-        pytest.param(make_pod("p").node_selector({"disk": "ssd"}).obj(), node(zone="foo"), ADDED,
-                     (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD),
-                     id="added-matches-pod-does-not"),
-        pytest.param(make_pod("p").obj(), node(**{"node-type": "gpu"}),
-                     {"labelKey": "node-type", "labelValue": "gpu"}, None, id="label-matches"),
-        pytest.param(make_pod("p").obj(), node(**{"node-type": "cpu"}),
-                     {"labelKey": "node-type", "labelValue": "gpu"},
-                     (Code.UNSCHEDULABLE, "node(s) didn't have label node-type=gpu"),
-                     id="label-differs"),
-        pytest.param(make_pod("p").obj(), node(),
-                     {"labelKey": "node-type", "labelValue": "gpu"},
-                     (Code.UNSCHEDULABLE, "node(s) didn't have label node-type=gpu"),
-                     id="label-missing"),
+        pytest.param(make_pod("p").obj(), node(zone="foo"), ADDED, None, id="added-matches"),
+        pytest.param(
+            make_pod("p").obj(),
+            node(zone="bar"),
+            ADDED,
+            (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED),
+            id="added-rejects-plain-pod",
+        ),
+        pytest.param(
+            make_pod("p").node_selector({"disk": "ssd"}).obj(),
+            node(zone="foo"),
+            ADDED,
+            (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD),
+            id="added-matches-pod-does-not",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            node(**{"node-type": "gpu"}),
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            None,
+            id="label-matches",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            node(**{"node-type": "cpu"}),
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            (Code.UNSCHEDULABLE, "node(s) didn't have label node-type=gpu"),
+            id="label-differs",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            node(),
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            (Code.UNSCHEDULABLE, "node(s) didn't have label node-type=gpu"),
+            id="label-missing",
+        ),
     ],
 )
-def test_enforced_rules(pod: Pod, n: Node, args: dict[str, Any],
-                        want: tuple[Code, str] | None) -> None:
+def test_enforced_rules(
+    pod: Pod, n: Node, args: dict[str, Any], want: tuple[Code, str] | None
+) -> None:
     st = filter_status(pod, n, args)
     if want is None:
         assert st is None
@@ -214,13 +332,23 @@ def scores(pod: Pod, nodes: list[Node], args: dict[str, Any] | None = None) -> l
     return [s.score for s in raw]
 
 
-PREFERRED_POD = make_pod("p").affinity(preferred(
-    (2, {"matchExpressions": [expr("zone", "In", "a")]}),
-    (5, {"matchExpressions": [expr("disk", "In", "ssd")]}),
-    (0, {"matchExpressions": [expr("zone", "In", "a")]}),
-)).obj()
-THREE_NODES = [node("n1", zone="a"), node("n2", disk="ssd"), node("n3", zone="a", disk="ssd"),
-               node("n4")]
+PREFERRED_POD = (
+    make_pod("p")
+    .affinity(
+        preferred(
+            (2, {"matchExpressions": [expr("zone", "In", "a")]}),
+            (5, {"matchExpressions": [expr("disk", "In", "ssd")]}),
+            (0, {"matchExpressions": [expr("zone", "In", "a")]}),
+        )
+    )
+    .obj()
+)
+THREE_NODES = [
+    node("n1", zone="a"),
+    node("n2", disk="ssd"),
+    node("n3", zone="a", disk="ssd"),
+    node("n4"),
+]
 
 
 @pytest.mark.parametrize(
@@ -229,26 +357,54 @@ THREE_NODES = [node("n1", zone="a"), node("n2", disk="ssd"), node("n3", zone="a"
         pytest.param(make_pod("p").obj(), THREE_NODES, None, None, id="nothing-preferred-skips"),
         # Raw 2, 5, 7 (the weight-0 term counts nothing), 0; normalized by 7.
         pytest.param(PREFERRED_POD, THREE_NODES, None, [28, 71, 100, 0], id="pod-preferred"),
-        pytest.param(make_pod("p").obj(), THREE_NODES, {"addedAffinity": {PREF: [
-            {"weight": 3, "preference": {"matchExpressions": [expr("disk", "Exists")]}}]}},
-            [0, 100, 100, 0], id="added-preferred"),
+        pytest.param(
+            make_pod("p").obj(),
+            THREE_NODES,
+            {
+                "addedAffinity": {
+                    PREF: [
+                        {"weight": 3, "preference": {"matchExpressions": [expr("disk", "Exists")]}}
+                    ]
+                }
+            },
+            [0, 100, 100, 0],
+            id="added-preferred",
+        ),
         # Raw 2, 5+3, 7+3, 0; normalized by 10.
-        pytest.param(PREFERRED_POD, THREE_NODES, {"addedAffinity": {PREF: [
-            {"weight": 3, "preference": {"matchExpressions": [expr("disk", "Exists")]}}]}},
-            [20, 80, 100, 0], id="pod-and-added-preferred"),
-        pytest.param(make_pod("p").obj(), [node("a", **{"node-type": "gpu"}), node("b")],
-                     {"labelKey": "node-type", "labelValue": "gpu"}, [100, 0],
-                     id="label-scores-100"),
+        pytest.param(
+            PREFERRED_POD,
+            THREE_NODES,
+            {
+                "addedAffinity": {
+                    PREF: [
+                        {"weight": 3, "preference": {"matchExpressions": [expr("disk", "Exists")]}}
+                    ]
+                }
+            },
+            [20, 80, 100, 0],
+            id="pod-and-added-preferred",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            [node("a", **{"node-type": "gpu"}), node("b")],
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            [100, 0],
+            id="label-scores-100",
+        ),
         # Raw 100+2 and 5; normalized by 102.
-        pytest.param(PREFERRED_POD, [node("a", zone="a", **{"node-type": "gpu"}),
-                                     node("b", disk="ssd")],
-                     {"labelKey": "node-type", "labelValue": "gpu"}, [100, 4],
-                     id="label-adds-to-preferred"),
+        pytest.param(
+            PREFERRED_POD,
+            [node("a", zone="a", **{"node-type": "gpu"}), node("b", disk="ssd")],
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            [100, 4],
+            id="label-adds-to-preferred",
+        ),
         pytest.param(PREFERRED_POD, [node("a"), node("b")], None, [0, 0], id="no-node-matches"),
     ],
 )
-def test_score(pod: Pod, nodes: list[Node], args: dict[str, Any] | None,
-               want: list[int] | None) -> None:
+def test_score(
+    pod: Pod, nodes: list[Node], args: dict[str, Any] | None, want: list[int] | None
+) -> None:
     assert scores(pod, nodes, args) == want
 
 
@@ -271,44 +427,109 @@ def test_args_seed_pair() -> None:
 @pytest.mark.parametrize(
     ("raw", "path", "message"),
     [
-        pytest.param({"labelKey": "node-type"}, f"{P}.labelValue", "must be set when labelKey",
-                     id="key-without-value"),
-        pytest.param({"labelValue": "gpu"}, f"{P}.labelKey", "must be set when labelValue",
-                     id="value-without-key"),
-        pytest.param({"labelKey": "bad key!", "labelValue": "x"}, f"{P}.labelKey",
-                     "name part", id="bad-label-key"),
-        pytest.param({"kubeConfig": "/x"}, f"{P}.kubeConfig", "unknown field",
-                     id="unknown-field"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchExpressions": [expr("foo", "Near", "x")]}]}}},
+        pytest.param(
+            {"labelKey": "node-type"},
+            f"{P}.labelValue",
+            "must be set when labelKey",
+            id="key-without-value",
+        ),
+        pytest.param(
+            {"labelValue": "gpu"},
+            f"{P}.labelKey",
+            "must be set when labelValue",
+            id="value-without-key",
+        ),
+        pytest.param(
+            {"labelKey": "bad key!", "labelValue": "x"},
+            f"{P}.labelKey",
+            "name part",
+            id="bad-label-key",
+        ),
+        pytest.param({"kubeConfig": "/x"}, f"{P}.kubeConfig", "unknown field", id="unknown-field"),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("foo", "Near", "x")]}]}
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator",
-            "Near", id="bad-operator"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchExpressions": [expr("foo", "In")]}]}}},
+            "Near",
+            id="bad-operator",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("foo", "In")]}]}
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values",
-            "must be specified", id="in-without-values"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchExpressions": [expr("foo", "Exists", "x")]}]}}},
+            "must be specified",
+            id="in-without-values",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("foo", "Exists", "x")]}]}
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values",
-            "may not be specified", id="exists-with-values"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchExpressions": [expr("foo", "Gt", "x")]}]}}},
+            "may not be specified",
+            id="exists-with-values",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("foo", "Gt", "x")]}]}
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values[0]",
-            "must be an integer", id="gt-not-integer"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["x"]}]}]}}},
+            "must be an integer",
+            id="gt-not-integer",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {"key": "metadata.uid", "operator": "In", "values": ["x"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchFields[0].key",
-            "not a valid field selector key", id="bad-field-key"),
-        pytest.param({"addedAffinity": {REQ: {"nodeSelectorTerms": [
-            {"matchFields": [name_field("a", "b")]}]}}},
+            "not a valid field selector key",
+            id="bad-field-key",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    REQ: {"nodeSelectorTerms": [{"matchFields": [name_field("a", "b")]}]}
+                }
+            },
             f"{P}.addedAffinity.{REQ}.nodeSelectorTerms[0].matchFields[0].values",
-            "must be only one value", id="field-with-two-values"),
-        pytest.param({"addedAffinity": {PREF: [{"weight": 1, "preference": {
-            "matchExpressions": [expr("foo", "In")]}}]}},
+            "must be only one value",
+            id="field-with-two-values",
+        ),
+        pytest.param(
+            {
+                "addedAffinity": {
+                    PREF: [{"weight": 1, "preference": {"matchExpressions": [expr("foo", "In")]}}]
+                }
+            },
             f"{P}.addedAffinity.{PREF}[0].preference.matchExpressions[0].values",
-            "must be specified", id="preferred-in-without-values"),
-        pytest.param({"addedAffinity": {"podAffinity": {}}}, f"{P}.addedAffinity.podAffinity",
-                     "unknown field", id="added-unknown-field"),
+            "must be specified",
+            id="preferred-in-without-values",
+        ),
+        pytest.param(
+            {"addedAffinity": {"podAffinity": {}}},
+            f"{P}.addedAffinity.podAffinity",
+            "unknown field",
+            id="added-unknown-field",
+        ),
     ],
 )
 def test_args_invalid(raw: dict[str, Any], path: str, message: str) -> None:
@@ -333,18 +554,32 @@ AFFINE = make_pod("p").node_selector({"foo": "bar"}).obj()
     ("old", "new", "args", "want"),
     [
         pytest.param(None, node(foo="bar"), None, QueueingHint.QUEUE, id="added-matching"),
-        pytest.param(None, node(foo="baz"), None, QueueingHint.QUEUE_SKIP,
-                     id="added-not-matching"),
+        pytest.param(None, node(foo="baz"), None, QueueingHint.QUEUE_SKIP, id="added-not-matching"),
         pytest.param(node(), node(foo="bar"), None, QueueingHint.QUEUE, id="label-now-matches"),
-        pytest.param(node(foo="bar"), node(foo="bar", x="y"), None, QueueingHint.QUEUE_SKIP,
-                     id="already-matched"),
-        pytest.param(None, node(foo="bar", zone="bar"), ADDED, QueueingHint.QUEUE_SKIP,
-                     id="enforced-affinity-not-met"),
-        pytest.param(node(foo="bar"), node(foo="bar", **{"node-type": "gpu"}),
-                     {"labelKey": "node-type", "labelValue": "gpu"}, QueueingHint.QUEUE,
-                     id="enforced-label-now-met"),
+        pytest.param(
+            node(foo="bar"),
+            node(foo="bar", x="y"),
+            None,
+            QueueingHint.QUEUE_SKIP,
+            id="already-matched",
+        ),
+        pytest.param(
+            None,
+            node(foo="bar", zone="bar"),
+            ADDED,
+            QueueingHint.QUEUE_SKIP,
+            id="enforced-affinity-not-met",
+        ),
+        pytest.param(
+            node(foo="bar"),
+            node(foo="bar", **{"node-type": "gpu"}),
+            {"labelKey": "node-type", "labelValue": "gpu"},
+            QueueingHint.QUEUE,
+            id="enforced-label-now-met",
+        ),
     ],
 )
-def test_node_change_hint(old: Node | None, new: Node, args: dict[str, Any] | None,
-                          want: QueueingHint) -> None:
+def test_node_change_hint(
+    old: Node | None, new: Node, args: dict[str, Any] | None, want: QueueingHint
+) -> None:
     assert hint(args)(AFFINE, old, new) is want

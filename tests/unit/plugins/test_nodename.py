@@ -28,7 +28,9 @@ def test_filter(pod: Pod, node: str, fits: bool) -> None:
     else:
         assert st is not None
         assert (st.code, st.reasons, st.plugin) == (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,), NAME
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (ERR_REASON,),
+            NAME,
         )
 
 

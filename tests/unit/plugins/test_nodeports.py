@@ -33,26 +33,66 @@ def running(*specs: str) -> Pod:
     ("pod", "existing", "fits"),
     [
         pytest.param(ports("p", "UDP/127.0.0.1/8080").obj(), [], True, id="nothing-running"),
-        pytest.param(ports("p", "UDP/127.0.0.1/8080").obj(), [running("UDP/127.0.0.1/9090")],
-                     True, id="other-port"),
-        pytest.param(ports("p", "UDP/127.0.0.1/8080").obj(), [running("UDP/127.0.0.1/8080")],
-                     False, id="same-udp-port"),
-        pytest.param(ports("p", "TCP/127.0.0.1/8080").obj(), [running("TCP/127.0.0.1/8080")],
-                     False, id="same-tcp-port"),
-        pytest.param(ports("p", "TCP/127.0.0.1/8001").obj(), [running("TCP/127.0.0.2/8001")],
-                     True, id="different-host-ip"),
-        pytest.param(ports("p", "UDP/127.0.0.1/8001").obj(), [running("TCP/127.0.0.1/8001")],
-                     True, id="different-protocol"),
-        pytest.param(ports("p", "UDP/127.0.0.1/8001", "TCP/127.0.0.1/8001").obj(),
-                     [running("UDP/127.0.0.1/8001")], False, id="second-port-conflicts"),
-        pytest.param(ports("p", "UDP/127.0.0.1/8001").obj(), [running("UDP/0.0.0.0/8001")],
-                     False, id="running-wildcard-conflicts"),
-        pytest.param(ports("p", "TCP/0.0.0.0/8001").obj(), [running("TCP/127.0.0.1/8001")],
-                     False, id="wanted-wildcard-conflicts"),
-        pytest.param(ports("p", "TCP/0.0.0.0/8001").obj(), [running("UDP/127.0.0.1/8001")],
-                     True, id="wildcard-other-protocol"),
-        pytest.param(ports("p", "TCP//8001").obj(), [running("TCP/10.0.0.1/8001")], False,
-                     id="empty-ip-means-wildcard"),
+        pytest.param(
+            ports("p", "UDP/127.0.0.1/8080").obj(),
+            [running("UDP/127.0.0.1/9090")],
+            True,
+            id="other-port",
+        ),
+        pytest.param(
+            ports("p", "UDP/127.0.0.1/8080").obj(),
+            [running("UDP/127.0.0.1/8080")],
+            False,
+            id="same-udp-port",
+        ),
+        pytest.param(
+            ports("p", "TCP/127.0.0.1/8080").obj(),
+            [running("TCP/127.0.0.1/8080")],
+            False,
+            id="same-tcp-port",
+        ),
+        pytest.param(
+            ports("p", "TCP/127.0.0.1/8001").obj(),
+            [running("TCP/127.0.0.2/8001")],
+            True,
+            id="different-host-ip",
+        ),
+        pytest.param(
+            ports("p", "UDP/127.0.0.1/8001").obj(),
+            [running("TCP/127.0.0.1/8001")],
+            True,
+            id="different-protocol",
+        ),
+        pytest.param(
+            ports("p", "UDP/127.0.0.1/8001", "TCP/127.0.0.1/8001").obj(),
+            [running("UDP/127.0.0.1/8001")],
+            False,
+            id="second-port-conflicts",
+        ),
+        pytest.param(
+            ports("p", "UDP/127.0.0.1/8001").obj(),
+            [running("UDP/0.0.0.0/8001")],
+            False,
+            id="running-wildcard-conflicts",
+        ),
+        pytest.param(
+            ports("p", "TCP/0.0.0.0/8001").obj(),
+            [running("TCP/127.0.0.1/8001")],
+            False,
+            id="wanted-wildcard-conflicts",
+        ),
+        pytest.param(
+            ports("p", "TCP/0.0.0.0/8001").obj(),
+            [running("UDP/127.0.0.1/8001")],
+            True,
+            id="wildcard-other-protocol",
+        ),
+        pytest.param(
+            ports("p", "TCP//8001").obj(),
+            [running("TCP/10.0.0.1/8001")],
+            False,
+            id="empty-ip-means-wildcard",
+        ),
     ],
 )
 def test_filter(pod: Pod, existing: list[Pod], fits: bool) -> None:
@@ -88,14 +128,22 @@ TARGET = ports("target", "TCP/0.0.0.0/8080").obj()
 @pytest.mark.parametrize(
     ("deleted", "want"),
     [
-        pytest.param(ports("d", "TCP/0.0.0.0/8080").obj(), QueueingHint.QUEUE_SKIP,
-                     id="unscheduled-pod"),
-        pytest.param(ports("d", "TCP/0.0.0.0/8080").node("n1").obj(), QueueingHint.QUEUE,
-                     id="held-the-port"),
-        pytest.param(ports("d", "TCP/0.0.0.0/8080").nominated("n1").obj(), QueueingHint.QUEUE,
-                     id="nominated-with-the-port"),
-        pytest.param(ports("d", "TCP/0.0.0.0/9090").node("n1").obj(), QueueingHint.QUEUE_SKIP,
-                     id="held-another-port"),
+        pytest.param(
+            ports("d", "TCP/0.0.0.0/8080").obj(), QueueingHint.QUEUE_SKIP, id="unscheduled-pod"
+        ),
+        pytest.param(
+            ports("d", "TCP/0.0.0.0/8080").node("n1").obj(), QueueingHint.QUEUE, id="held-the-port"
+        ),
+        pytest.param(
+            ports("d", "TCP/0.0.0.0/8080").nominated("n1").obj(),
+            QueueingHint.QUEUE,
+            id="nominated-with-the-port",
+        ),
+        pytest.param(
+            ports("d", "TCP/0.0.0.0/9090").node("n1").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="held-another-port",
+        ),
         pytest.param(make_pod("d").node("n1").obj(), QueueingHint.QUEUE_SKIP, id="no-ports"),
     ],
 )

@@ -36,22 +36,38 @@ def node(name: str, cpu: str, memory: str, gpus: str | None = None) -> Node:
 
 
 def cpu_only(on: str = "") -> Pod:
-    b = make_pod("cpu-only").cpu("1000m").memory("0").container(
-        "c2", requests={"cpu": "2000m", "memory": "0"})
+    b = (
+        make_pod("cpu-only")
+        .cpu("1000m")
+        .memory("0")
+        .container("c2", requests={"cpu": "2000m", "memory": "0"})
+    )
     return (b.node(on) if on else b).obj()
 
 
 def cpu_and_memory(on: str = "", gpus: str = "") -> Pod:
-    b = make_pod("cpu-mem").cpu("1000m").memory("2000").container(
-        "c2", requests={"cpu": "2000m", "memory": "3000", **({GPU: gpus} if gpus else {})})
+    b = (
+        make_pod("cpu-mem")
+        .cpu("1000m")
+        .memory("2000")
+        .container(
+            "c2", requests={"cpu": "2000m", "memory": "3000", **({GPU: gpus} if gpus else {})}
+        )
+    )
     return (b.node(on) if on else b).obj()
 
 
-def run(pod: Pod, nodes: list[Node], existing: list[Pod], args: dict[str, object] | None = None,
-        pre_score: bool = True) -> list[int]:
+def run(
+    pod: Pod,
+    nodes: list[Node],
+    existing: list[Pod],
+    args: dict[str, object] | None = None,
+    pre_score: bool = True,
+) -> list[int]:
     infos = [node_info(n, *[p for p in existing if p.node_name == n.name]) for n in nodes]
-    plugin = BalancedAllocation(BalancedAllocationArgs.from_dict(args or {}, "args"),
-                                FakeHandle(infos))
+    plugin = BalancedAllocation(
+        BalancedAllocationArgs.from_dict(args or {}, "args"), FakeHandle(infos)
+    )
     state = CycleState()
     if pre_score:
         assert plugin.pre_score(state, pod, infos) is None
@@ -62,31 +78,57 @@ def run(pod: Pod, nodes: list[Node], existing: list[Pod], args: dict[str, object
     ("pod", "nodes", "existing", "args", "want"),
     [
         # n1: with 0.75/0.5 -> 87, without 0/0 -> 100 -> 68. n2: 100 and 100 -> 75.
-        pytest.param(cpu_and_memory(), [node("n1", "4", "10000"), node("n2", "6", "10000")],
-                     [], None, [68, 75], id="empty-nodes-differently-sized"),
+        pytest.param(
+            cpu_and_memory(),
+            [node("n1", "4", "10000"), node("n2", "6", "10000")],
+            [],
+            None,
+            [68, 75],
+            id="empty-nodes-differently-sized",
+        ),
         # n1: with 0.6/0.25 -> 82, without 0.3/0 -> 85 -> 73.
         # n2: with 0.6/0.5 -> 95, without 0.3/0.25 -> 97 -> 74.
-        pytest.param(cpu_and_memory(), [node("n1", "10", "20000"), node("n2", "10", "20000")],
-                     [cpu_only("n1"), cpu_and_memory("n2")], None, [73, 74],
-                     id="pods-scheduled"),
+        pytest.param(
+            cpu_and_memory(),
+            [node("n1", "10", "20000"), node("n2", "10", "20000")],
+            [cpu_only("n1"), cpu_and_memory("n2")],
+            None,
+            [73, 74],
+            id="pods-scheduled",
+        ),
         # with 1.0/0 -> 50, without 0.5/0 -> 75 -> 62: the pod makes the node lopsided.
-        pytest.param(cpu_only(), [node("n1", "6", "10000")], [cpu_only("n1")], None, [62],
-                     id="at-capacity"),
+        pytest.param(
+            cpu_only(), [node("n1", "6", "10000")], [cpu_only("n1")], None, [62], id="at-capacity"
+        ),
         # n1: cpu .857 mem .125 gpu 4/8 -> 70, without gpu 3/8 -> 69 -> 75.
         # n2: gpu 1/8 -> 65, without gpu 0/8 -> 62 -> 76.
-        pytest.param(make_pod("p").memory("0").request(GPU, "1").obj(),
-                     [node("n1", "3500m", "40000", "8"), node("n2", "3500m", "40000", "8")],
-                     [cpu_and_memory("n1", gpus="3"), cpu_and_memory("n2")], WITH_GPU, [75, 76],
-                     id="three-resources"),
+        pytest.param(
+            make_pod("p").memory("0").request(GPU, "1").obj(),
+            [node("n1", "3500m", "40000", "8"), node("n2", "3500m", "40000", "8")],
+            [cpu_and_memory("n1", gpus="3"), cpu_and_memory("n2")],
+            WITH_GPU,
+            [75, 76],
+            id="three-resources",
+        ),
         # The pod does not request GPUs: they are left out, on both nodes.
         # with .857/.125 -> 63, without 0/0 -> 100 -> 56.
-        pytest.param(cpu_and_memory(),
-                     [node("n1", "3500m", "40000", "8"), node("n2", "3500m", "40000")], [],
-                     WITH_GPU, [56, 56], id="unrequested-extended-skipped"),
+        pytest.param(
+            cpu_and_memory(),
+            [node("n1", "3500m", "40000", "8"), node("n2", "3500m", "40000")],
+            [],
+            WITH_GPU,
+            [56, 56],
+            id="unrequested-extended-skipped",
+        ),
     ],
 )
-def test_score(pod: Pod, nodes: list[Node], existing: list[Pod],
-               args: dict[str, object] | None, want: list[int]) -> None:
+def test_score(
+    pod: Pod,
+    nodes: list[Node],
+    existing: list[Pod],
+    args: dict[str, object] | None,
+    want: list[int],
+) -> None:
     assert run(pod, nodes, existing, args) == want
     assert run(pod, nodes, existing, args, pre_score=False) == want
 
@@ -107,8 +149,9 @@ def test_best_effort_pod_is_skipped() -> None:
         pytest.param([10, 0], [0, 0], [0, 0], 75, id="nothing-allocatable"),
     ],
 )
-def test_balanced_improvement_bounds(requested: list[int], allocated: list[int],
-                                     allocatable: list[int], want: int) -> None:
+def test_balanced_improvement_bounds(
+    requested: list[int], allocated: list[int], allocatable: list[int], want: int
+) -> None:
     assert balanced_improvement(requested, allocated, allocatable) == want
 
 

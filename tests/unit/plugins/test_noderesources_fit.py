@@ -41,8 +41,9 @@ def used(cpu: str = "0", memory: str = "0", extra: dict[str, str] | None = None)
     return b.obj()
 
 
-def run_filter(pod: Pod, existing: list[Pod], node: Node | None = None,
-               args: dict[str, Any] | None = None) -> Any:
+def run_filter(
+    pod: Pod, existing: list[Pod], node: Node | None = None, args: dict[str, Any] | None = None
+) -> Any:
     plugin = Fit(FitArgs.from_dict(args or {}, "args"), FakeHandle())
     state = CycleState()
     _, st = plugin.pre_filter(state, pod, [])
@@ -52,42 +53,79 @@ def run_filter(pod: Pod, existing: list[Pod], node: Node | None = None,
 
 FILTER_CASES = [
     pytest.param(make_pod("p").obj(), [used("10m", "20")], None, id="no-requests-always-fits"),
-    pytest.param(make_pod("p").cpu("1m").memory("1").obj(), [used("10m", "20")],
-                 (Code.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory")),
-                 id="too-many-resources"),
-    pytest.param(make_pod("p").cpu("1m").memory("1").init_container("i", {"cpu": "3m"}).obj(),
-                 [used("8m", "19")], (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
-                 id="init-container-over-limit"),
-    pytest.param(make_pod("p").cpu("1m").init_container("s", {"cpu": "2m"}, sidecar=True).obj(),
-                 [used("8m")], (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
-                 id="sidecar-adds-to-sum"),
-    pytest.param(make_pod("p").cpu("1m").memory("1").obj(), [used("5m", "5")], None,
-                 id="both-fit"),
-    pytest.param(make_pod("p").cpu("2m").memory("1").obj(), [used("9m", "5")],
-                 (Code.UNSCHEDULABLE, ("Insufficient cpu",)), id="only-cpu-short"),
-    pytest.param(make_pod("p").cpu("11m").obj(), [],
-                 (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu",)),
-                 id="larger-than-node-is-unresolvable"),
-    pytest.param(make_pod("p").cpu("11m").memory("1").obj(), [used("0", "20")],
-                 (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu", "Insufficient memory")),
-                 id="one-unresolvable-makes-all-unresolvable"),
-    pytest.param(make_pod("p").overhead({"cpu": "2m"}).cpu("1m").obj(), [used("8m")],
-                 (Code.UNSCHEDULABLE, ("Insufficient cpu",)), id="overhead-counts"),
-    pytest.param(make_pod("p").request("ephemeral-storage", "11").obj(),
-                 [used(extra={"ephemeral-storage": "10"})],
-                 (Code.UNSCHEDULABLE, ("Insufficient ephemeral-storage",)), id="ephemeral-short"),
-    pytest.param(make_pod("p").request(EXT, "1").obj(), [used(extra={EXT: "4"})], None,
-                 id="extended-fits"),
-    pytest.param(make_pod("p").request(EXT, "3").obj(), [used(extra={EXT: "3"})],
-                 (Code.UNSCHEDULABLE, (f"Insufficient {EXT}",)), id="extended-short"),
-    pytest.param(make_pod("p").request("example.com/bbb", "1").obj(), [],
-                 (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient example.com/bbb",)),
-                 id="extended-missing-on-node"),
-    pytest.param(make_pod("p").request("example.com/bbb", "0").obj(), [], None,
-                 id="zero-quantity-is-ignored"),
-    pytest.param(make_pod("p").request("hugepages-2Mi", "1").obj(), [],
-                 (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient hugepages-2Mi",)),
-                 id="hugepages-short"),
+    pytest.param(
+        make_pod("p").cpu("1m").memory("1").obj(),
+        [used("10m", "20")],
+        (Code.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory")),
+        id="too-many-resources",
+    ),
+    pytest.param(
+        make_pod("p").cpu("1m").memory("1").init_container("i", {"cpu": "3m"}).obj(),
+        [used("8m", "19")],
+        (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+        id="init-container-over-limit",
+    ),
+    pytest.param(
+        make_pod("p").cpu("1m").init_container("s", {"cpu": "2m"}, sidecar=True).obj(),
+        [used("8m")],
+        (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+        id="sidecar-adds-to-sum",
+    ),
+    pytest.param(make_pod("p").cpu("1m").memory("1").obj(), [used("5m", "5")], None, id="both-fit"),
+    pytest.param(
+        make_pod("p").cpu("2m").memory("1").obj(),
+        [used("9m", "5")],
+        (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+        id="only-cpu-short",
+    ),
+    pytest.param(
+        make_pod("p").cpu("11m").obj(),
+        [],
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu",)),
+        id="larger-than-node-is-unresolvable",
+    ),
+    pytest.param(
+        make_pod("p").cpu("11m").memory("1").obj(),
+        [used("0", "20")],
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu", "Insufficient memory")),
+        id="one-unresolvable-makes-all-unresolvable",
+    ),
+    pytest.param(
+        make_pod("p").overhead({"cpu": "2m"}).cpu("1m").obj(),
+        [used("8m")],
+        (Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+        id="overhead-counts",
+    ),
+    pytest.param(
+        make_pod("p").request("ephemeral-storage", "11").obj(),
+        [used(extra={"ephemeral-storage": "10"})],
+        (Code.UNSCHEDULABLE, ("Insufficient ephemeral-storage",)),
+        id="ephemeral-short",
+    ),
+    pytest.param(
+        make_pod("p").request(EXT, "1").obj(), [used(extra={EXT: "4"})], None, id="extended-fits"
+    ),
+    pytest.param(
+        make_pod("p").request(EXT, "3").obj(),
+        [used(extra={EXT: "3"})],
+        (Code.UNSCHEDULABLE, (f"Insufficient {EXT}",)),
+        id="extended-short",
+    ),
+    pytest.param(
+        make_pod("p").request("example.com/bbb", "1").obj(),
+        [],
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient example.com/bbb",)),
+        id="extended-missing-on-node",
+    ),
+    pytest.param(
+        make_pod("p").request("example.com/bbb", "0").obj(), [], None, id="zero-quantity-is-ignored"
+    ),
+    pytest.param(
+        make_pod("p").request("hugepages-2Mi", "1").obj(),
+        [],
+        (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient hugepages-2Mi",)),
+        id="hugepages-short",
+    ),
 ]
 
 
@@ -105,13 +143,19 @@ def test_filter(pod: Pod, existing: list[Pod], want: tuple[Code, tuple[str, ...]
     ("pods_capacity", "existing", "pod", "want"),
     [
         pytest.param("1", [used()], make_pod("p").obj(), ("Too many pods",), id="slots-full"),
-        pytest.param("1", [used("10m")], make_pod("p").cpu("1m").obj(),
-                     ("Too many pods", "Insufficient cpu"), id="slots-full-and-cpu"),
+        pytest.param(
+            "1",
+            [used("10m")],
+            make_pod("p").cpu("1m").obj(),
+            ("Too many pods", "Insufficient cpu"),
+            id="slots-full-and-cpu",
+        ),
         pytest.param("2", [used()], make_pod("p").obj(), None, id="one-slot-left"),
     ],
 )
-def test_filter_pod_slots(pods_capacity: str, existing: list[Pod], pod: Pod,
-                          want: tuple[str, ...] | None) -> None:
+def test_filter_pod_slots(
+    pods_capacity: str, existing: list[Pod], pod: Pod, want: tuple[str, ...] | None
+) -> None:
     st = run_filter(pod, existing, small_node(pods_capacity))
     if want is None:
         assert st is None
@@ -124,20 +168,38 @@ def test_filter_pod_slots(pods_capacity: str, existing: list[Pod], pod: Pod,
 @pytest.mark.parametrize(
     ("args", "resource", "fits"),
     [
-        pytest.param({"ignoredResources": ["example.com/bbb"]}, "example.com/bbb", True,
-                     id="ignored-resource"),
-        pytest.param({"ignoredResourceGroups": ["example.com"]}, "example.com/bbb", True,
-                     id="ignored-group"),
-        pytest.param({"ignoredResourceGroups": ["example.org"]}, "example.com/bbb", False,
-                     id="other-group-still-checked"),
-        pytest.param({"ignoredResources": ["hugepages-2Mi"]}, "hugepages-2Mi", False,
-                     id="native-resources-are-never-ignored"),
-        pytest.param({"ignoredResourceGroups": ["kubernetes.io"]}, "kubernetes.io/foo", False,
-                     id="kubernetes-io-prefix-is-native"),
+        pytest.param(
+            {"ignoredResources": ["example.com/bbb"]},
+            "example.com/bbb",
+            True,
+            id="ignored-resource",
+        ),
+        pytest.param(
+            {"ignoredResourceGroups": ["example.com"]}, "example.com/bbb", True, id="ignored-group"
+        ),
+        pytest.param(
+            {"ignoredResourceGroups": ["example.org"]},
+            "example.com/bbb",
+            False,
+            id="other-group-still-checked",
+        ),
+        pytest.param(
+            {"ignoredResources": ["hugepages-2Mi"]},
+            "hugepages-2Mi",
+            False,
+            id="native-resources-are-never-ignored",
+        ),
+        pytest.param(
+            {"ignoredResourceGroups": ["kubernetes.io"]},
+            "kubernetes.io/foo",
+            False,
+            id="kubernetes-io-prefix-is-native",
+        ),
     ],
 )
-def test_ignored_resources_apply_to_extended_only(args: dict[str, Any], resource: str,
-                                                  fits: bool) -> None:
+def test_ignored_resources_apply_to_extended_only(
+    args: dict[str, Any], resource: str, fits: bool
+) -> None:
     st = run_filter(make_pod("p").request(resource, "1").obj(), [], args=args)
     assert (st is None) == fits
 
@@ -154,8 +216,13 @@ def test_filter_without_prefilter_is_an_error() -> None:
 
 def cpu_mem_pod() -> Pod:
     # 3000m and 5000 bytes over two containers (kube-scheduler's cpuAndMemory).
-    return (make_pod("p").cpu("1000m").memory("2000")
-            .container("c2", requests={"cpu": "2000m", "memory": "3000"}).obj())
+    return (
+        make_pod("p")
+        .cpu("1000m")
+        .memory("2000")
+        .container("c2", requests={"cpu": "2000m", "memory": "3000"})
+        .obj()
+    )
 
 
 def sized(name: str, cpu: str, memory: str, extra: dict[str, str] | None = None) -> Node:
@@ -165,8 +232,13 @@ def sized(name: str, cpu: str, memory: str, extra: dict[str, str] | None = None)
     return b.obj()
 
 
-def scores(strategy: dict[str, Any] | None, pod: Pod, nodes: list[Node],
-           existing: dict[str, list[Pod]] | None = None, pre_score: bool = True) -> list[int]:
+def scores(
+    strategy: dict[str, Any] | None,
+    pod: Pod,
+    nodes: list[Node],
+    existing: dict[str, list[Pod]] | None = None,
+    pre_score: bool = True,
+) -> list[int]:
     args = FitArgs.from_dict({"scoringStrategy": strategy} if strategy else {}, "args")
     infos = [node_info(n, *(existing or {}).get(n.name, [])) for n in nodes]
     plugin = Fit(args, FakeHandle(infos))
@@ -184,62 +256,158 @@ MOST = {"type": "MostAllocated"}
     ("strategy", "pod", "nodes", "existing", "want"),
     [
         # cpu (4000-3000)*100/4000=25, memory 50 -> 37; node2: cpu 50, memory 50 -> 50.
-        pytest.param(None, cpu_mem_pod(), [sized("a", "4", "10000"), sized("b", "6", "10000")],
-                     None, [37, 50], id="least-default-differently-sized"),
+        pytest.param(
+            None,
+            cpu_mem_pod(),
+            [sized("a", "4", "10000"), sized("b", "6", "10000")],
+            None,
+            [37, 50],
+            id="least-default-differently-sized",
+        ),
         # cpu 6000/10000 -> 40; memory: the cpu-only pod set memory to 0, so 5000 -> 75.
-        pytest.param(LEAST, cpu_mem_pod(), [sized("a", "10", "20000")],
-                     {"a": [make_pod("e").node("a").cpu("3000m").memory("0").obj()]}, [57],
-                     id="least-with-scheduled-pods"),
+        pytest.param(
+            LEAST,
+            cpu_mem_pod(),
+            [sized("a", "10", "20000")],
+            {"a": [make_pod("e").node("a").cpu("3000m").memory("0").obj()]},
+            [57],
+            id="least-with-scheduled-pods",
+        ),
         # cpu 25 x2 + memory 50 x1, over weight 3 -> 33.
-        pytest.param({**LEAST, "resources": [{"name": "cpu", "weight": 2},
-                                             {"name": "memory", "weight": 1}]},
-                     cpu_mem_pod(), [sized("a", "4", "10000")], None, [33], id="least-weighted"),
+        pytest.param(
+            {**LEAST, "resources": [{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 1}]},
+            cpu_mem_pod(),
+            [sized("a", "4", "10000")],
+            None,
+            [33],
+            id="least-weighted",
+        ),
         # Nothing requested: 100m and 200Mi count; cpu 97, memory (1000-200)/1000 -> 80.
-        pytest.param(LEAST, make_pod("p").obj(), [sized("a", "4", "1000Mi")], None, [88],
-                     id="least-best-effort-counts-defaults"),
+        pytest.param(
+            LEAST,
+            make_pod("p").obj(),
+            [sized("a", "4", "1000Mi")],
+            None,
+            [88],
+            id="least-best-effort-counts-defaults",
+        ),
         # The pod does not request the GPU: the resource is left out of the average.
-        pytest.param({**LEAST, "resources": [{"name": "cpu"}, {"name": "memory"},
-                                             {"name": "example.com/gpu"}]},
-                     cpu_mem_pod(), [sized("a", "4", "10000", extra={"example.com/gpu": "4"})],
-                     None, [37],
-                     id="least-unrequested-extended-skipped"),
+        pytest.param(
+            {
+                **LEAST,
+                "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu"}],
+            },
+            cpu_mem_pod(),
+            [sized("a", "4", "10000", extra={"example.com/gpu": "4"})],
+            None,
+            [37],
+            id="least-unrequested-extended-skipped",
+        ),
         # GPU 1 of 4 -> 75; (25 + 50 + 75) / 3 = 50.
-        pytest.param({**LEAST, "resources": [{"name": "cpu"}, {"name": "memory"},
-                                             {"name": "example.com/gpu"}]},
-                     make_pod("p").cpu("1000m").memory("2000").request("example.com/gpu", "1")
-                     .container("c2", requests={"cpu": "2000m", "memory": "3000"}).obj(),
-                     [sized("a", "4", "10000", extra={"example.com/gpu": "4"})], None, [50],
-                     id="least-requested-extended-counts"),
+        pytest.param(
+            {
+                **LEAST,
+                "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu"}],
+            },
+            make_pod("p")
+            .cpu("1000m")
+            .memory("2000")
+            .request("example.com/gpu", "1")
+            .container("c2", requests={"cpu": "2000m", "memory": "3000"})
+            .obj(),
+            [sized("a", "4", "10000", extra={"example.com/gpu": "4"})],
+            None,
+            [50],
+            id="least-requested-extended-counts",
+        ),
         # cpu 75, memory 50 -> 62; node2 50/50 -> 50.
-        pytest.param(MOST, cpu_mem_pod(), [sized("a", "4", "10000"), sized("b", "6", "10000")],
-                     None, [62, 50], id="most-allocated"),
+        pytest.param(
+            MOST,
+            cpu_mem_pod(),
+            [sized("a", "4", "10000"), sized("b", "6", "10000")],
+            None,
+            [62, 50],
+            id="most-allocated",
+        ),
         # Requests beyond capacity are capped at 100.
-        pytest.param(MOST, cpu_mem_pod(), [sized("a", "2", "4000")], None, [100],
-                     id="most-allocated-over-capacity"),
+        pytest.param(
+            MOST,
+            cpu_mem_pod(),
+            [sized("a", "2", "4000")],
+            None,
+            [100],
+            id="most-allocated-over-capacity",
+        ),
         # Shape 0->10, 100->0 (x10): cpu 75% -> 25, memory 50% -> 50; 37.5 rounds to 38.
-        pytest.param({"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-            "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}},
-            cpu_mem_pod(), [sized("a", "4", "10000")], None, [38], id="rtcr-spread"),
+        pytest.param(
+            {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+                },
+            },
+            cpu_mem_pod(),
+            [sized("a", "4", "10000")],
+            None,
+            [38],
+            id="rtcr-spread",
+        ),
         # Bin packing: cpu 75, memory 50 -> 62.5 rounds half away from zero to 63.
-        pytest.param({"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}},
-            cpu_mem_pod(), [sized("a", "4", "10000")], None, [63], id="rtcr-binpack-rounding"),
+        pytest.param(
+            {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+                },
+            },
+            cpu_mem_pod(),
+            [sized("a", "4", "10000")],
+            None,
+            [63],
+            id="rtcr-binpack-rounding",
+        ),
         # Memory at 0% scores 0 and leaves the weight sum: cpu 50% alone -> 50, not 25.
-        pytest.param({"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}},
-            make_pod("p").cpu("2000m").memory("0").obj(), [sized("a", "4", "10000")], None,
-            [50], id="rtcr-zero-resource-score-not-weighted"),
+        pytest.param(
+            {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+                },
+            },
+            make_pod("p").cpu("2000m").memory("0").obj(),
+            [sized("a", "4", "10000")],
+            None,
+            [50],
+            id="rtcr-zero-resource-score-not-weighted",
+        ),
         # Three points: 40% sits on the 0..50 segment: 10 + (0-10)*40/50 = 2 (x10 = 20).
-        pytest.param({"type": "RequestedToCapacityRatio", "resources": [{"name": "cpu"}],
-                      "requestedToCapacityRatio": {"shape": [
-                          {"utilization": 0, "score": 10}, {"utilization": 50, "score": 0},
-                          {"utilization": 100, "score": 5}]}},
-                     make_pod("p").cpu("1600m").obj(), [sized("a", "4", "10000")], None, [20],
-                     id="rtcr-broken-linear"),
+        pytest.param(
+            {
+                "type": "RequestedToCapacityRatio",
+                "resources": [{"name": "cpu"}],
+                "requestedToCapacityRatio": {
+                    "shape": [
+                        {"utilization": 0, "score": 10},
+                        {"utilization": 50, "score": 0},
+                        {"utilization": 100, "score": 5},
+                    ]
+                },
+            },
+            make_pod("p").cpu("1600m").obj(),
+            [sized("a", "4", "10000")],
+            None,
+            [20],
+            id="rtcr-broken-linear",
+        ),
     ],
 )
-def test_score(strategy: dict[str, Any] | None, pod: Pod, nodes: list[Node],
-               existing: dict[str, list[Pod]] | None, want: list[int]) -> None:
+def test_score(
+    strategy: dict[str, Any] | None,
+    pod: Pod,
+    nodes: list[Node],
+    existing: dict[str, list[Pod]] | None,
+    want: list[int],
+) -> None:
     assert scores(strategy, pod, nodes, existing) == want
 
 
@@ -275,23 +443,42 @@ TARGET = make_pod("target").cpu("1").memory("1Gi").obj()
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(make_pod("gone").obj(), None, QueueingHint.QUEUE_SKIP,
-                     id="deleted-unscheduled-pod"),
-        pytest.param(make_pod("gone").nominated("n1").obj(), None, QueueingHint.QUEUE,
-                     id="deleted-nominated-pod"),
-        pytest.param(make_pod("gone").node("n1").obj(), None, QueueingHint.QUEUE,
-                     id="deleted-scheduled-pod"),
-        pytest.param(make_pod("x").node("n1").cpu("2").obj(),
-                     make_pod("x").node("n1").cpu("1").obj(), QueueingHint.QUEUE,
-                     id="scheduled-pod-cpu-scaled-down"),
-        pytest.param(make_pod("x").node("n1").request("example.com/g", "2").obj(),
-                     make_pod("x").node("n1").request("example.com/g", "1").obj(),
-                     QueueingHint.QUEUE_SKIP, id="scaled-down-resource-not-requested"),
-        pytest.param(make_pod("x").cpu("2").obj(), make_pod("x").cpu("1").obj(),
-                     QueueingHint.QUEUE_SKIP, id="unscheduled-pod-scaled-down"),
-        pytest.param(make_pod("x").node("n1").cpu("1").obj(),
-                     make_pod("x").node("n1").cpu("1").label("a", "b").obj(),
-                     QueueingHint.QUEUE_SKIP, id="unrelated-update"),
+        pytest.param(
+            make_pod("gone").obj(), None, QueueingHint.QUEUE_SKIP, id="deleted-unscheduled-pod"
+        ),
+        pytest.param(
+            make_pod("gone").nominated("n1").obj(),
+            None,
+            QueueingHint.QUEUE,
+            id="deleted-nominated-pod",
+        ),
+        pytest.param(
+            make_pod("gone").node("n1").obj(), None, QueueingHint.QUEUE, id="deleted-scheduled-pod"
+        ),
+        pytest.param(
+            make_pod("x").node("n1").cpu("2").obj(),
+            make_pod("x").node("n1").cpu("1").obj(),
+            QueueingHint.QUEUE,
+            id="scheduled-pod-cpu-scaled-down",
+        ),
+        pytest.param(
+            make_pod("x").node("n1").request("example.com/g", "2").obj(),
+            make_pod("x").node("n1").request("example.com/g", "1").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="scaled-down-resource-not-requested",
+        ),
+        pytest.param(
+            make_pod("x").cpu("2").obj(),
+            make_pod("x").cpu("1").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="unscheduled-pod-scaled-down",
+        ),
+        pytest.param(
+            make_pod("x").node("n1").cpu("1").obj(),
+            make_pod("x").node("n1").cpu("1").label("a", "b").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="unrelated-update",
+        ),
     ],
 )
 def test_pod_event_hint(old: Pod, new: Pod | None, want: QueueingHint) -> None:
@@ -307,32 +494,69 @@ def test_own_scale_down_requeues() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(None, sized("n", "500m", "8Gi"), QueueingHint.QUEUE_SKIP,
-                     id="added-node-too-small"),
+        pytest.param(
+            None, sized("n", "500m", "8Gi"), QueueingHint.QUEUE_SKIP, id="added-node-too-small"
+        ),
         pytest.param(None, sized("n", "2", "8Gi"), QueueingHint.QUEUE, id="added-node-fits"),
-        pytest.param(sized("n", "2", "8Gi"), sized("n", "4", "8Gi"), QueueingHint.QUEUE,
-                     id="allocatable-grew"),
-        pytest.param(sized("n", "2", "8Gi", extra={"example.com/x": "1"}), sized("n", "2", "8Gi"),
-                     QueueingHint.QUEUE_SKIP, id="unrelated-allocatable-shrank"),
-        pytest.param(make_node("n").capacity(cpu="2", memory="8Gi", pods="10").obj(),
-                     make_node("n").capacity(cpu="2", memory="8Gi", pods="20").obj(),
-                     QueueingHint.QUEUE, id="more-pod-slots"),
-        pytest.param(sized("n", "500m", "8Gi"), sized("n", "800m", "8Gi"),
-                     QueueingHint.QUEUE_SKIP, id="grew-but-still-too-small"),
+        pytest.param(
+            sized("n", "2", "8Gi"),
+            sized("n", "4", "8Gi"),
+            QueueingHint.QUEUE,
+            id="allocatable-grew",
+        ),
+        pytest.param(
+            sized("n", "2", "8Gi", extra={"example.com/x": "1"}),
+            sized("n", "2", "8Gi"),
+            QueueingHint.QUEUE_SKIP,
+            id="unrelated-allocatable-shrank",
+        ),
+        pytest.param(
+            make_node("n").capacity(cpu="2", memory="8Gi", pods="10").obj(),
+            make_node("n").capacity(cpu="2", memory="8Gi", pods="20").obj(),
+            QueueingHint.QUEUE,
+            id="more-pod-slots",
+        ),
+        pytest.param(
+            sized("n", "500m", "8Gi"),
+            sized("n", "800m", "8Gi"),
+            QueueingHint.QUEUE_SKIP,
+            id="grew-but-still-too-small",
+        ),
     ],
 )
 def test_node_event_hint(old: Node | None, new: Node, want: QueueingHint) -> None:
     assert hint_for(EventResource.NODE, ActionType.ADD)(TARGET, old, new) is want
 
 
-@pytest.mark.parametrize("strategy", [LEAST, MOST, {
-    "type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {
-        "shape": [{"utilization": 0, "score": 2}, {"utilization": 70, "score": 9},
-                  {"utilization": 100, "score": 4}]}}], ids=["least", "most", "rtcr"])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        LEAST,
+        MOST,
+        {
+            "type": "RequestedToCapacityRatio",
+            "requestedToCapacityRatio": {
+                "shape": [
+                    {"utilization": 0, "score": 2},
+                    {"utilization": 70, "score": 9},
+                    {"utilization": 100, "score": 4},
+                ]
+            },
+        },
+    ],
+    ids=["least", "most", "rtcr"],
+)
 def test_two_resource_fast_path_matches_the_general_scorer(strategy: dict[str, Any]) -> None:
     rng = random.Random(11)
-    args = FitArgs.from_dict({"scoringStrategy": {
-        **strategy, "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]}}, "args")
+    args = FitArgs.from_dict(
+        {
+            "scoringStrategy": {
+                **strategy,
+                "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}],
+            }
+        },
+        "args",
+    )
     scorer = build_scorer(args.scoring_strategy)
     for _ in range(2000):
         a0, a1 = rng.choice([0, rng.randint(1, 64_000)]), rng.randint(0, 2**36)

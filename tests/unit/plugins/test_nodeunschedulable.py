@@ -20,12 +20,24 @@ KEY = "node.kubernetes.io/unschedulable"
     [
         pytest.param(make_pod("p").obj(), False, False, id="schedulable-node"),
         pytest.param(make_pod("p").obj(), True, True, id="cordoned-node"),
-        pytest.param(make_pod("p").toleration(KEY, effect="NoSchedule", operator="Exists").obj(),
-                     True, False, id="tolerates-the-cordon"),
-        pytest.param(make_pod("p").toleration(operator="Exists").obj(), True, False,
-                     id="tolerates-everything"),
-        pytest.param(make_pod("p").toleration(KEY, effect="NoExecute", operator="Exists").obj(),
-                     True, True, id="wrong-effect"),
+        pytest.param(
+            make_pod("p").toleration(KEY, effect="NoSchedule", operator="Exists").obj(),
+            True,
+            False,
+            id="tolerates-the-cordon",
+        ),
+        pytest.param(
+            make_pod("p").toleration(operator="Exists").obj(),
+            True,
+            False,
+            id="tolerates-everything",
+        ),
+        pytest.param(
+            make_pod("p").toleration(KEY, effect="NoExecute", operator="Exists").obj(),
+            True,
+            True,
+            id="wrong-effect",
+        ),
     ],
 )
 def test_filter(pod: Pod, cordoned: bool, rejected: bool) -> None:
@@ -36,13 +48,16 @@ def test_filter(pod: Pod, cordoned: bool, rejected: bool) -> None:
     else:
         assert st is not None
         assert (st.code, st.reasons, st.plugin) == (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,), NAME
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (ERR_REASON_UNSCHEDULABLE,),
+            NAME,
         )
 
 
 def hints() -> dict[EventResource, object]:
-    return {r.event.resource: r.hint for r in NodeUnschedulable(None, FakeHandle())
-            .events_to_register()}
+    return {
+        r.event.resource: r.hint for r in NodeUnschedulable(None, FakeHandle()).events_to_register()
+    }
 
 
 def cordon(flag: bool) -> Node:

@@ -37,5 +37,8 @@ def test_sorts_a_queue() -> None:
     pods = [qpi(0, 3.0), qpi(10, 5.0), qpi(0, 1.0), qpi(10, 4.0)]
     ordered = sorted(pods, key=lambda p: sum(plugin.less(o, p) for o in pods))
     assert [(p.pod.priority, p.timestamp) for p in ordered] == [
-        (10, 4.0), (10, 5.0), (0, 1.0), (0, 3.0)
+        (10, 4.0),
+        (10, 5.0),
+        (0, 1.0),
+        (0, 3.0),
     ]

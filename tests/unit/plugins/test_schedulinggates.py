@@ -16,10 +16,14 @@ from tests.unit.plugins.fakes import FakeHandle
     ("pod", "message"),
     [
         pytest.param(make_pod("p").obj(), None, id="no-gates"),
-        pytest.param(make_pod("p").gate("a").obj(), "waiting for scheduling gates: [a]",
-                     id="one-gate"),
-        pytest.param(make_pod("p").gate("example.com/b").gate("a").obj(),
-                     "waiting for scheduling gates: [example.com/b a]", id="gates-in-spec-order"),
+        pytest.param(
+            make_pod("p").gate("a").obj(), "waiting for scheduling gates: [a]", id="one-gate"
+        ),
+        pytest.param(
+            make_pod("p").gate("example.com/b").gate("a").obj(),
+            "waiting for scheduling gates: [example.com/b a]",
+            id="gates-in-spec-order",
+        ),
     ],
 )
 def test_pre_enqueue(pod: Pod, message: str | None) -> None:
@@ -29,7 +33,9 @@ def test_pre_enqueue(pod: Pod, message: str | None) -> None:
     else:
         assert st is not None
         assert (st.code, st.reasons, st.plugin) == (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,), NAME
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (message,),
+            NAME,
         )
 
 

@@ -32,21 +32,45 @@ DEDICATED = ("dedicated", "user1", "NoSchedule")
     [
         pytest.param(make_pod("p").obj(), tainted(), False, id="no-taints"),
         pytest.param(make_pod("p").obj(), tainted(DEDICATED), True, id="untolerated-noschedule"),
-        pytest.param(make_pod("p").toleration("dedicated", "user1", "NoSchedule").obj(),
-                     tainted(DEDICATED), False, id="tolerated-equal"),
-        pytest.param(make_pod("p").toleration("dedicated", "user2", "NoSchedule").obj(),
-                     tainted(DEDICATED), True, id="value-differs"),
-        pytest.param(make_pod("p").toleration("dedicated", operator="Exists").obj(),
-                     tainted(DEDICATED), False, id="exists-any-effect"),
-        pytest.param(make_pod("p").toleration("dedicated", "user1", "NoExecute").obj(),
-                     tainted(DEDICATED), True, id="effect-differs"),
-        pytest.param(make_pod("p").obj(), tainted(("k", "v", "PreferNoSchedule")), False,
-                     id="prefer-no-schedule-is-not-filtered"),
-        pytest.param(make_pod("p").obj(), tainted(("k", "v", "NoExecute")), True,
-                     id="untolerated-noexecute"),
-        pytest.param(make_pod("p").toleration("dedicated", "user1", "NoSchedule").obj(),
-                     tainted(DEDICATED, ("gpu", "", "NoSchedule")), True,
-                     id="one-of-two-tolerated"),
+        pytest.param(
+            make_pod("p").toleration("dedicated", "user1", "NoSchedule").obj(),
+            tainted(DEDICATED),
+            False,
+            id="tolerated-equal",
+        ),
+        pytest.param(
+            make_pod("p").toleration("dedicated", "user2", "NoSchedule").obj(),
+            tainted(DEDICATED),
+            True,
+            id="value-differs",
+        ),
+        pytest.param(
+            make_pod("p").toleration("dedicated", operator="Exists").obj(),
+            tainted(DEDICATED),
+            False,
+            id="exists-any-effect",
+        ),
+        pytest.param(
+            make_pod("p").toleration("dedicated", "user1", "NoExecute").obj(),
+            tainted(DEDICATED),
+            True,
+            id="effect-differs",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            tainted(("k", "v", "PreferNoSchedule")),
+            False,
+            id="prefer-no-schedule-is-not-filtered",
+        ),
+        pytest.param(
+            make_pod("p").obj(), tainted(("k", "v", "NoExecute")), True, id="untolerated-noexecute"
+        ),
+        pytest.param(
+            make_pod("p").toleration("dedicated", "user1", "NoSchedule").obj(),
+            tainted(DEDICATED, ("gpu", "", "NoSchedule")),
+            True,
+            id="one-of-two-tolerated",
+        ),
     ],
 )
 def test_filter(pod: Pod, node: Node, rejected: bool) -> None:
@@ -56,7 +80,9 @@ def test_filter(pod: Pod, node: Node, rejected: bool) -> None:
     else:
         assert st is not None
         assert (st.code, st.reasons, st.plugin) == (
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNTOLERATED,), NAME
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (ERR_REASON_UNTOLERATED,),
+            NAME,
         )
 
 
@@ -68,22 +94,42 @@ PREFER_B = ("b", "2", "PreferNoSchedule")
     ("pod", "nodes", "want"),
     [
         # Raw counts 0, 2, 1 -> reversed over max 2: 100, 0, 50.
-        pytest.param(make_pod("p").obj(),
-                     [tainted(name="n1"), tainted(PREFER_A, PREFER_B, name="n2"),
-                      tainted(PREFER_A, name="n3")], [100, 0, 50], id="fewest-wins"),
-        pytest.param(make_pod("p").toleration("a", "1", "PreferNoSchedule").obj(),
-                     [tainted(PREFER_A, name="n1"), tainted(PREFER_B, name="n2")], [100, 0],
-                     id="tolerated-prefer-taint"),
+        pytest.param(
+            make_pod("p").obj(),
+            [
+                tainted(name="n1"),
+                tainted(PREFER_A, PREFER_B, name="n2"),
+                tainted(PREFER_A, name="n3"),
+            ],
+            [100, 0, 50],
+            id="fewest-wins",
+        ),
+        pytest.param(
+            make_pod("p").toleration("a", "1", "PreferNoSchedule").obj(),
+            [tainted(PREFER_A, name="n1"), tainted(PREFER_B, name="n2")],
+            [100, 0],
+            id="tolerated-prefer-taint",
+        ),
         # A NoSchedule toleration does not tolerate a PreferNoSchedule taint.
-        pytest.param(make_pod("p").toleration("a", "1", "NoSchedule").obj(),
-                     [tainted(PREFER_A, name="n1"), tainted(name="n2")], [0, 100],
-                     id="noschedule-toleration-ignored"),
+        pytest.param(
+            make_pod("p").toleration("a", "1", "NoSchedule").obj(),
+            [tainted(PREFER_A, name="n1"), tainted(name="n2")],
+            [0, 100],
+            id="noschedule-toleration-ignored",
+        ),
         # An empty effect tolerates every effect.
-        pytest.param(make_pod("p").toleration("a", "1").obj(),
-                     [tainted(PREFER_A, name="n1"), tainted(name="n2")], [100, 100],
-                     id="empty-effect-tolerates"),
-        pytest.param(make_pod("p").obj(), [tainted(DEDICATED, name="n1"), tainted(name="n2")],
-                     [100, 100], id="only-prefer-taints-count"),
+        pytest.param(
+            make_pod("p").toleration("a", "1").obj(),
+            [tainted(PREFER_A, name="n1"), tainted(name="n2")],
+            [100, 100],
+            id="empty-effect-tolerates",
+        ),
+        pytest.param(
+            make_pod("p").obj(),
+            [tainted(DEDICATED, name="n1"), tainted(name="n2")],
+            [100, 100],
+            id="only-prefer-taints-count",
+        ),
     ],
 )
 def test_score(pod: Pod, nodes: list[Node], want: list[int]) -> None:
@@ -97,8 +143,9 @@ def test_score(pod: Pod, nodes: list[Node], want: list[int]) -> None:
 
 
 def hints() -> dict[EventResource, object]:
-    return {r.event.resource: r.hint for r in TaintToleration(None, FakeHandle())
-            .events_to_register()}
+    return {
+        r.event.resource: r.hint for r in TaintToleration(None, FakeHandle()).events_to_register()
+    }
 
 
 @pytest.mark.parametrize(
@@ -108,8 +155,9 @@ def hints() -> dict[EventResource, object]:
         pytest.param(None, tainted(DEDICATED), QueueingHint.QUEUE_SKIP, id="added-untolerated"),
         pytest.param(tainted(DEDICATED), tainted(), QueueingHint.QUEUE, id="taint-removed"),
         pytest.param(tainted(), tainted(DEDICATED), QueueingHint.QUEUE_SKIP, id="taint-added"),
-        pytest.param(tainted(), tainted(PREFER_A), QueueingHint.QUEUE_SKIP,
-                     id="was-already-tolerated"),
+        pytest.param(
+            tainted(), tainted(PREFER_A), QueueingHint.QUEUE_SKIP, id="was-already-tolerated"
+        ),
     ],
 )
 def test_node_hint(old: Node | None, new: Node, want: QueueingHint) -> None:

@@ -33,8 +33,11 @@ def with_volume(source: str, body: dict[str, Any] | None = None) -> Pod:
     [
         pytest.param(make_pod("p").obj(), False, id="no-volumes"),
         pytest.param(make_pod("p").pvc("data").obj(), True, id="persistent-volume-claim"),
-        pytest.param(with_volume("ephemeral", {"volumeClaimTemplate": {"spec": {}}}), True,
-                     id="generic-ephemeral"),
+        pytest.param(
+            with_volume("ephemeral", {"volumeClaimTemplate": {"spec": {}}}),
+            True,
+            id="generic-ephemeral",
+        ),
         pytest.param(with_volume("emptyDir"), False, id="empty-dir"),
         pytest.param(with_volume("configMap", {"name": "cm"}), False, id="config-map"),
         pytest.param(with_volume("secret", {"secretName": "s"}), False, id="secret"),

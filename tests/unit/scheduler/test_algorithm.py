@@ -29,15 +29,15 @@ def _nodes(n: int, ok: bool = True, prefix: str = "n") -> list[NodeInfo]:
 @pytest.mark.parametrize(
     ("percentage", "nodes", "expected"),
     [
-        (0, 50, 50),          # under 100 nodes: all
+        (0, 50, 50),  # under 100 nodes: all
         (0, 99, 99),
-        (0, 100, 100),        # adaptive 49% of 100 = 49 -> floor of 100
-        (0, 1000, 420),       # 50 - 8 = 42%
-        (0, 5000, 500),       # 50 - 40 = 10%
-        (0, 10000, 500),      # max(50 - 80, 5) = 5%
+        (0, 100, 100),  # adaptive 49% of 100 = 49 -> floor of 100
+        (0, 1000, 420),  # 50 - 8 = 42%
+        (0, 5000, 500),  # 50 - 40 = 10%
+        (0, 10000, 500),  # max(50 - 80, 5) = 5%
         (30, 1000, 300),
         (100, 1000, 1000),
-        (1, 1000, 100),       # never fewer than 100
+        (1, 1000, 100),  # never fewer than 100
     ],
     ids=str,
 )
@@ -94,8 +94,9 @@ async def test_pre_filter_rejection_message_and_absent_status() -> None:
 async def test_pre_filter_result_narrows_nodes_and_reports_the_rest() -> None:
     algo = Algorithm(0)
     fwk = framework(args={"Label": frozenset({"n1"})}, scores=())
-    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(),
-                                                    _nodes(3))
+    feasible, diag = await algo.find_nodes_that_fit(
+        fwk, CycleState(), make_pod("p").obj(), _nodes(3)
+    )
     assert [n.name for n in feasible] == ["n1"]
     fe = FitError("default/p", 3, diag)
     assert diag.node_to_status.absent is not None
@@ -128,8 +129,10 @@ async def test_best_score_wins() -> None:
 
 def test_ties_broken_uniformly_at_random() -> None:
     algo = Algorithm(0, rng=random.Random(7))
-    seen = {algo.select_host([NodeScore("a", 5), NodeScore("b", 5), NodeScore("c", 1)])
-            for _ in range(200)}
+    seen = {
+        algo.select_host([NodeScore("a", 5), NodeScore("b", 5), NodeScore("c", 1)])
+        for _ in range(200)
+    }
     assert seen == {"a", "b"}
 
 

@@ -71,15 +71,22 @@ def test_group_index_keeps_namespaces_apart() -> None:
 @pytest.mark.parametrize(
     ("new", "want"),
     [
-        pytest.param(pod("p").node("n1").cpu("1").phase("Running"), ActionType.UPDATE_OTHER,
-                     id="status-only-is-other"),
-        pytest.param(pod("p").node("n1").cpu("1").label("k", "v"), ActionType.UPDATE_POD_LABEL,
-                     id="label"),
-        pytest.param(pod("p").node("n1").cpu("500m"), ActionType.UPDATE_POD_SCALE_DOWN,
-                     id="scale-down"),
-        pytest.param(pod("p").node("n1").cpu("500m").label("k", "v"),
-                     ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN,
-                     id="label-and-scale-down"),
+        pytest.param(
+            pod("p").node("n1").cpu("1").phase("Running"),
+            ActionType.UPDATE_OTHER,
+            id="status-only-is-other",
+        ),
+        pytest.param(
+            pod("p").node("n1").cpu("1").label("k", "v"), ActionType.UPDATE_POD_LABEL, id="label"
+        ),
+        pytest.param(
+            pod("p").node("n1").cpu("500m"), ActionType.UPDATE_POD_SCALE_DOWN, id="scale-down"
+        ),
+        pytest.param(
+            pod("p").node("n1").cpu("500m").label("k", "v"),
+            ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN,
+            id="label-and-scale-down",
+        ),
     ],
 )
 def test_assigned_pod_update_names_what_changed(new: PodBuilder, want: ActionType) -> None:
@@ -98,8 +105,9 @@ def test_status_update_of_assigned_pod_does_not_match_specific_registrations() -
     queue.moves.clear()
     h.on_update(old, pod("p").node("n1").cpu("1").phase("Running").obj())
     [event] = queue.moves
-    specific = ClusterEvent(ev.EventResource.POD,
-                            ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN)
+    specific = ClusterEvent(
+        ev.EventResource.POD, ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_SCALE_DOWN
+    )
     assert not specific.matches(event)
     assert ClusterEvent(ev.EventResource.POD, ActionType.UPDATE).matches(event)
 

@@ -34,8 +34,13 @@ def read_key(raw: Mapping[str, Any], name: str, path: str, default: str) -> str:
 
 
 def read_bounded_int(
-    raw: Mapping[str, Any], name: str, path: str, default: int, *,
-    low: int, high: int | None = None,
+    raw: Mapping[str, Any],
+    name: str,
+    path: str,
+    default: int,
+    *,
+    low: int,
+    high: int | None = None,
 ) -> int:
     value = read_int(raw, name, path, default)
     if value < low or (high is not None and value > high):

@@ -45,9 +45,7 @@ class CPUUtilizationArgs:
         check_fields(raw, ("annotation", "defaultScore"), path)
         return cls(
             read_key(raw, "annotation", path, CPU_UTILIZATION),
-            read_bounded_int(
-                raw, "defaultScore", path, DEFAULT_SCORE, low=0, high=MAX_NODE_SCORE
-            ),
+            read_bounded_int(raw, "defaultScore", path, DEFAULT_SCORE, low=0, high=MAX_NODE_SCORE),
         )
 
 

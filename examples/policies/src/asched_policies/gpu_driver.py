@@ -161,9 +161,7 @@ class GPUDriver(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             ),
         )
 
-    def _after_node_change(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE
@@ -177,9 +175,7 @@ class GPUDriver(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
-    def _after_pod_update(
-        self, pod: Pod, old: object | None, new: object | None
-    ) -> QueueingHint:
+    def _after_pod_update(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         original, modified = as_pod(old), as_pod(new)
         if original is None or modified is None:
             return QueueingHint.QUEUE

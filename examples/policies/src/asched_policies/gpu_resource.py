@@ -78,9 +78,7 @@ class GPUResource(PreScorePlugin, ScorePlugin):
     def __init__(self, args: GPUResourceArgs | None, handle: Handle) -> None:
         self._args = args or GPUResourceArgs()
         self._resource = self._args.resource_name
-        self._formula = (
-            most_allocated if self._args.strategy == MOST_ALLOCATED else least_allocated
-        )
+        self._formula = most_allocated if self._args.strategy == MOST_ALLOCATED else least_allocated
         self._handle = handle
 
     @property

@@ -83,8 +83,7 @@ class Location(PreScorePlugin, ScorePlugin):
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         place = self.wanted_place(pod)
         if isinstance(place, Malformed):
-            log.warning("location_malformed", pod=pod.key, annotation=LOCATION,
-                        value=place.text)
+            log.warning("location_malformed", pod=pod.key, annotation=LOCATION, value=place.text)
             return _SKIP
         if place is None:
             return _SKIP

@@ -73,7 +73,7 @@ class Place:
 
 
 def parse_location(value: str | None) -> Place | Malformed | None:
-    """"<region>/<zone>" or "<region>"; None when not given."""
+    """ "<region>/<zone>" or "<region>"; None when not given."""
     if value is None:
         return None
     region, slash, zone = value.strip().partition("/")

@@ -135,8 +135,10 @@ class Sim:
 
     def _fits(self, pod: Pod, ni: NodeInfo) -> bool:
         alloc = ni.allocatable
-        return (ni.requested.milli_cpu + pod.requests.milli_cpu <= alloc.milli_cpu
-                and len(ni.pods) < alloc.allowed_pods)
+        return (
+            ni.requested.milli_cpu + pod.requests.milli_cpu <= alloc.milli_cpu
+            and len(ni.pods) < alloc.allowed_pods
+        )
 
     async def attempt(self, pod: Pod) -> str:
         """One scheduling cycle; returns the outcome ("waiting", "bound", "<Code>: msg")."""
@@ -182,8 +184,11 @@ class Sim:
         return self._note(pod, "bound")
 
     def waiting_groups(self) -> set[str]:
-        return {wp.pod.labels.get("scheduling.x-k8s.io/pod-group", "")
-                for wp in self.h.waiting_pods if not wp.decided}
+        return {
+            wp.pod.labels.get("scheduling.x-k8s.io/pod-group", "")
+            for wp in self.h.waiting_pods
+            if not wp.decided
+        }
 
     async def _binding_cycle(self, state: CycleState, wp: WaitingPod, original: Pod) -> None:
         st = await wp.wait(self.h.clock)

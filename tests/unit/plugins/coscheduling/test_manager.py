@@ -23,8 +23,9 @@ NODE_4CPU = make_node("n1").capacity(cpu="4", memory="32Gi", pods="110")
 
 
 def members(group: str, n: int, cpu: str = "1", prefix: str = "") -> list[Pod]:
-    return [make_pod(f"{prefix or group}{i}").pod_group(group).cpu(cpu).obj()
-            for i in range(1, n + 1)]
+    return [
+        make_pod(f"{prefix or group}{i}").pod_group(group).cpu(cpu).obj() for i in range(1, n + 1)
+    ]
 
 
 def gang_handle(*groups: tuple[str, int], nodes: int = 1) -> GangHandle:
@@ -36,18 +37,26 @@ def gang_handle(*groups: tuple[str, int], nodes: int = 1) -> GangHandle:
 
 # ---- QueueSort ---------------------------------------------------------------------------
 
+
 def test_queue_sort_keeps_siblings_together_in_group_creation_order() -> None:
-    h = GangHandle([NODE_4CPU.obj()], [
-        make_pod_group("b").created("2026-01-01T00:00:00Z").obj(),
-        make_pod_group("a").created("2026-01-01T00:00:00Z").obj(),
-        make_pod_group("c").created("2025-12-31T00:00:00Z").obj(),
-    ])
+    h = GangHandle(
+        [NODE_4CPU.obj()],
+        [
+            make_pod_group("b").created("2026-01-01T00:00:00Z").obj(),
+            make_pod_group("a").created("2026-01-01T00:00:00Z").obj(),
+            make_pod_group("c").created("2025-12-31T00:00:00Z").obj(),
+        ],
+    )
     pl = plugin_for(h)
     pods = [
-        make_pod("z1").pod_group("a").obj(), make_pod("y9").pod_group("b").obj(),
-        make_pod("a1").pod_group("b").obj(), make_pod("z0").pod_group("a").obj(),
-        make_pod("m").pod_group("c").obj(), make_pod("hi").priority(100).pod_group("b").obj(),
+        make_pod("z1").pod_group("a").obj(),
+        make_pod("y9").pod_group("b").obj(),
+        make_pod("a1").pod_group("b").obj(),
+        make_pod("z0").pod_group("a").obj(),
+        make_pod("m").pod_group("c").obj(),
+        make_pod("hi").priority(100).pod_group("b").obj(),
     ]
+
     def cmp(x: QueuedPodInfo, y: QueuedPodInfo) -> int:
         return -1 if pl.less(x, y) else 1
 
@@ -58,21 +67,30 @@ def test_queue_sort_keeps_siblings_together_in_group_creation_order() -> None:
 @pytest.mark.parametrize(
     ("first", "second"),
     [
-        pytest.param(make_pod("p").priority(5), make_pod("q").pod_group("old"),
-                     id="higher-priority-first"),
-        pytest.param(make_pod("q").pod_group("old"), make_pod("p").pod_group("new"),
-                     id="older-group-first"),
-        pytest.param(make_pod("solo"), make_pod("q").pod_group("old"),
-                     id="pod-without-group-by-queue-time"),
-        pytest.param(make_pod("q").pod_group("missing"), make_pod("p").pod_group("new"),
-                     id="unknown-group-falls-back-to-queue-time"),
+        pytest.param(
+            make_pod("p").priority(5), make_pod("q").pod_group("old"), id="higher-priority-first"
+        ),
+        pytest.param(
+            make_pod("q").pod_group("old"), make_pod("p").pod_group("new"), id="older-group-first"
+        ),
+        pytest.param(
+            make_pod("solo"), make_pod("q").pod_group("old"), id="pod-without-group-by-queue-time"
+        ),
+        pytest.param(
+            make_pod("q").pod_group("missing"),
+            make_pod("p").pod_group("new"),
+            id="unknown-group-falls-back-to-queue-time",
+        ),
     ],
 )
 def test_queue_sort_pairs(first: PodBuilder, second: PodBuilder) -> None:
-    h = GangHandle([NODE_4CPU.obj()], [
-        make_pod_group("old").created("2026-01-01T00:00:00Z").obj(),
-        make_pod_group("new").created("2026-02-01T00:00:00Z").obj(),
-    ])
+    h = GangHandle(
+        [NODE_4CPU.obj()],
+        [
+            make_pod_group("old").created("2026-01-01T00:00:00Z").obj(),
+            make_pod_group("new").created("2026-02-01T00:00:00Z").obj(),
+        ],
+    )
     pl = plugin_for(h)
     a, b = qpi(first.obj()), qpi(second.obj())
     assert pl.less(a, b)
@@ -83,10 +101,13 @@ def test_failed_group_sorts_by_its_failure_time() -> None:
     """scheduler-plugins' head-of-line fix: a group that failed goes behind newer ones."""
     old_member = make_pod("o1").pod_group("old").obj()
     # Both created before the FakeClock's wall time (2023-11-14), as real groups would be.
-    h = GangHandle([NODE_4CPU.obj()], [
-        make_pod_group("old").min_member(2).created("2023-01-01T00:00:00Z").obj(),
-        make_pod_group("new").created("2023-06-01T00:00:00Z").obj(),
-    ])
+    h = GangHandle(
+        [NODE_4CPU.obj()],
+        [
+            make_pod_group("old").min_member(2).created("2023-01-01T00:00:00Z").obj(),
+            make_pod_group("new").created("2023-06-01T00:00:00Z").obj(),
+        ],
+    )
     h.add(old_member, make_pod("o2").pod_group("old").obj())
     pl = plugin_for(h)
     newer = qpi(make_pod("n1").pod_group("new").obj())
@@ -98,28 +119,53 @@ def test_failed_group_sorts_by_its_failure_time() -> None:
 
 # ---- PreEnqueue ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("pods", "groups", "want"),
     [
         pytest.param([make_pod("p")], [], None, id="not-in-a-group"),
-        pytest.param([make_pod("p").pod_group("g")], [],
-                     "waiting for PodGroup default/g to be created", id="podgroup-missing"),
-        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g")],
-                     [make_pod_group("g").min_member(3)],
-                     "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
-                     id="fewer-than-min-member"),
-        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
-                      make_pod("r").pod_group("g").phase("Succeeded")],
-                     [make_pod_group("g").min_member(3)],
-                     "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
-                     id="finished-pods-do-not-count"),
-        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
-                      make_pod("r").annotation(VOLCANO_GROUP_ANNOTATION, "g")],
-                     [make_pod_group("g").min_member(3)], None,
-                     id="volcano-annotation-joins-too"),
-        pytest.param([make_pod("p").pod_group("g"), make_pod("q").pod_group("g"),
-                      make_pod("r").pod_group("g")],
-                     [make_pod_group("g").min_member(3)], None, id="quorum-exists"),
+        pytest.param(
+            [make_pod("p").pod_group("g")],
+            [],
+            "waiting for PodGroup default/g to be created",
+            id="podgroup-missing",
+        ),
+        pytest.param(
+            [make_pod("p").pod_group("g"), make_pod("q").pod_group("g")],
+            [make_pod_group("g").min_member(3)],
+            "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
+            id="fewer-than-min-member",
+        ),
+        pytest.param(
+            [
+                make_pod("p").pod_group("g"),
+                make_pod("q").pod_group("g"),
+                make_pod("r").pod_group("g").phase("Succeeded"),
+            ],
+            [make_pod_group("g").min_member(3)],
+            "waiting for PodGroup default/g: 2 of its minMember 3 pods exist",
+            id="finished-pods-do-not-count",
+        ),
+        pytest.param(
+            [
+                make_pod("p").pod_group("g"),
+                make_pod("q").pod_group("g"),
+                make_pod("r").annotation(VOLCANO_GROUP_ANNOTATION, "g"),
+            ],
+            [make_pod_group("g").min_member(3)],
+            None,
+            id="volcano-annotation-joins-too",
+        ),
+        pytest.param(
+            [
+                make_pod("p").pod_group("g"),
+                make_pod("q").pod_group("g"),
+                make_pod("r").pod_group("g"),
+            ],
+            [make_pod_group("g").min_member(3)],
+            None,
+            id="quorum-exists",
+        ),
     ],
 )
 def test_pre_enqueue_holds_until_group_and_min_member_exist(
@@ -140,6 +186,7 @@ def test_pre_enqueue_holds_until_group_and_min_member_exist(
 
 # ---- PreFilter -----------------------------------------------------------------------------
 
+
 def _busy(cpu: str) -> Pod:
     return make_pod("other").cpu(cpu).node("n1").obj()
 
@@ -148,28 +195,58 @@ def _busy(cpu: str) -> Pod:
     ("group", "member_cpu", "extra", "want_code", "want"),
     [
         pytest.param(make_pod_group("g").min_member(3), "1", [], None, "", id="fits"),
-        pytest.param(make_pod_group("g").min_member(4), "1", [],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                     "pre-filter pod g1 cannot find enough sibling pods, current pods number: 3, "
-                     "minMember of group: 4", id="fewer-pods-than-min-member"),
-        pytest.param(make_pod_group("g").min_member(3), "1",
-                     [make_pod("g-gated").pod_group("g").gate("wait").obj()], None, "",
-                     id="gated-extra-member-is-tolerated"),
-        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="8"), "1", [],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                     "PodGroup default/g can never fit: it needs 8 cpu but the cluster's "
-                     "allocatable cpu is 4", id="min-resources-above-allocatable"),
-        pytest.param(make_pod_group("g").min_member(3), "2", [],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                     "PodGroup default/g can never fit: it needs 6 cpu but the cluster's "
-                     "allocatable cpu is 4", id="member-requests-above-allocatable"),
-        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="2"), "500m",
-                     [_busy("3")], Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                     "PodGroup default/g does not fit now: its minResources need 2 cpu but 1 "
-                     "is free in the cluster", id="min-resources-above-free"),
-        pytest.param(make_pod_group("g").min_member(3).min_resources(cpu="4"), "500m",
-                     [make_pod("g-bound").pod_group("g").cpu("3").node("n1").obj()], None, "",
-                     id="own-assigned-members-count-as-free"),
+        pytest.param(
+            make_pod_group("g").min_member(4),
+            "1",
+            [],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "pre-filter pod g1 cannot find enough sibling pods, current pods number: 3, "
+            "minMember of group: 4",
+            id="fewer-pods-than-min-member",
+        ),
+        pytest.param(
+            make_pod_group("g").min_member(3),
+            "1",
+            [make_pod("g-gated").pod_group("g").gate("wait").obj()],
+            None,
+            "",
+            id="gated-extra-member-is-tolerated",
+        ),
+        pytest.param(
+            make_pod_group("g").min_member(3).min_resources(cpu="8"),
+            "1",
+            [],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "PodGroup default/g can never fit: it needs 8 cpu but the cluster's "
+            "allocatable cpu is 4",
+            id="min-resources-above-allocatable",
+        ),
+        pytest.param(
+            make_pod_group("g").min_member(3),
+            "2",
+            [],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "PodGroup default/g can never fit: it needs 6 cpu but the cluster's "
+            "allocatable cpu is 4",
+            id="member-requests-above-allocatable",
+        ),
+        pytest.param(
+            make_pod_group("g").min_member(3).min_resources(cpu="2"),
+            "500m",
+            [_busy("3")],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "PodGroup default/g does not fit now: its minResources need 2 cpu but 1 "
+            "is free in the cluster",
+            id="min-resources-above-free",
+        ),
+        pytest.param(
+            make_pod_group("g").min_member(3).min_resources(cpu="4"),
+            "500m",
+            [make_pod("g-bound").pod_group("g").cpu("3").node("n1").obj()],
+            None,
+            "",
+            id="own-assigned-members-count-as-free",
+        ),
     ],
 )
 def test_pre_filter(
@@ -213,6 +290,7 @@ def test_never_fit_group_gets_a_warning_event_on_the_pod_group() -> None:
 
 
 # ---- Permit: wait, then allow all at quorum -----------------------------------------------
+
 
 async def test_permit_waits_then_allows_every_sibling_at_quorum() -> None:
     h = gang_handle(("a", 3))
@@ -266,6 +344,7 @@ def test_permit_without_group_succeeds_and_with_missing_group_rejects() -> None:
 
 
 # ---- timeout, backoff, Unreserve ---------------------------------------------------------
+
 
 async def test_permit_timeout_rejects_the_whole_gang_and_backs_off() -> None:
     h = GangHandle([NODE_4CPU.obj()], [make_pod_group("a").min_member(3).timeout(10).obj()])
@@ -345,6 +424,7 @@ async def test_bind_failure_after_quorum_does_not_back_off_the_group() -> None:
 
 # ---- the gate: no deadlock between competing gangs ----------------------------------------
 
+
 async def test_gate_serializes_competing_gangs_so_none_is_left_partial() -> None:
     # 4 cpu for two gangs of 3 x 1 cpu: only one can be placed. Interleaved in the queue,
     # per-pod Permit would let both reserve a part and wait forever; the gate lets A finish.
@@ -415,11 +495,14 @@ def test_gate_is_released_when_its_pod_group_is_deleted() -> None:
         pytest.param(make_pod("c1").pod_group("c"), 2, 1, id="completes-its-quorum"),
     ],
 )
-def test_gate_lets_through_pods_that_never_wait(pod: PodBuilder, min_member: int,
-                                                bound: int) -> None:
+def test_gate_lets_through_pods_that_never_wait(
+    pod: PodBuilder, min_member: int, bound: int
+) -> None:
     h = gang_handle(("a", 3), ("c", min_member))
-    h.add(*members("a", 3), *[make_pod(f"cb{i}").pod_group("c").node("n1").obj()
-                              for i in range(bound)])
+    h.add(
+        *members("a", 3),
+        *[make_pod(f"cb{i}").pod_group("c").node("n1").obj() for i in range(bound)],
+    )
     pl = plugin_for(h)
     pl.permit(CycleState(), h.pods[next(iter(h.pods))], "n1")
     assert pl.manager.gate_holder == "default/a"
@@ -429,6 +512,7 @@ def test_gate_lets_through_pods_that_never_wait(pod: PodBuilder, min_member: int
 
 
 # ---- failing fast ------------------------------------------------------------------------
+
 
 async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
     # 8 cpu in total is enough for 1 + 1 + 5, but no node has 5 free.
@@ -442,8 +526,10 @@ async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
         await sim.attempt(a[1])
         out = await sim.attempt(a[2])
         await sim.settle()  # no clock advance: nobody waits for the Permit timeout
-    assert out == ("Unschedulable: PodGroup default/a gets rejected due to Pod a3 is "
-                   "unschedulable even after PostFilter")
+    assert out == (
+        "Unschedulable: PodGroup default/a gets rejected due to Pod a3 is "
+        "unschedulable even after PostFilter"
+    )
     assert sim.outcomes["a1"][-1].startswith("rejected: optimistic rejection in PostFilter")
     assert sim.outcomes["a2"][-1].startswith("rejected: optimistic rejection in PostFilter")
     assert sim.bound == {}
@@ -478,12 +564,17 @@ async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
 async def test_post_filter_reject_percentage(
     percentage: int, assigned: int, pods: int, rejected: bool
 ) -> None:
-    h = GangHandle([make_node("n1").capacity(cpu="64", pods="110").obj()],
-                   [make_pod_group("g").min_member(10).obj()])
+    h = GangHandle(
+        [make_node("n1").capacity(cpu="64", pods="110").obj()],
+        [make_pod_group("g").min_member(10).obj()],
+    )
     group = members("g", pods)
     for i, p in enumerate(group):
-        h.add(make_pod(p.name).uid(p.uid).pod_group("g").cpu("1").node("n1").obj()
-              if i < assigned else p)
+        h.add(
+            make_pod(p.name).uid(p.uid).pod_group("g").cpu("1").node("n1").obj()
+            if i < assigned
+            else p
+        )
     failing = group[assigned] if assigned < pods else group[-1]
     pl = plugin_for(h, pod_group_reject_percentage=percentage)
     _, st = await pl.post_filter(CycleState(), failing, NodeToStatus())
@@ -514,6 +605,7 @@ async def test_post_filter_is_quiet_after_our_own_pre_filter_rejection() -> None
 
 # ---- timers and hints ---------------------------------------------------------------------
 
+
 async def test_run_activates_a_group_when_its_backoff_ends() -> None:
     h = gang_handle(("a", 2))
     a = members("a", 2)
@@ -541,20 +633,57 @@ _HintFn = Callable[[Pod, object | None, object | None], QueueingHint]
 @pytest.mark.parametrize(
     ("hint", "min_member", "old", "new", "want"),
     [
-        pytest.param("member", 2, None, make_pod("g9").pod_group("g").obj(), QueueingHint.QUEUE,
-                     id="sibling-added-completes-minMember"),
-        pytest.param("member", 3, None, make_pod("g9").pod_group("g").obj(),
-                     QueueingHint.QUEUE_SKIP, id="sibling-added-still-short-of-minMember"),
-        pytest.param("member", 0, None, make_pod("g9").pod_group("g").obj(),
-                     QueueingHint.QUEUE_SKIP, id="sibling-added-podgroup-missing"),
-        pytest.param("member", 2, None, make_pod("x").pod_group("other").obj(),
-                     QueueingHint.QUEUE_SKIP, id="other-group-pod-added"),
-        pytest.param("member", 2, None, make_pod("g9", "elsewhere").pod_group("g").obj(),
-                     QueueingHint.QUEUE_SKIP, id="same-name-other-namespace"),
-        pytest.param("group", 2, None, make_pod_group("g").obj(), QueueingHint.QUEUE,
-                     id="own-podgroup-added"),
-        pytest.param("group", 2, make_pod_group("h").obj(), make_pod_group("h").obj(),
-                     QueueingHint.QUEUE_SKIP, id="other-podgroup-updated"),
+        pytest.param(
+            "member",
+            2,
+            None,
+            make_pod("g9").pod_group("g").obj(),
+            QueueingHint.QUEUE,
+            id="sibling-added-completes-minMember",
+        ),
+        pytest.param(
+            "member",
+            3,
+            None,
+            make_pod("g9").pod_group("g").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="sibling-added-still-short-of-minMember",
+        ),
+        pytest.param(
+            "member",
+            0,
+            None,
+            make_pod("g9").pod_group("g").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="sibling-added-podgroup-missing",
+        ),
+        pytest.param(
+            "member",
+            2,
+            None,
+            make_pod("x").pod_group("other").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="other-group-pod-added",
+        ),
+        pytest.param(
+            "member",
+            2,
+            None,
+            make_pod("g9", "elsewhere").pod_group("g").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="same-name-other-namespace",
+        ),
+        pytest.param(
+            "group", 2, None, make_pod_group("g").obj(), QueueingHint.QUEUE, id="own-podgroup-added"
+        ),
+        pytest.param(
+            "group",
+            2,
+            make_pod_group("h").obj(),
+            make_pod_group("h").obj(),
+            QueueingHint.QUEUE_SKIP,
+            id="other-podgroup-updated",
+        ),
     ],
 )
 def test_queueing_hints(
@@ -566,8 +695,9 @@ def test_queueing_hints(
     pod = make_pod("g1").pod_group("g").obj()
     h.add(pod, *([new] if isinstance(new, Pod) else []))
     pl = plugin_for(h)
-    fn: _HintFn = (pl.manager.hint_member_changed if hint == "member"
-                   else pl.manager.hint_pod_group_changed)
+    fn: _HintFn = (
+        pl.manager.hint_member_changed if hint == "member" else pl.manager.hint_pod_group_changed
+    )
     assert fn(pod, old, new) == want
 
 
@@ -610,7 +740,9 @@ async def test_status_is_computed_from_the_members_when_written() -> None:
     await status.flush()
     [(_, _, body, _)] = h.client.requests
     assert body["status"] == {
-        "phase": "Scheduling", "scheduled": 1, "running": 1,
+        "phase": "Scheduling",
+        "scheduled": 1,
+        "running": 1,
         "scheduleStartTime": "2023-11-14T22:13:20Z",
     }
 

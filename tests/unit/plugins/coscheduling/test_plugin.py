@@ -22,11 +22,24 @@ PATH = "profiles[0].pluginConfig[0].args"
     ("raw", "want"),
     [
         pytest.param({}, CoschedulingArgs(60, 0, 10), id="defaults"),
-        pytest.param({"permitWaitingTimeSeconds": 10, "podGroupBackoffSeconds": 5,
-                      "podGroupRejectPercentage": 0}, CoschedulingArgs(10, 5, 0), id="all-set"),
-        pytest.param({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "CoschedulingArgs",
-                      "podGroupRejectPercentage": 100}, CoschedulingArgs(60, 0, 100),
-                     id="type-meta-accepted"),
+        pytest.param(
+            {
+                "permitWaitingTimeSeconds": 10,
+                "podGroupBackoffSeconds": 5,
+                "podGroupRejectPercentage": 0,
+            },
+            CoschedulingArgs(10, 5, 0),
+            id="all-set",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "CoschedulingArgs",
+                "podGroupRejectPercentage": 100,
+            },
+            CoschedulingArgs(60, 0, 100),
+            id="type-meta-accepted",
+        ),
     ],
 )
 def test_args(raw: dict[str, Any], want: CoschedulingArgs) -> None:
@@ -36,20 +49,48 @@ def test_args(raw: dict[str, Any], want: CoschedulingArgs) -> None:
 @pytest.mark.parametrize(
     ("raw", "path", "message"),
     [
-        pytest.param({"kubeConfigPath": "/x"}, f"{PATH}.kubeConfigPath", "unknown field",
-                     id="removed-upstream-field"),
-        pytest.param({"permitWaitingTimeSeconds": -1}, f"{PATH}.permitWaitingTimeSeconds",
-                     "must be greater than 0", id="negative-timeout"),
-        pytest.param({"podGroupBackoffSeconds": -1}, f"{PATH}.podGroupBackoffSeconds",
-                     "must be greater than 0", id="negative-backoff"),
-        pytest.param({"podGroupRejectPercentage": 101}, f"{PATH}.podGroupRejectPercentage",
-                     "must be between 0 and 100", id="percentage-above-100"),
-        pytest.param({"podGroupRejectPercentage": True}, f"{PATH}.podGroupRejectPercentage",
-                     "expected an integer, got True", id="bool-is-not-an-integer"),
-        pytest.param({"permitWaitingTimeSeconds": "10s"}, f"{PATH}.permitWaitingTimeSeconds",
-                     "expected an integer, got '10s'", id="string"),
-        pytest.param({"kind": "NodeResourcesFitArgs"}, f"{PATH}.kind",
-                     "expected CoschedulingArgs, got 'NodeResourcesFitArgs'", id="wrong-kind"),
+        pytest.param(
+            {"kubeConfigPath": "/x"},
+            f"{PATH}.kubeConfigPath",
+            "unknown field",
+            id="removed-upstream-field",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": -1},
+            f"{PATH}.permitWaitingTimeSeconds",
+            "must be greater than 0",
+            id="negative-timeout",
+        ),
+        pytest.param(
+            {"podGroupBackoffSeconds": -1},
+            f"{PATH}.podGroupBackoffSeconds",
+            "must be greater than 0",
+            id="negative-backoff",
+        ),
+        pytest.param(
+            {"podGroupRejectPercentage": 101},
+            f"{PATH}.podGroupRejectPercentage",
+            "must be between 0 and 100",
+            id="percentage-above-100",
+        ),
+        pytest.param(
+            {"podGroupRejectPercentage": True},
+            f"{PATH}.podGroupRejectPercentage",
+            "expected an integer, got True",
+            id="bool-is-not-an-integer",
+        ),
+        pytest.param(
+            {"permitWaitingTimeSeconds": "10s"},
+            f"{PATH}.permitWaitingTimeSeconds",
+            "expected an integer, got '10s'",
+            id="string",
+        ),
+        pytest.param(
+            {"kind": "NodeResourcesFitArgs"},
+            f"{PATH}.kind",
+            "expected CoschedulingArgs, got 'NodeResourcesFitArgs'",
+            id="wrong-kind",
+        ),
     ],
 )
 def test_invalid_args_name_the_field(raw: dict[str, Any], path: str, message: str) -> None:
@@ -62,7 +103,13 @@ def test_spec_and_extension_points() -> None:
     assert SPEC.name == "Coscheduling"
     assert SPEC.parse_args(None, PATH) == CoschedulingArgs()
     assert SPEC.extension_points() == {
-        "preEnqueue", "queueSort", "preFilter", "postFilter", "reserve", "permit", "postBind",
+        "preEnqueue",
+        "queueSort",
+        "preFilter",
+        "postFilter",
+        "reserve",
+        "permit",
+        "postBind",
     }
 
 
@@ -83,10 +130,12 @@ def test_informer_request_for_podgroups() -> None:
         pytest.param(ClusterEvent(EventResource.POD, ActionType.DELETE), id="pod-delete"),
         pytest.param(ClusterEvent(EventResource.NODE, ActionType.ADD), id="node-add"),
         pytest.param(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD), id="podgroup-add"),
-        pytest.param(ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE_OTHER),
-                     id="podgroup-update"),
-        pytest.param(ClusterEvent(EventResource.POD_GROUP, ActionType.DELETE),
-                     id="podgroup-delete"),
+        pytest.param(
+            ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE_OTHER), id="podgroup-update"
+        ),
+        pytest.param(
+            ClusterEvent(EventResource.POD_GROUP, ActionType.DELETE), id="podgroup-delete"
+        ),
     ],
 )
 def test_events_to_register(incoming: ClusterEvent) -> None:

@@ -28,12 +28,17 @@ PATH = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/g/status
         pytest.param(MemberCounts(total=2), "Pending", id="fewer-pods-than-min-member"),
         pytest.param(MemberCounts(total=3, scheduled=2), "Scheduling", id="scheduling"),
         pytest.param(MemberCounts(total=3, scheduled=3), "Scheduled", id="all-bound"),
-        pytest.param(MemberCounts(total=3, scheduled=3, running=2, succeeded=1), "Running",
-                     id="running-or-done"),
-        pytest.param(MemberCounts(total=3, scheduled=3, running=2, failed=1), "Failed",
-                     id="a-member-failed"),
-        pytest.param(MemberCounts(total=3, scheduled=3, succeeded=3), "Finished",
-                     id="all-succeeded"),
+        pytest.param(
+            MemberCounts(total=3, scheduled=3, running=2, succeeded=1),
+            "Running",
+            id="running-or-done",
+        ),
+        pytest.param(
+            MemberCounts(total=3, scheduled=3, running=2, failed=1), "Failed", id="a-member-failed"
+        ),
+        pytest.param(
+            MemberCounts(total=3, scheduled=3, succeeded=3), "Finished", id="all-succeeded"
+        ),
     ],
 )
 def test_phase_follows_the_members(counts: MemberCounts, want: str) -> None:
@@ -105,10 +110,13 @@ async def test_a_group_is_written_at_most_once_per_interval() -> None:
 @pytest.mark.parametrize(
     ("observed", "fields", "want"),
     [
-        pytest.param({"phase": "Scheduling"}, {"phase": "Scheduling"}, None,
-                     id="already-observed"),
-        pytest.param({"phase": "Pending"}, {"phase": "Scheduling", "scheduled": 0},
-                     {"phase": "Scheduling"}, id="only-the-changed-field"),
+        pytest.param({"phase": "Scheduling"}, {"phase": "Scheduling"}, None, id="already-observed"),
+        pytest.param(
+            {"phase": "Pending"},
+            {"phase": "Scheduling", "scheduled": 0},
+            {"phase": "Scheduling"},
+            id="only-the-changed-field",
+        ),
     ],
 )
 async def test_only_changed_fields_are_written(
