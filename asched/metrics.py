@@ -142,8 +142,8 @@ class Metrics:
         self._sli_duration = _Children(
             Histogram(
                 "scheduler_pod_scheduling_sli_duration_seconds",
-                "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-                "queue and might involve multiple scheduling attempts.",
+                "E2e latency for a pod being scheduled, from the time the pod enters the "
+                "scheduling queue and might involve multiple scheduling attempts.",
                 ["attempts"],
                 buckets=exponential_buckets(0.01, 2, 20),
                 registry=r,
