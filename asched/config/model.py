@@ -12,21 +12,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from asched.framework.points import ExtensionPoint
+
 # The profile extension points in the config's spelling, in the order a pod meets them.
-EXTENSION_POINTS: tuple[str, ...] = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+EXTENSION_POINTS: tuple[str, ...] = tuple(ExtensionPoint)
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 API_VERSION = "kubescheduler.config.k8s.io/v1"

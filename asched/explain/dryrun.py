@@ -18,7 +18,6 @@ else by the first failing the second.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import anyio.lowlevel
 
@@ -26,13 +25,11 @@ from asched.api import Pod
 from asched.explain.model import Explanation, NodeScores, NodeVerdict, PluginScore, Verdict
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.runtime import FilterFn, Framework
-from asched.framework.status import Code, Status, error
-from asched.framework.types import NodeScore, NodeToStatus
-from asched.scheduler.algorithm import chunk_size, num_feasible_nodes_to_find
+from asched.framework.runtime import FilterCheck, Framework, chunk_size
+from asched.framework.status import Code
+from asched.framework.types import NodeToStatus
+from asched.scheduler.algorithm import num_feasible_nodes_to_find
 from asched.scheduler.diagnosis import NO_NODES_AVAILABLE, Diagnosis, FitError
-
-FilterEntry = tuple[str, FilterFn, bool]
 
 
 async def dry_run(
@@ -71,10 +68,9 @@ async def dry_run(
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         (f"node(s) didn't satisfy plugin(s) [{' '.join(out.narrowed_by)}]",),
     )
-    fns = fwk.filter_fns(state)
     chunk = chunk_size(len(nodes))
     for i, ni in enumerate(nodes):
-        verdict, checks = await filter_node(fwk, fns, state, pod, ni)
+        verdict, checks = await filter_node(fwk, state, pod, ni)
         if allowed is not None and ni.name not in allowed:
             verdict = outside
         out.nodes.append(NodeVerdict(ni.name, verdict, checks))
@@ -101,47 +97,26 @@ async def dry_run(
 
 
 async def filter_node(
-    fwk: Framework, fns: Sequence[FilterEntry], state: CycleState, pod: Pod, ni: NodeInfo
+    fwk: Framework, state: CycleState, pod: Pod, ni: NodeInfo
 ) -> tuple[Verdict, list[Verdict]]:
-    """The node's verdict (first rejection) and every Filter plugin's own answer."""
-    passes: list[tuple[CycleState, NodeInfo]] = []
-    nominated = [
-        p
-        for p in fwk.nominated_pods_for_node(ni.name)
-        if p.uid != pod.uid and p.priority >= pod.priority
+    """The node's verdict (first rejection) and every Filter plugin's own answer.
+
+    Each plugin's answer is its first rejection over the runtime's passes (with the
+    node's nominated pods, then without), else its answer in the last pass.
+    """
+    passes: list[list[FilterCheck]] = []
+    st = await fwk.run_filter_plugins_with_nominated_pods(state, pod, ni, checks=passes)
+    if not passes:
+        # A PreFilter extension rejected adding a nominated pod: no plugin ran.
+        return Verdict.of(st.plugin if st else "", st), []
+    checks = [
+        next(
+            (Verdict.of(p[i][0], p[i][1]) for p in passes if p[i][1] is not None),
+            Verdict.of(*passes[-1][i]),
+        )
+        for i in range(len(passes[-1]))
     ]
-    if nominated:
-        state2, ni2 = state.clone(), ni.clone()
-        for p in nominated:
-            ni2.add_pod(p)
-            st = fwk.run_pre_filter_extension_add_pod(state2, pod, p, ni2)
-            if st is not None and not st.is_success():
-                return Verdict.of(st.plugin, st), []
-        passes.append((state2, ni2))
-    passes.append((state, ni))
-
-    results: list[list[Verdict]] = []
-    for pass_state, pass_ni in passes:
-        results.append([await _run_filter(e, pass_state, pod, pass_ni) for e in fns])
-    checks = [next((r[i] for r in results if not r[i].ok), results[-1][i]) for i in range(len(fns))]
-    for r in results:
-        first = next((v for v in r if not v.ok), None)
-        if first is not None:
-            return first, checks
-    return Verdict(""), checks
-
-
-async def _run_filter(entry: FilterEntry, state: CycleState, pod: Pod, ni: NodeInfo) -> Verdict:
-    name, fn, is_async = entry
-    try:
-        res: Any = fn(state, pod, ni)
-        st: Status | None = await res if is_async else res
-    except Exception as exc:
-        # As the runtime does: a plugin's exception is an Error status with its name.
-        st = error(exc, name)
-    if st is not None and st.code == Code.SUCCESS:
-        st = None
-    return Verdict.of(name, st)
+    return (Verdict.of(st.plugin, st) if st is not None else Verdict("")), checks
 
 
 async def score(
@@ -155,35 +130,18 @@ async def score(
     if st is not None and not st.is_success():
         out.score_error = Verdict.of(st.plugin, st)
         return
-    fns = fwk.score_fns(state)
-    out.score_weights = {name: fwk.score_weights.get(name, 1) for name, _, _ in fns}
-    raw: dict[str, list[NodeScore]] = {name: [] for name, _, _ in fns}
-    for name, fn, is_async in fns:
-        for ni in feasible:
-            try:
-                res: Any = fn(state, pod, ni)
-                value = await res if is_async else res
-            except Exception as exc:
-                out.score_error = Verdict.of(name, error(exc, name))
-                return
-            raw[name].append(NodeScore(ni.name, int(value)))
-        await anyio.lowlevel.checkpoint()
-    weighted = {name: [NodeScore(s.name, s.score) for s in scores] for name, scores in raw.items()}
-    st = fwk.normalize_and_weigh(state, pod, weighted)
+    table, st = await fwk.run_score_plugins(state, pod, feasible)
     if st is not None:
         out.score_error = Verdict.of(st.plugin, st)
         return
-    rows = [NodeScores(ni.name) for ni in feasible]
-    for name, scores in weighted.items():
-        weight = out.score_weights[name]
-        for row, r, w in zip(rows, raw[name], scores, strict=True):
-            # normalize_and_weigh multiplied by the weight (>= 1) last: divide it back out.
-            row.plugins[name] = PluginScore(r.score, w.score // weight, w.score)
-            row.total += w.score
-    if not fns:
-        for row in rows:
-            row.total = 1  # kube-scheduler: with no Score plugins every node scores 1
-    order = {ni.name: i for i, ni in enumerate(feasible)}
+    out.score_weights = {ps.plugin: ps.weight for ps in table.plugins}
+    rows = [
+        NodeScores(name, total=total) for name, total in zip(table.nodes, table.totals, strict=True)
+    ]
+    for ps in table.plugins:
+        for i, row in enumerate(rows):
+            row.plugins[ps.plugin] = PluginScore(ps.raw[i], ps.normalized[i], ps.weighted[i])
+    order = {name: i for i, name in enumerate(table.nodes)}
     rows.sort(key=lambda r: (-r.total, order[r.node]))
     out.scores = rows
     top = rows[0].total

@@ -1,32 +1,63 @@
-"""The Handle plugins receive: a facade over the scheduler's services for one profile.
+"""The Handle plugins receive: what a plugin may reach of the scheduler, and nothing more.
 
-Kept apart from the runtime (runtime.py runs the extension points; this is only what a
-plugin may reach), as kube-scheduler keeps framework.Handle apart from frameworkImpl's
-Run* methods. Everything delegates to the SchedulerServices the scheduler provides.
+kube-scheduler keeps framework.Handle (listers, client, clock, waiting pods, nominator,
+parallelizer, and the PluginsRunner that preemption uses) apart from frameworkImpl's
+Run* methods. So does asched: a plugin gets a `PluginHandle`, never the Framework, so it
+cannot run another extension point or reach the scheduler's queue or cache. The few
+runner calls preemption needs (Filter with nominated pods, the PreFilter extensions) go
+through a `PluginsRunner`, which the Framework implements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from asched.api import Pod
 from asched.api.podgroup import pod_group_name
 from asched.client.protocol import KubeClient
 from asched.framework.clock import Clock
+from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
-from asched.framework.services import PodGroupIndex, RuntimeMetrics, SchedulerServices
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.services import PodGroupIndex, SchedulerServices
+from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
 
 
-class ServicesHandle:
-    def __init__(self, profile_name: str, services: SchedulerServices) -> None:
+class PluginsRunner(Protocol):
+    """The runtime calls a plugin may make (kube-scheduler framework.PluginsRunner)."""
+
+    async def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+class PluginHandle:
+    """asched.framework.handle.Handle for one profile, delegating to the scheduler."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        services: SchedulerServices,
+        waiting: WaitingPods,
+        runner: PluginsRunner,
+    ) -> None:
         self._profile_name = profile_name
         self._services = services
+        self._waiting = waiting
+        self._runner = runner
         # Checked once: isinstance against a runtime Protocol is slow for a per-pod call.
         self._group_index = services if isinstance(services, PodGroupIndex) else None
-        self._waiting = WaitingPods()
 
     @property
     def profile_name(self) -> str:
@@ -74,9 +105,21 @@ class ServicesHandle:
     def activate(self, pods: Sequence[Pod]) -> None:
         self._services.activate(pods)
 
-    @property
-    def metrics(self) -> RuntimeMetrics | None:
-        return self._services.metrics
+    async def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return await self._runner.run_filter_plugins_with_nominated_pods(state, pod, node_info)
 
-    def has_nominated_pods(self) -> bool:
-        return self._services.has_nominated_pods()
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return self._runner.run_pre_filter_extension_add_pod(
+            state, pod_to_schedule, pod_to_add, node_info
+        )
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return self._runner.run_pre_filter_extension_remove_pod(
+            state, pod_to_schedule, pod_to_remove, node_info
+        )

@@ -20,6 +20,7 @@ from typing import Any, Protocol, Self
 
 from asched.framework.handle import Handle
 from asched.framework.interfaces import Plugin
+from asched.framework.points import ExtensionPoint
 
 ENTRY_POINT_GROUP = "asched.plugins"
 
@@ -54,20 +55,7 @@ class PluginArgs(Protocol):
 
 
 # Extension point (config name) -> the method a plugin class defines for it.
-POINT_METHODS: dict[str, str] = {
-    "preEnqueue": "pre_enqueue",
-    "queueSort": "less",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-}
+POINT_METHODS: dict[str, str] = {point.value: point.method for point in ExtensionPoint}
 
 
 @dataclass(frozen=True)

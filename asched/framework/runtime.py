@@ -9,7 +9,9 @@ Mirrors kube-scheduler's framework/runtime frameworkImpl, including:
 - Permit: any rejection wins; Wait parks the pod in `waiting_pods` with the shortest
   timeout per plugin (capped at 15 minutes, kube-scheduler's maxTimeout);
 - the first Bind plugin that does not Skip binds.
-The Framework is also the plugins' Handle (handle_impl.ServicesHandle, which it extends).
+It runs every extension point, Filter over a run of nodes and Score included, so the
+algorithm, `asched explain` and the tests call it and keep no plugin loops of their own.
+Plugins never see the Framework: they get a narrow PluginHandle (handle_impl.py).
 """
 
 from __future__ import annotations
@@ -18,17 +20,22 @@ import inspect
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar
 
+import anyio.lowlevel
 import structlog
 
 from asched.api import Pod
+from asched.framework.clock import Clock
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from asched.framework.handle_impl import ServicesHandle
+from asched.framework.handle_impl import PluginHandle
 from asched.framework.interfaces import (
+    AsyncFilterPlugin,
+    AsyncScorePlugin,
     BindPlugin,
     EnqueueExtensions,
+    FilterPlugin,
     PermitPlugin,
     Plugin,
     PostBindPlugin,
@@ -41,22 +48,27 @@ from asched.framework.interfaces import (
     QueueSortPlugin,
     ReservePlugin,
     ScoreNormalizer,
+    ScorePlugin,
 )
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.points import ExtensionPoint as EP
 from asched.framework.registry import Registry
 from asched.framework.services import SchedulerServices
 from asched.framework.status import Code, Status, error
 from asched.framework.types import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    FilterPass,
     NodeScore,
     NodeToStatus,
+    PluginScores,
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
+    ScoreTable,
 )
-from asched.framework.waiting import WaitingPod
+from asched.framework.waiting import WaitingPod, WaitingPods
 
 log = structlog.get_logger(__name__)
 
@@ -67,6 +79,17 @@ _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionT
 
 FilterFn = Callable[[CycleState, Pod, NodeInfo], "Status | Awaitable[Status | None] | None"]
 ScoreFn = Callable[[CycleState, Pod, NodeInfo], "int | Awaitable[int]"]
+# One Filter check: the plugin's name and its verdict (None is Success).
+FilterCheck = tuple[str, "Status | None"]
+# Nodes filtered between two yields to the event loop: informers and binding cycles run
+# in between, and no chunk of Filter calls holds the loop for long (parallelism.go chunks).
+MIN_CHUNK = 32
+P = TypeVar("P")
+
+
+def chunk_size(n: int) -> int:
+    """About sqrt(n) nodes per chunk, never fewer than MIN_CHUNK."""
+    return max(int(n**0.5), MIN_CHUNK)
 
 
 class ProfileSpec:
@@ -89,51 +112,81 @@ def _status_name(st: Status | None) -> str:
     return "Success" if st is None else st.code_name()
 
 
-class Framework(ServicesHandle):
+class Framework:
+    """The runtime of one profile (kube-scheduler frameworkImpl)."""
+
     def __init__(
         self, profile: ProfileSpec, registry: Registry, services: SchedulerServices
     ) -> None:
-        super().__init__(profile.scheduler_name, services)
         self.profile = profile
+        self._services = services
+        self.waiting_pods = WaitingPods()
+        self.handle = PluginHandle(profile.scheduler_name, services, self.waiting_pods, self)
         self.plugins: dict[str, Plugin] = {}
         names: list[str] = []
         for refs in profile.plugins.values():
             names.extend(n for n, _ in refs if n not in names)
         for name in names:
             spec = registry.get(name)
-            self.plugins[name] = spec.new(profile.plugin_args.get(name), self)
+            self.plugins[name] = spec.new(profile.plugin_args.get(name), self.handle)
 
-        def at(point: str) -> list[Any]:
-            return [self.plugins[n] for n, _ in profile.plugins.get(point, ())]
-
-        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = at("preEnqueue")
-        qs = at("queueSort")
+        self.pre_enqueue_plugins = self._at(EP.PRE_ENQUEUE, PreEnqueuePlugin)
+        qs = self._at(EP.QUEUE_SORT, QueueSortPlugin)
         if len(qs) != 1:
             raise ValueError(f"profile {profile.scheduler_name}: exactly one queueSort plugin")
-        self.queue_sort: QueueSortPlugin = qs[0]
-        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter")
-        self.filter_plugins: list[Plugin] = at("filter")
-        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter")
-        self.pre_score_plugins: list[PreScorePlugin] = at("preScore")
-        self.score_plugins: list[Plugin] = at("score")
+        self.queue_sort = qs[0]
+        self.pre_filter_plugins = self._at(EP.PRE_FILTER, PreFilterPlugin)
+        self.filter_plugins: list[FilterPlugin | AsyncFilterPlugin] = list(
+            self._at(EP.FILTER, FilterPlugin)
+        )
+        self.post_filter_plugins = self._at(EP.POST_FILTER, PostFilterPlugin)
+        self.pre_score_plugins = self._at(EP.PRE_SCORE, PreScorePlugin)
+        self.score_plugins: list[ScorePlugin | AsyncScorePlugin] = list(
+            self._at(EP.SCORE, ScorePlugin)
+        )
         self.score_weights: dict[str, int] = {
-            n: (w or 1) for n, w in profile.plugins.get("score", ())
+            n: (w or 1) for n, w in profile.plugins.get(EP.SCORE, ())
         }
-        self.reserve_plugins: list[ReservePlugin] = at("reserve")
-        self.permit_plugins: list[PermitPlugin] = at("permit")
-        self.pre_bind_plugins: list[PreBindPlugin] = at("preBind")
-        self.bind_plugins: list[BindPlugin] = at("bind")
-        self.post_bind_plugins: list[PostBindPlugin] = at("postBind")
+        self.reserve_plugins = self._at(EP.RESERVE, ReservePlugin)
+        self.permit_plugins = self._at(EP.PERMIT, PermitPlugin)
+        self.pre_bind_plugins = self._at(EP.PRE_BIND, PreBindPlugin)
+        self.bind_plugins = self._at(EP.BIND, BindPlugin)
+        self.post_bind_plugins = self._at(EP.POST_BIND, PostBindPlugin)
         # Detected once: which Filter/Score plugins are coroutines.
         self._filters: list[tuple[str, FilterFn, bool]] = [
-            (p.name, p.filter, inspect.iscoroutinefunction(p.filter))  # type: ignore[attr-defined]
-            for p in self.filter_plugins
+            (p.name, p.filter, inspect.iscoroutinefunction(p.filter)) for p in self.filter_plugins
         ]
         self._scores: list[tuple[str, ScoreFn, bool]] = [
-            (p.name, p.score, inspect.iscoroutinefunction(p.score))  # type: ignore[attr-defined]
-            for p in self.score_plugins
+            (p.name, p.score, inspect.iscoroutinefunction(p.score)) for p in self.score_plugins
         ]
+        self._normalizers: dict[str, ScoreNormalizer] = {
+            p.name: p for p in self.score_plugins if isinstance(p, ScoreNormalizer)
+        }
         self._sample_metrics = False
+
+    def _at(self, point: EP, protocol: type[P]) -> list[P]:
+        """The plugins enabled at `point`, checked once against the point's Protocol."""
+        out: list[P] = []
+        for name, _ in self.profile.plugins.get(point, ()):
+            plugin = self.plugins[name]
+            if not isinstance(plugin, protocol):
+                raise ValueError(
+                    f"profile {self.profile_name}: plugin {name} is enabled at {point} "
+                    f"but does not implement {point.method}()"
+                )
+            out.append(plugin)
+        return out
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile.scheduler_name
+
+    @property
+    def clock(self) -> Clock:
+        return self._services.clock
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
+        return self._services.nominated_pods_for_node(node_name)
 
     # ---- registration ------------------------------------------------------------
     def enqueue_hints(self) -> dict[str, Sequence[ClusterEventWithHint]]:
@@ -168,10 +221,6 @@ class Framework(ServicesHandle):
     # ---- metrics -----------------------------------------------------------------
     def begin_cycle(self) -> None:
         self._sample_metrics = random.random() < PLUGIN_METRICS_SAMPLE
-
-    def record_point(self, point: str, status: Status | None, start: float) -> None:
-        """Time an extension point the scheduler runs itself (Score fans out there)."""
-        self._point(point, status, start)
 
     def _point(self, point: str, status: Status | None, start: float) -> None:
         m = self._services.metrics
@@ -254,59 +303,60 @@ class Framework(ServicesHandle):
         skip = state.skip_filter_plugins
         return [f for f in self._filters if f[0] not in skip]
 
-    async def run_filter_plugins(
+    async def _filter(
         self,
-        state: CycleState,
-        pod: Pod,
-        node_info: NodeInfo,
-        fns: Sequence[tuple[str, FilterFn, bool]] | None = None,
-    ) -> Status | None:
-        for name, fn, is_async in fns if fns is not None else self.filter_fns(state):
-            try:
-                res = fn(state, pod, node_info)
-                st = (
-                    await cast(Awaitable[Status | None], res)
-                    if is_async
-                    else cast("Status | None", res)
-                )
-            except Exception as exc:
-                log.exception(
-                    "plugin_error", plugin=name, point="Filter", pod=pod.key, node=node_info.name
-                )
-                return error(exc, name)
-            if st is not None and st.code != Code.SUCCESS:
-                return st.with_plugin(name)
-        return None
-
-    def run_filter_plugins_sync(
-        self,
-        state: CycleState,
-        pod: Pod,
-        node_info: NodeInfo,
         fns: Sequence[tuple[str, FilterFn, bool]],
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        checks: list[FilterCheck] | None,
     ) -> Status | None:
-        """Fast path when every Filter plugin is a plain function."""
-        for name, fn, _ in fns:
+        """The one Filter loop (RunFilterPlugins): the first non-success status wins.
+
+        With `checks`, every plugin runs and its own verdict is appended (for
+        `asched explain`); the returned status is still the first rejection.
+        """
+        first: Status | None = None
+        for name, fn, is_async in fns:
             try:
-                st = fn(state, pod, node_info)
+                res: Any = fn(state, pod, node_info)
+                st: Status | None = (await res) if is_async else res
             except Exception as exc:
                 log.exception(
                     "plugin_error", plugin=name, point="Filter", pod=pod.key, node=node_info.name
                 )
-                return error(exc, name)
-            if st is not None and cast(Status, st).code != Code.SUCCESS:
-                return cast(Status, st).with_plugin(name)
-        return None
+                st = error(exc, name)
+            if st is not None and st.code != Code.SUCCESS:
+                st = st.with_plugin(name)
+                if checks is None:
+                    return st
+                first = first or st
+                checks.append((name, st))
+            elif checks is not None:
+                checks.append((name, None))
+        return first
+
+    async def run_filter_plugins(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        return await self._filter(self.filter_fns(state), state, pod, node_info, None)
 
     async def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        checks: list[list[FilterCheck]] | None = None,
     ) -> Status | None:
         """Filter with the node's nominated pods of equal or higher priority counted.
 
-        kube-scheduler runs Filter twice when such pods exist: once with them added
-        (they may take the resources first) and once without (pod affinity that only
-        the nominated pods satisfy must not count).
+        kube-scheduler runs Filter twice when such pods exist (RunFilterPluginsWithNominatedPods):
+        once with them added (they may take the resources first) and once without (pod
+        affinity that only the nominated pods satisfy must not count). With `checks`,
+        each pass appends its list of per-plugin verdicts.
         """
+        fns = self.filter_fns(state)
+        passes: list[tuple[CycleState, NodeInfo]] = []
         nominated = [
             p
             for p in self._services.nominated_pods_for_node(node_info.name)
@@ -320,10 +370,70 @@ class Framework(ServicesHandle):
                 st = self.run_pre_filter_extension_add_pod(state2, pod, p, ni2)
                 if st is not None and not st.is_success():
                     return st
-            st = await self.run_filter_plugins(state2, pod, ni2)
-            if st is not None and not st.is_success():
-                return st
-        return await self.run_filter_plugins(state, pod, node_info)
+            passes.append((state2, ni2))
+        passes.append((state, node_info))
+        verdict: Status | None = None
+        for pass_state, pass_node in passes:
+            pass_checks: list[FilterCheck] | None = None if checks is None else []
+            st = await self._filter(fns, pass_state, pod, pass_node, pass_checks)
+            if checks is not None and pass_checks is not None:
+                checks.append(pass_checks)
+            if st is not None:
+                if checks is None:
+                    return st
+                verdict = verdict or st
+        return verdict
+
+    async def run_filter_over_nodes(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        start: int,
+        limit: int,
+        statuses: NodeToStatus,
+    ) -> FilterPass:
+        """Filter nodes from `start` round the list until `limit` fit or all were seen.
+
+        kube-scheduler's findNodesThatPassFilters: rejections go into `statuses`; the
+        first Error ends the pass. Nodes with nominated pods take the two-pass path; the
+        others run the plugins directly. Yields to the event loop every chunk of nodes.
+        """
+        n = len(nodes)
+        feasible: list[NodeInfo] = []
+        if n == 0:
+            return FilterPass(feasible, 0)
+        fns = self.filter_fns(state)
+        if not fns:
+            return FilterPass([nodes[(start + i) % n] for i in range(min(limit, n))], min(limit, n))
+        nominated = self._nominated_nodes(nodes)
+        chunk = chunk_size(n)
+        processed = 0
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            processed += 1
+            if nominated and ni.name in nominated:
+                st = await self.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            else:
+                st = await self._filter(fns, state, pod, ni, None)
+            if st is None:
+                feasible.append(ni)
+                if len(feasible) >= limit:
+                    break
+            elif st.code == Code.ERROR:
+                return FilterPass(feasible, processed, st)
+            else:
+                statuses.set(ni.name, st)
+            if (i + 1) % chunk == 0:
+                await anyio.lowlevel.checkpoint()
+        return FilterPass(feasible, processed)
+
+    def _nominated_nodes(self, nodes: Sequence[NodeInfo]) -> set[str]:
+        # Cheap check first: most clusters have no nominated pods at all.
+        if not self._services.has_nominated_pods():
+            return set()
+        return {ni.name for ni in nodes if self._services.nominated_pods_for_node(ni.name)}
 
     def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
         out = []
@@ -418,32 +528,74 @@ class Framework(ServicesHandle):
 
     def score_fns(self, state: CycleState) -> list[tuple[str, ScoreFn, bool]]:
         skip = state.skip_score_plugins
-        return [s for s in self._scores if s[0] not in skip]
+        return [sc for sc in self._scores if sc[0] not in skip]
 
-    def normalize_and_weigh(
-        self, state: CycleState, pod: Pod, per_plugin: dict[str, list[NodeScore]]
-    ) -> Status | None:
-        """NormalizeScore each plugin's list in place, then multiply by its weight."""
-        for name, scores in per_plugin.items():
-            plugin = self.plugins[name]
-            if isinstance(plugin, ScoreNormalizer):
-                try:
-                    st = plugin.normalize_score(state, pod, scores)
-                except Exception as exc:
-                    return error(exc, name)
-                if st is not None and not st.is_success():
-                    return st.with_plugin(name)
+    async def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[ScoreTable, Status | None]:
+        """Score, NormalizeScore, weight, and total per node (RunScorePlugins).
+
+        Plugin-major: one plugin over every node, then the next, yielding to the event
+        loop between plugins. With no Score plugin (or all skipped) every node totals 1,
+        as kube-scheduler's prioritizeNodes gives them.
+        """
+        start = time.perf_counter()
+        table = ScoreTable([ni.name for ni in nodes])
+        fns = self.score_fns(state)
+        if not fns:
+            table.totals = [1] * len(nodes)
+            return table, None
+        totals = [0] * len(nodes)
+        status: Status | None = None
+        for name, fn, is_async in fns:
+            try:
+                f: Any = fn  # int, or an awaitable of one when is_async
+                if is_async:
+                    raw = [int(await f(state, pod, ni)) for ni in nodes]
+                else:
+                    raw = [f(state, pod, ni) for ni in nodes]
+            except Exception as exc:
+                log.exception("plugin_error", plugin=name, point="Score", pod=pod.key)
+                status = error(exc, name)
+                break
+            status, normalized = self._normalize(name, state, pod, table.nodes, raw)
+            if status is not None:
+                break
             weight = self.score_weights.get(name, 1)
-            for ns in scores:
-                if not MIN_NODE_SCORE <= ns.score <= MAX_NODE_SCORE:
-                    return error(
-                        f"plugin {name} returns an invalid score {ns.score} for node {ns.name}, "
-                        f"it should be in the range [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing",
-                        name,
-                    )
-                ns.score *= weight
-        return None
+            weighted = [v * weight for v in normalized]
+            for i, v in enumerate(weighted):
+                totals[i] += v
+            table.plugins.append(PluginScores(name, weight, raw, normalized, weighted))
+            await anyio.lowlevel.checkpoint()
+        table.totals = totals
+        self._point("Score", status, start)
+        return table, status
+
+    def _normalize(
+        self, name: str, state: CycleState, pod: Pod, nodes: list[str], raw: list[int]
+    ) -> tuple[Status | None, list[int]]:
+        """NormalizeScore when the plugin has one; every result must be in [0, 100]."""
+        normalized = raw
+        normalizer = self._normalizers.get(name)
+        if normalizer is not None:
+            scores = [NodeScore(n, v) for n, v in zip(nodes, raw, strict=True)]
+            try:
+                st = normalizer.normalize_score(state, pod, scores)
+            except Exception as exc:
+                log.exception("plugin_error", plugin=name, point="NormalizeScore", pod=pod.key)
+                return error(exc, name), raw
+            if st is not None and not st.is_success():
+                return st.with_plugin(name), raw
+            normalized = [ns.score for ns in scores]
+        for node, v in zip(nodes, normalized, strict=True):
+            if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
+                return error(
+                    f"plugin {name} returns an invalid score {v} for node {node}, "
+                    f"it should be in the range [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                    "after normalizing",
+                    name,
+                ), raw
+        return None, normalized
 
     # ---- Reserve / Permit -----------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -493,19 +645,19 @@ class Framework(ServicesHandle):
                 status = Status(Code.UNSCHEDULABLE, st.reasons, p.name)
             break
         if status is None and timeouts:
-            self._waiting.add(WaitingPod(pod, node_name, timeouts, self.clock.now()))
+            self.waiting_pods.add(WaitingPod(pod, node_name, timeouts, self.clock.now()))
             status = Status(Code.WAIT, ("one or more plugins prevented scheduling the pod",), "")
         self._point("Permit", status, start)
         return status
 
     async def wait_on_permit(self, pod: Pod) -> Status | None:
-        wp = self._waiting.get(pod.uid)
+        wp = self.waiting_pods.get(pod.uid)
         if wp is None:
             return None
         try:
             st = await wp.wait(self.clock)
         finally:
-            self._waiting.remove(pod.uid)
+            self.waiting_pods.remove(pod.uid)
         return None if st.is_success() else st
 
     # ---- binding cycle ---------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from asched.api import Pod
+from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
 
 
@@ -85,3 +86,42 @@ class NodeToStatus:
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1
+
+
+@dataclass(slots=True)
+class PluginScores:
+    """One Score plugin's scores for the scored nodes, at each of the three stages.
+
+    Lists are parallel to `ScoreTable.nodes`: `raw` is what Score returned, `normalized`
+    what NormalizeScore made of it (equal to raw without a normalizer), `weighted` is
+    normalized times the profile's weight for the plugin.
+    """
+
+    plugin: str
+    weight: int
+    raw: list[int]
+    normalized: list[int]
+    weighted: list[int]
+
+
+@dataclass(slots=True)
+class ScoreTable:
+    """Every Score plugin's scores for a pod, and each node's total (RunScorePlugins)."""
+
+    nodes: list[str]
+    plugins: list[PluginScores] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FilterPass:
+    """What filtering a run of nodes found (findNodesThatPassFilters).
+
+    `processed` counts the nodes evaluated (feasible or not) before the pass stopped,
+    which is where the next cycle's round robin starts; `error` is the first Error
+    status, which ends the pass.
+    """
+
+    feasible: list[NodeInfo]
+    processed: int
+    error: Status | None = None

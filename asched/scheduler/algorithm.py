@@ -4,34 +4,28 @@
   percentage, or adaptive max(50 - N/125, 5)%, and never fewer than 100 nodes.
 - Filtering starts where the previous cycle stopped (round robin) and stops early once
   enough feasible nodes are found, so every node gets its turn.
-- The fan-out runs in chunks of about sqrt(N) nodes and yields to the event loop between
-  chunks (informers and binding cycles keep running); no task per node.
 - A pod with a nominated node (from preemption) tries that node first.
 - Scoring is skipped when one node is feasible; the best total wins, ties at random.
+The plugins themselves run in the profile's Framework (run_filter_over_nodes,
+run_score_plugins); this module decides which nodes, how many, and which one wins.
 """
 
 from __future__ import annotations
 
-import math
 import random
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
-
-import anyio
 
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
-from asched.framework.types import NodeScore
+from asched.framework.types import ScoreTable
 from asched.scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailable
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-MIN_CHUNK = 32
 
 
 class SchedulingError(Exception):
@@ -58,10 +52,6 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def chunk_size(n: int) -> int:
-    return max(int(math.sqrt(n)), MIN_CHUNK)
-
-
 class Algorithm:
     """Per-scheduler state of the algorithm: the round-robin start index."""
 
@@ -76,7 +66,6 @@ class Algorithm:
         state: CycleState,
         pod: Pod,
         all_nodes: Sequence[NodeInfo],
-        get_node: dict[str, NodeInfo] | None = None,
     ) -> ScheduleResult:
         """Raises FitError (no node fits), NoNodesAvailable, or SchedulingError."""
         if not all_nodes:
@@ -87,8 +76,8 @@ class Algorithm:
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
-        scores = await self.prioritize(fwk, state, pod, feasible)
-        return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
+        table = await self.prioritize(fwk, state, pod, feasible)
+        return ScheduleResult(self.select_host(table), evaluated, len(feasible))
 
     async def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo]
@@ -125,101 +114,41 @@ class Algorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{plugins}]",),
             )
-        feasible = await self._pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + len(diagnosis.node_to_status)
+        processed = 0
+        feasible: list[NodeInfo] = []
+        if nodes:
+            pct = fwk.profile.percentage_of_nodes_to_score
+            limit = num_feasible_nodes_to_find(self.percentage if pct is None else pct, len(nodes))
+            result = await fwk.run_filter_over_nodes(
+                state,
+                pod,
+                nodes,
+                start=self.next_start_node_index % len(nodes),
+                limit=limit,
+                statuses=diagnosis.node_to_status,
+            )
+            if result.error is not None:
+                raise SchedulingError(result.error)
+            feasible, processed = result.feasible, result.processed
+            for st in diagnosis.node_to_status.statuses.values():
+                diagnosis.add_plugin_status(st)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
 
-    async def _pass_filters(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: Pod,
-        diagnosis: Diagnosis,
-        nodes: Sequence[NodeInfo],
-    ) -> list[NodeInfo]:
-        n = len(nodes)
-        if n == 0:
-            return []
-        pct = fwk.profile.percentage_of_nodes_to_score
-        to_find = num_feasible_nodes_to_find(self.percentage if pct is None else pct, n)
-        start = self.next_start_node_index % n
-        fns = fwk.filter_fns(state)
-        if not fns:
-            return [nodes[(start + i) % n] for i in range(to_find)]
-        # The plain-function path is taken unless a plugin is async or nominated pods
-        # must be accounted for on some node.
-        fast = not fwk.has_async_filters() and not _any_nominated(fwk, pod, nodes)
-        feasible: list[NodeInfo] = []
-        chunk = chunk_size(n)
-        statuses = diagnosis.node_to_status
-        for i in range(n):
-            ni = nodes[(start + i) % n]
-            if fast:
-                st = fwk.run_filter_plugins_sync(state, pod, ni, fns)
-            else:
-                st = await fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-            if st is None:
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    break
-            elif st.code == Code.ERROR:
-                raise SchedulingError(st)
-            else:
-                statuses.set(ni.name, st)
-                diagnosis.add_plugin_status(st)
-            if (i + 1) % chunk == 0:
-                await anyio.lowlevel.checkpoint()
-        return feasible
-
     async def prioritize(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-    ) -> list[NodeScore]:
+    ) -> ScoreTable:
         st = await fwk.run_pre_score(state, pod, nodes)
         if st is not None and not st.is_success():
             raise SchedulingError(st)
-        start = time.perf_counter()
-        fns = fwk.score_fns(state)
-        totals = [NodeScore(ni.name, 0) for ni in nodes]
-        if not fns:
-            for t in totals:
-                t.score = 1
-            return totals
-        # Plugin-major: one comprehension per plugin over the nodes, yielding to the loop
-        # between plugins (a plugin over a few hundred nodes is well under a millisecond).
-        per_plugin: dict[str, list[NodeScore]] = {}
-        for name, fn, is_async in fns:
-            try:
-                if is_async:
-                    afn = cast(Callable[[CycleState, Pod, NodeInfo], Awaitable[int]], fn)
-                    scores = [NodeScore(ni.name, int(await afn(state, pod, ni))) for ni in nodes]
-                else:
-                    sfn = cast(Callable[[CycleState, Pod, NodeInfo], int], fn)
-                    scores = [NodeScore(ni.name, sfn(state, pod, ni)) for ni in nodes]
-            except Exception as exc:
-                err = Status(Code.ERROR, (str(exc),), name, exc)
-                fwk.record_point("Score", err, start)
-                raise SchedulingError(err) from exc
-            per_plugin[name] = scores
-            await anyio.lowlevel.checkpoint()
-        st = fwk.normalize_and_weigh(state, pod, per_plugin)
-        fwk.record_point("Score", st, start)
+        table, st = await fwk.run_score_plugins(state, pod, nodes)
         if st is not None:
             raise SchedulingError(st)
-        for scores in per_plugin.values():
-            for i, ns in enumerate(scores):
-                totals[i].score += ns.score
-        return totals
+        return table
 
-    def select_host(self, scores: list[NodeScore]) -> str:
-        """The highest total; ties broken uniformly at random."""
-        top = max(ns.score for ns in scores)
-        ties = [ns.name for ns in scores if ns.score == top]
+    def select_host(self, table: ScoreTable) -> str:
+        """The highest total; ties broken uniformly at random (selectHost)."""
+        totals = table.totals
+        top = max(totals)
+        ties = [name for name, total in zip(table.nodes, totals, strict=True) if total == top]
         return ties[0] if len(ties) == 1 else self._rng.choice(ties)
-
-
-def _any_nominated(fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> bool:
-    # Cheap check first: most clusters have no nominated pods at all.
-    if not fwk.has_nominated_pods():
-        return False
-    return any(fwk.nominated_pods_for_node(ni.name) for ni in nodes)

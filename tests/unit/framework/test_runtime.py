@@ -79,21 +79,35 @@ async def test_pre_filter_empty_node_set_is_unresolvable() -> None:
     assert rejectors == {"Label"}
 
 
-def test_normalize_and_weight() -> None:
+async def test_score_table_has_raw_normalized_and_weighted_scores() -> None:
     fwk = framework(scores=(("Prefer", 3),))
-    scores = {"Prefer": [NodeScore("a", 10), NodeScore("b", 1)]}
-    assert fwk.normalize_and_weigh(CycleState(), make_pod("p").obj(), scores) is None
-    assert [(s.name, s.score) for s in scores["Prefer"]] == [("a", 300), ("b", 30)]
+    pod = make_pod("p").label("prefer", "a").obj()
+    table, st = await fwk.run_score_plugins(CycleState(), pod, [_ni("a"), _ni("bb")])
+    assert st is None
+    assert table.nodes == ["a", "bb"]
+    (prefer,) = table.plugins
+    assert (prefer.plugin, prefer.weight) == ("Prefer", 3)
+    assert prefer.raw == [10, 1]
+    assert prefer.normalized == [100, 10]
+    assert prefer.weighted == [300, 30]
+    assert table.totals == [300, 30]
 
 
-def test_out_of_range_score_is_an_error() -> None:
+async def test_no_score_plugin_gives_every_node_one() -> None:
+    fwk = framework(scores=())
+    table, st = await fwk.run_score_plugins(CycleState(), make_pod("p").obj(), [_ni("a"), _ni("b")])
+    assert st is None
+    assert table.totals == [1, 1]
+
+
+async def test_out_of_range_score_is_an_error() -> None:
     fwk = framework(scores=(("Prefer", 1),))
     fwk.plugins["Prefer"].normalize_score = lambda *a: None  # type: ignore[attr-defined]
-    st = fwk.normalize_and_weigh(
-        CycleState(), make_pod("p").obj(), {"Prefer": [NodeScore("a", 101)]}
-    )
+    pod = make_pod("p").label("raw", "101").obj()
+    _, st = await fwk.run_score_plugins(CycleState(), pod, [_ni("a")])
     assert st is not None
     assert st.code == Code.ERROR
+    assert "invalid score 101 for node a" in st.message()
 
 
 def test_reserve_failure_and_idempotent_unreserve() -> None:

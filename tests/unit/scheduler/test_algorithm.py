@@ -9,7 +9,7 @@ import pytest
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
-from asched.framework.types import NodeScore
+from asched.framework.types import ScoreTable
 from asched.scheduler.algorithm import Algorithm, SchedulingError, num_feasible_nodes_to_find
 from asched.scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailable
 from tests.builders import make_node, make_pod
@@ -129,10 +129,7 @@ async def test_best_score_wins() -> None:
 
 def test_ties_broken_uniformly_at_random() -> None:
     algo = Algorithm(0, rng=random.Random(7))
-    seen = {
-        algo.select_host([NodeScore("a", 5), NodeScore("b", 5), NodeScore("c", 1)])
-        for _ in range(200)
-    }
+    seen = {algo.select_host(ScoreTable(["a", "b", "c"], totals=[5, 5, 1])) for _ in range(200)}
     assert seen == {"a", "b"}
 
 
