@@ -1,42 +1,44 @@
 """One pod's way through the scheduler: the scheduling cycle, then the binding cycle.
 
 Mirrors kube-scheduler's schedule_one.go:
-- scheduling cycle (one pod at a time, never awaits the network): snapshot -> PreFilter
-  -> Filter -> PostFilter when nothing fits -> PreScore/Score -> assume in the cache ->
-  Reserve -> Permit;
-- binding cycle (many pods at once, in the scheduler's binding task group): wait on
+- `SchedulingCycle` (one pod at a time, never awaits the network): snapshot ->
+  PreFilter -> Filter -> PostFilter when nothing fits -> PreScore/Score -> assume in the
+  cache -> Reserve -> Permit, then hands the assumed pod to the binding cycle;
+- `BindingCycle` (many pods at once, in the scheduler's binding task group): wait on
   Permit -> PreBind -> Bind -> PostBind. Waiting at Permit happens here, never in the
   scheduling cycle, so gangs cannot deadlock the loop;
-- any failure after assume runs Unreserve, forgets the assumed pod and requeues it with
-  backoff; a binding rejected with 409 (someone else bound the pod) is not retried.
+- any failure after assume runs Unreserve, forgets the assumed pod, tells the queue
+  resources were freed, and ends the attempt through Outcomes; a binding rejected with
+  409 (someone else bound the pod) is not retried.
+Each cycle is built from exactly the collaborators it uses, so tests drive it with fakes.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import anyio
 import structlog
 
 from asched.api import Pod
+from asched.backend.cache import Cache
+from asched.backend.snapshot import Snapshot
 from asched.client.protocol import ApiError
 from asched.framework import events as ev
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
+from asched.framework.handle import EventRecorder
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
-from asched.scheduler.algorithm import SchedulingError
+from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable
-
-if TYPE_CHECKING:
-    from asched.scheduler.scheduler import Scheduler
+from asched.scheduler.outcome import ERROR, UNSCHEDULABLE, Outcomes
 
 log = structlog.get_logger(__name__)
-
-SCHEDULED = "scheduled"
-UNSCHEDULABLE = "unschedulable"
-ERROR = "error"
 
 
 @dataclass(slots=True)
@@ -51,149 +53,198 @@ class Assumed:
     start: float
 
 
-async def schedule_one(sched: Scheduler, qpi: QueuedPodInfo) -> None:
-    pod = qpi.pod
-    fwk = sched.framework_for(pod)
-    if fwk is None or sched.skip_pod(pod):
-        sched.queue.done(pod.uid)
-        return
-    start = time.perf_counter()
-    state = CycleState()
-    fwk.begin_cycle()
-    sched.cache.update_snapshot(sched.snapshot)
-    try:
-        result = await sched.algorithm.schedule_pod(fwk, state, pod, sched.snapshot.node_infos())
-    except FitError as fit:
-        await _post_filter(sched, fwk, state, pod, fit)
-        qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
-        qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
-        sched.record_attempt(UNSCHEDULABLE, fwk, start)
-        sched.handle_failure(
-            fwk, qpi, "Unschedulable", fit.message(), error=False, nominated=fit.nominated_node_name
+class MoveRequests(Protocol):
+    """Tell the queue that something changed (here: resources were freed)."""
+
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, old: object | None, new: object | None
+    ) -> int: ...
+
+
+def _release(fwk: Framework, cache: Cache, a_pod: Pod, state: CycleState) -> None:
+    """Undo an assumption (kube-scheduler unreserveAndForget)."""
+    fwk.run_unreserve(state, a_pod, a_pod.node_name)
+    cache.forget_pod(a_pod)
+
+
+class SchedulingCycle:
+    def __init__(
+        self,
+        *,
+        frameworks: Mapping[str, Framework],
+        cache: Cache,
+        snapshot: Snapshot,
+        algorithm: Algorithm,
+        queue: MoveRequests,
+        outcomes: Outcomes,
+        skip: Callable[[Pod], bool],
+        to_binding: Callable[[Assumed], None],
+    ) -> None:
+        """`skip(pod)` is kube-scheduler's skipPodSchedule; `to_binding` starts a binding."""
+        self._frameworks = frameworks
+        self._cache = cache
+        self._snapshot = snapshot
+        self._algorithm = algorithm
+        self._queue = queue
+        self._outcomes = outcomes
+        self._skip = skip
+        self._to_binding = to_binding
+
+    async def run(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod
+        fwk = self._frameworks.get(pod.scheduler_name)
+        if fwk is None or self._skip(pod):
+            self._outcomes.dropped(qpi)
+            return
+        start = time.perf_counter()
+        state = CycleState()
+        fwk.begin_cycle()
+        self._cache.update_snapshot(self._snapshot)
+        name = fwk.profile_name
+        try:
+            result = await self._algorithm.schedule_pod(
+                fwk, state, pod, self._snapshot.node_infos()
+            )
+        except FitError as fit:
+            await self._post_filter(fwk, state, pod, fit)
+            qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
+            self._outcomes.failed(
+                qpi, name, start, fit.message(), error=False, nominated=fit.nominated_node_name
+            )
+            return
+        except NoNodesAvailable as exc:
+            self._outcomes.failed(qpi, name, start, str(exc), error=False)
+            return
+        except SchedulingError as exc:
+            self._outcomes.failed(qpi, name, start, exc.status.message(), error=True)
+            return
+
+        node = result.suggested_host
+        assumed = replace(pod, node_name=node)
+        self._cache.assume_pod(assumed)
+
+        st = fwk.run_reserve(state, assumed, node)
+        if st is None:
+            st = fwk.run_permit(state, assumed, node)
+        if st is not None and st.code != Code.WAIT:
+            _release(fwk, self._cache, assumed, state)
+            self._rejected_after_assume(fwk, qpi, st, start)
+            # The room the pod held is free again. kube-scheduler sends no event here
+            # (only handleBindingCycleError does); asched keeps its earlier behaviour
+            # until the fidelity work settles it with a differential scenario.
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+            return
+
+        log.debug(
+            "pod_assumed",
+            pod=pod.key,
+            node=node,
+            evaluated=result.evaluated_nodes,
+            feasible=result.feasible_nodes,
+            waiting=st is not None,
         )
-        return
-    except NoNodesAvailable as exc:
-        sched.record_attempt(UNSCHEDULABLE, fwk, start)
-        sched.handle_failure(fwk, qpi, "Unschedulable", str(exc), error=False)
-        return
-    except SchedulingError as exc:
-        sched.record_attempt(ERROR, fwk, start)
-        sched.handle_failure(fwk, qpi, "SchedulerError", exc.status.message(), error=True)
-        return
+        self._to_binding(Assumed(fwk, state, qpi, assumed, node, start))
 
-    node = result.suggested_host
-    assumed = replace(pod, node_name=node)
-    sched.cache.assume_pod(assumed)
+    async def _post_filter(
+        self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError
+    ) -> None:
+        if not fwk.post_filter_plugins:
+            return
+        result, st = await fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
+        if st is not None and st.code == Code.ERROR:
+            log.error("post_filter_failed", pod=pod.key, error=st.message())
+        if st is not None:
+            fit.diagnosis.post_filter_msg = st.message()
+        if result is not None:
+            fit.nominated_node_name = result.nominated_node_name
 
-    st = fwk.run_reserve(state, assumed, node)
-    if st is not None:
-        fwk.run_unreserve(state, assumed, node)
-        sched.cache.forget_pod(assumed)
-        _failed_after_assume(sched, fwk, qpi, st, start)
-        return
-
-    st = fwk.run_permit(state, assumed, node)
-    if st is not None and st.code != Code.WAIT:
-        fwk.run_unreserve(state, assumed, node)
-        sched.cache.forget_pod(assumed)
-        _failed_after_assume(sched, fwk, qpi, st, start)
-        return
-
-    log.debug(
-        "pod_assumed",
-        pod=pod.key,
-        node=node,
-        evaluated=result.evaluated_nodes,
-        feasible=result.feasible_nodes,
-        waiting=st is not None,
-    )
-    sched.start_binding(Assumed(fwk, state, qpi, assumed, node, start))
+    def _rejected_after_assume(
+        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float
+    ) -> None:
+        rejected = st.is_rejected()
+        if rejected:
+            qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        self._outcomes.failed(qpi, fwk.profile_name, start, st.message(), error=not rejected)
 
 
-async def _post_filter(
-    sched: Scheduler, fwk: Framework, state: CycleState, pod: Pod, fit: FitError
-) -> None:
-    if not fwk.post_filter_plugins:
-        return
-    result, st = await fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
-    if st is not None and st.code == Code.ERROR:
-        log.error("post_filter_failed", pod=pod.key, error=st.message())
-    if st is not None:
-        fit.diagnosis.post_filter_msg = st.message()
-    if result is not None:
-        fit.nominated_node_name = result.nominated_node_name
+class BindingCycle:
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        queue: MoveRequests,
+        outcomes: Outcomes,
+        events: Callable[[str], EventRecorder],
+        limiter: anyio.CapacityLimiter,
+    ) -> None:
+        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight."""
+        self._cache = cache
+        self._queue = queue
+        self._outcomes = outcomes
+        self._events = events
+        self._limiter = limiter
 
-
-def _failed_after_assume(
-    sched: Scheduler, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float
-) -> None:
-    if st.is_rejected():
-        qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
-        sched.record_attempt(UNSCHEDULABLE, fwk, start)
-        sched.handle_failure(fwk, qpi, "Unschedulable", st.message(), error=False)
-    else:
-        sched.record_attempt(ERROR, fwk, start)
-        sched.handle_failure(fwk, qpi, "SchedulerError", st.message(), error=True)
-    # Resources the pod had reserved are free again.
-    sched.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, qpi.pod, None)
-
-
-async def binding_cycle(sched: Scheduler, a: Assumed) -> None:
-    fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
-    try:
+    async def run(self, a: Assumed) -> None:
+        fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
         st = await fwk.wait_on_permit(assumed)
         if st is None:
-            async with sched.bind_limiter:
+            async with self._limiter:
                 st = await fwk.run_pre_bind(state, assumed, node)
                 if st is None:
                     st = await fwk.run_bind(state, assumed, node)
-        if st is None:
-            sched.cache.finish_binding(assumed)
-            sched.record_attempt(SCHEDULED, fwk, a.start, qpi=a.qpi)
-            sched.events.event(
-                assumed,
-                "Normal",
-                "Scheduled",
-                "Binding",
-                f"Successfully assigned {assumed.namespace}/{assumed.name} to {node}",
-            )
-            log.info(
-                "pod_bound",
-                pod=assumed.key,
-                node=node,
-                profile=fwk.profile_name,
-                attempts=a.qpi.attempts,
-            )
-            await fwk.run_post_bind(state, assumed, node)
+        if st is not None:
+            self._failed(a, st)
             return
-        _binding_failed(sched, a, st)
-    finally:
-        sched.queue.done(assumed.uid)
+        self._cache.finish_binding(assumed)
+        self._outcomes.bound(a.qpi, fwk.profile_name, a.start)
+        self._events(fwk.profile_name).event(
+            assumed,
+            "Normal",
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {assumed.namespace}/{assumed.name} to {node}",
+        )
+        log.info(
+            "pod_bound",
+            pod=assumed.key,
+            node=node,
+            profile=fwk.profile_name,
+            attempts=a.qpi.attempts,
+        )
+        await fwk.run_post_bind(state, assumed, node)
+
+    def cancelled(self, a: Assumed) -> None:
+        """The binding task was cancelled (shutdown past its grace period).
+
+        The attempt ends without Unreserve: a bind request may have reached the API
+        server, and the process is exiting, so its caches go with it.
+        """
+        self._outcomes.dropped(a.qpi)
+
+    def _failed(self, a: Assumed, st: Status) -> None:
+        fwk, assumed, node = a.fwk, a.pod, a.node
+        _release(fwk, self._cache, assumed, a.state)
+        # Forgetting an assumed pod frees its room: a pod delete for the queue
+        # (handleBindingCycleError).
+        self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        name = fwk.profile_name
+        if isinstance(st.error, ApiError) and st.error.conflict:
+            # Someone else bound it (or it changed under us): the informer brings the truth.
+            log.info("bind_conflict", pod=assumed.key, node=node, error=st.message())
+            self._outcomes.attempted(ERROR, name, a.start)
+            self._outcomes.dropped(a.qpi)
+            return
+        if isinstance(st.error, ApiError) and st.error.not_found:
+            log.info("pod_gone_before_bind", pod=assumed.key)
+            self._outcomes.dropped(a.qpi)
+            return
+        rejected = st.is_rejected()
+        if rejected:
+            a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+        log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
+        message = st.message() if rejected else f"Binding rejected: {st.message()}"
+        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected)
 
 
-def _binding_failed(sched: Scheduler, a: Assumed, st: Status) -> None:
-    fwk, assumed, node = a.fwk, a.pod, a.node
-    fwk.run_unreserve(a.state, assumed, node)
-    sched.cache.forget_pod(assumed)
-    # Freed resources may let other pods in (kube-scheduler handleBindingCycleError).
-    sched.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
-    if isinstance(st.error, ApiError) and st.error.conflict:
-        # Someone else bound it (or it changed under us): the informer brings the truth.
-        log.info("bind_conflict", pod=assumed.key, node=node, error=st.message())
-        sched.record_attempt(ERROR, fwk, a.start)
-        return
-    if isinstance(st.error, ApiError) and st.error.not_found:
-        log.info("pod_gone_before_bind", pod=assumed.key)
-        return
-    rejected = st.is_rejected()
-    if rejected:
-        a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
-    log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
-    sched.record_attempt(UNSCHEDULABLE if rejected else ERROR, fwk, a.start)
-    sched.handle_failure(
-        fwk,
-        a.qpi,
-        "Unschedulable" if rejected else "SchedulerError",
-        st.message() if rejected else f"Binding rejected: {st.message()}",
-        error=not rejected,
-    )
+__all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

@@ -31,12 +31,12 @@ from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.services import RuntimeMetrics
 from asched.framework.status import Status
-from asched.framework.types import QueuedPodInfo
 from asched.informers import Informer
 from asched.informers.factory import NON_TERMINAL_PODS
 from asched.scheduler.algorithm import Algorithm
-from asched.scheduler.cycle import Assumed, binding_cycle, schedule_one
+from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
+from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podstatus import PodStatusWriter
 
 log = structlog.get_logger(__name__)
@@ -107,8 +107,6 @@ class Scheduler:
         self.metrics = metrics
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.algorithm = Algorithm(options.percentage_of_nodes_to_score)
-        self.bind_limiter = anyio.CapacityLimiter(options.max_concurrent_binds)
         self.status_writer = PodStatusWriter(client, self.clock)
         self._stores: dict[str, Informer[Any]] = {}
         self._stopping = False
@@ -159,6 +157,31 @@ class Scheduler:
         for fwk in self.frameworks.values():
             for req in fwk.informer_requests():
                 self._informer_for(req)
+        self.outcomes = Outcomes(
+            queue=self.queue,
+            current_pod=self.pod_informer.store.get,
+            events=self._events_for,
+            conditions=self.status_writer,
+            clock=self.clock,
+            metrics=metrics,
+        )
+        self.scheduling_cycle = SchedulingCycle(
+            frameworks=self.frameworks,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            algorithm=Algorithm(options.percentage_of_nodes_to_score),
+            queue=self.queue,
+            outcomes=self.outcomes,
+            skip=self.skip_pod,
+            to_binding=self._start_binding,
+        )
+        self.binding_cycle = BindingCycle(
+            cache=self.cache,
+            queue=self.queue,
+            outcomes=self.outcomes,
+            events=self._events_for,
+            limiter=anyio.CapacityLimiter(options.max_concurrent_binds),
+        )
 
     # ---- wiring --------------------------------------------------------------------
     def _informer_for(self, req: InformerRequest[Any]) -> Informer[Any]:
@@ -177,8 +200,9 @@ class Scheduler:
             self._stores[req.resource] = inf
         return inf
 
-    def framework_for(self, pod: Pod) -> Framework | None:
-        return self.frameworks.get(pod.scheduler_name)
+    def _events_for(self, profile: str) -> EventRecorder:
+        """The event recorder for one profile's events."""
+        return self.events
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.scheduler_name in self.frameworks
@@ -211,70 +235,22 @@ class Scheduler:
         )
 
     # ---- cycles --------------------------------------------------------------------
-    def start_binding(self, assumed: Assumed) -> None:
+    def _start_binding(self, assumed: Assumed) -> None:
         assert self._bind_tg is not None
         self._bind_tg.start_soon(self._binding, assumed)
 
     async def _binding(self, assumed: Assumed) -> None:
         self._bindings_in_flight += 1
         try:
-            await binding_cycle(self, assumed)
+            await self.binding_cycle.run(assumed)
+        except anyio.get_cancelled_exc_class():
+            self.binding_cycle.cancelled(assumed)
+            raise
         finally:
             self._bindings_in_flight -= 1
             if not self._bindings_in_flight:
                 self._bindings_idle.set()
                 self._bindings_idle = anyio.Event()
-
-    @property
-    def bindings_in_flight(self) -> int:
-        return self._bindings_in_flight
-
-    def handle_failure(
-        self,
-        fwk: Framework,
-        qpi: QueuedPodInfo,
-        reason: str,
-        message: str,
-        *,
-        error: bool,
-        nominated: str | None = None,
-    ) -> None:
-        """kube-scheduler handleSchedulingFailure: requeue, event, condition."""
-        pod = qpi.pod
-        current = self.pod_informer.store.get(pod.key)
-        if current is None or current.uid != pod.uid:
-            self.queue.done(pod.uid)
-            return  # deleted meanwhile
-        if current.node_name:
-            self.queue.done(pod.uid)
-            return  # bound by someone else meanwhile
-        qpi.pod = current
-        self.queue.add_unschedulable_if_not_present(qpi, error=error)
-        self.queue.done(pod.uid)
-        if nominated:
-            self.queue.nominator.add_nominated(current, nominated)
-        elif nominated == "":
-            self.queue.nominator.delete_nominated(current)
-        log.info(
-            "pod_unschedulable" if not error else "pod_schedule_error",
-            pod=pod.key,
-            reason=reason,
-            message=message,
-            attempts=qpi.attempts,
-        )
-        self.events.event(current, "Warning", "FailedScheduling", "Scheduling", message)
-        self.status_writer.set_unschedulable(current, reason, message, nominated)
-
-    def record_attempt(
-        self, result: str, fwk: Framework, start: float, qpi: QueuedPodInfo | None = None
-    ) -> None:
-        if self.metrics is None:
-            return
-        self.metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
-        if qpi is not None and qpi.initial_attempt_timestamp is not None:
-            self.metrics.pod_scheduled(
-                qpi.attempts, self.clock.now() - qpi.initial_attempt_timestamp
-            )
 
     # ---- run -----------------------------------------------------------------------
     def informers(self) -> list[Informer[Any]]:
@@ -344,12 +320,13 @@ class Scheduler:
             except QueueClosed:
                 return
             try:
-                await schedule_one(self, qpi)
-            except Exception:
+                await self.scheduling_cycle.run(qpi)
+            except Exception as exc:
                 # A bug in the cycle must not stop the scheduler: requeue with backoff.
                 log.exception("schedule_one_crashed", pod=qpi.pod.key)
-                self.queue.add_unschedulable_if_not_present(qpi, error=True)
-                self.queue.done(qpi.pod.uid)
+                self.outcomes.failed(
+                    qpi, qpi.pod.scheduler_name, time.perf_counter(), repr(exc), error=True
+                )
             # One pod per iteration; let informers and bindings run between cycles.
             await anyio.lowlevel.checkpoint()
 

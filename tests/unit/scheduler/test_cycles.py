@@ -1,0 +1,284 @@
+"""The scheduling and binding cycles, driven without a network.
+
+Each test builds the real cycles over the real Cache, Snapshot, Algorithm and
+SchedulingQueue, with small plugins (tests/unit/framework/fakes.py), a fake clock, and a
+binder that can fail the way the API server does. Assertions are outcomes: where the pod
+is assumed or bound, which queue holds it afterwards, the event it got, the condition
+written, and what Unreserve saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from asched.api import Pod
+from asched.backend.cache import Cache
+from asched.backend.queue import SchedulingQueue
+from asched.backend.snapshot import Snapshot
+from asched.client.protocol import ApiError
+from asched.framework import status as st
+from asched.framework.clock import FakeClock
+from asched.framework.cycle_state import CycleState
+from asched.framework.registry import PluginSpec
+from asched.framework.runtime import Framework, ProfileSpec
+from asched.framework.status import Status
+from asched.scheduler.algorithm import Algorithm
+from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
+from asched.scheduler.outcome import Outcomes
+from tests.builders import make_node, make_pod
+from tests.unit.framework.fakes import FakeServices, Gate, Recorder, registry
+
+
+class FlakyBinder:
+    """Binds unless the pod's `bind` label says how the API server answers instead."""
+
+    name = "FlakyBinder"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.bound: list[tuple[str, str]] = []
+
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        await anyio.lowlevel.checkpoint()
+        answer = pod.labels.get("bind")
+        if answer == "conflict":
+            raise ApiError(409, "Conflict", "pod already bound", "POST", "binding")
+        if answer == "error":
+            raise ApiError(500, "InternalError", "etcd timeout", "POST", "binding")
+        if answer == "reject":
+            return st.unschedulable("node went away")
+        self.bound.append((pod.name, node_name))
+        return None
+
+
+class Conditions:
+    def __init__(self) -> None:
+        self.written: list[tuple[str, str, str, str | None]] = []
+
+    def set_unschedulable(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
+        self.written.append((pod.name, reason, message, nominated))
+
+
+class Harness:
+    def __init__(self, node_names: tuple[str, ...] = ("n1", "n2", "n3")) -> None:
+        reg = registry()
+        reg.register(PluginSpec(FlakyBinder.name, FlakyBinder))
+        plugins = {
+            "queueSort": [("Sort", 0)],
+            "preFilter": [("Label", 0)],
+            "filter": [("Label", 0)],
+            "postFilter": [("Preempt", 0)],
+            "score": [("Prefer", 1)],
+            "reserve": [("Gate", 0)],
+            "permit": [("Gate", 0)],
+            "bind": [("FlakyBinder", 0)],
+        }
+        self.services = FakeServices()
+        self.fwk = Framework(ProfileSpec("test", plugins, {}), reg, self.services)
+        self.clock = FakeClock()
+        self.cache = Cache()
+        for name in node_names:
+            self.cache.add_node(make_node(name).label("ok", "true").obj())
+        self.queue = SchedulingQueue(
+            self.fwk.less,
+            self.clock,
+            pre_enqueue=lambda pod: None,
+            hints={"test": self.fwk.enqueue_hints()},
+        )
+        self.informer: dict[str, Pod] = {}
+        self.events = Recorder()
+        self.conditions = Conditions()
+        self.assumed: list[Assumed] = []
+        outcomes = Outcomes(
+            queue=self.queue,
+            current_pod=self.informer.get,
+            events=lambda profile: self.events,
+            conditions=self.conditions,
+            clock=self.clock,
+        )
+        self.scheduling = SchedulingCycle(
+            frameworks={"test": self.fwk},
+            cache=self.cache,
+            snapshot=Snapshot(),
+            algorithm=Algorithm(0),
+            queue=self.queue,
+            outcomes=outcomes,
+            skip=lambda pod: self.cache.is_assumed(pod.uid),
+            to_binding=self.assumed.append,
+        )
+        self.binding = BindingCycle(
+            cache=self.cache,
+            queue=self.queue,
+            outcomes=outcomes,
+            events=lambda profile: self.events,
+            limiter=anyio.CapacityLimiter(4),
+        )
+
+    async def schedule(self, pod: Pod) -> Assumed | None:
+        """Add the pod, pop it, and run its scheduling cycle."""
+        self.informer[pod.key] = pod
+        self.queue.add(pod)
+        qpi = await self.queue.pop()
+        assert qpi.pod.uid == pod.uid
+        before = len(self.assumed)
+        await self.scheduling.run(qpi)
+        return self.assumed[-1] if len(self.assumed) > before else None
+
+    @property
+    def gate(self) -> Gate:
+        gate = self.fwk.plugins["Gate"]
+        assert isinstance(gate, Gate)
+        return gate
+
+    @property
+    def binder(self) -> FlakyBinder:
+        binder = self.fwk.plugins["FlakyBinder"]
+        assert isinstance(binder, FlakyBinder)
+        return binder
+
+    def failed_scheduling(self) -> list[str]:
+        return [msg for _, reason, msg in self.events.events if reason == "FailedScheduling"]
+
+
+def _pod(name: str, **labels: str) -> Pod:
+    b = make_pod(name).scheduler("test")
+    for k, v in labels.items():
+        b.label(k, v)
+    return b.obj()
+
+
+async def test_pod_is_assumed_on_the_best_node_then_bound() -> None:
+    h = Harness()
+    pod = _pod("p", prefer="n2")
+    a = await h.schedule(pod)
+    assert a is not None
+    assert a.node == "n2"
+    assert h.cache.is_assumed(pod.uid)
+    assert h.queue.where(pod.uid) == "in_flight"  # until its binding ends
+
+    await h.binding.run(a)
+
+    assert h.binder.bound == [("p", "n2")]
+    assert ("Normal", "Scheduled", "Successfully assigned default/p to n2") in h.events.events
+    assert h.queue.where(pod.uid) is None
+    assert h.failed_scheduling() == []
+
+
+async def test_no_fit_requeues_to_the_pool_with_the_fit_error() -> None:
+    h = Harness()
+    h.cache.update_node(make_node("n1").obj())  # loses ok=true
+    h.cache.update_node(make_node("n2").obj())
+    h.cache.update_node(make_node("n3").obj())
+    pod = _pod("p")
+    assert await h.schedule(pod) is None
+    msg = "0/3 nodes are available: 3 node(s) didn't have ok=true. preemption: not eligible"
+    assert h.failed_scheduling() == [msg]
+    assert h.conditions.written == [("p", "Unschedulable", msg, None)]
+    # Label registers no events: only a flush after the unschedulable timeout brings it back.
+    assert h.queue.where(pod.uid) == "unschedulable"
+    assert not h.cache.is_assumed(pod.uid)
+
+
+async def test_post_filter_nomination_is_recorded() -> None:
+    h = Harness(("n1",))
+    h.cache.update_node(make_node("n1").obj())
+    pod = _pod("p", nominate="n1")
+    assert await h.schedule(pod) is None
+    assert h.conditions.written[0][3] == "n1"
+    assert [p.name for p in h.queue.nominator.nominated_pods_for_node("n1")] == ["p"]
+
+
+async def test_reserve_failure_unreserves_forgets_and_requeues() -> None:
+    h = Harness()
+    pod = _pod("p", reserve="fail")
+    assert await h.schedule(pod) is None
+    assert h.gate.unreserved == ["p"]
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.failed_scheduling() == ["reserve failed"]
+    # Gate registers every event, and the freed room was announced while the pod was in
+    # flight, so it waits out its backoff instead of sitting in the pool.
+    assert h.queue.where(pod.uid) == "backoff"
+
+
+async def test_permit_rejection_unreserves_and_requeues() -> None:
+    h = Harness()
+    pod = _pod("p", permit="reject")
+    assert await h.schedule(pod) is None
+    assert h.gate.unreserved == ["p"]
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.failed_scheduling() == ["permit rejected"]
+    assert h.conditions.written[0][:2] == ("p", "Unschedulable")
+    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+
+
+async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle() -> None:
+    h = Harness()
+    pod = _pod("p", permit="wait")
+    a = await h.schedule(pod)
+    assert a is not None
+    assert h.cache.is_assumed(pod.uid)  # resources held while it waits
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(h.binding.run, a)
+        await anyio.wait_all_tasks_blocked()
+        assert h.fwk.waiting_pods.reject(pod.uid, "Gate", "gang timed out")
+    assert h.binder.bound == []
+    assert h.gate.unreserved == ["p"]
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.failed_scheduling() == ["gang timed out"]
+    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+
+
+async def test_bind_error_forgets_and_retries_after_backoff() -> None:
+    h = Harness()
+    pod = _pod("p", bind="error")
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.gate.unreserved == ["p"]
+    assert not h.cache.is_assumed(pod.uid)
+    (msg,) = h.failed_scheduling()
+    assert msg.startswith("Binding rejected: ")
+    assert "500 InternalError: etcd timeout" in msg
+    assert h.conditions.written[0][:2] == ("p", "SchedulerError")
+    assert h.queue.where(pod.uid) == "backoff"
+
+
+async def test_bind_conflict_is_not_retried() -> None:
+    h = Harness()
+    pod = _pod("p", bind="conflict")
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.failed_scheduling() == []
+    assert h.queue.where(pod.uid) is None  # the informer brings the truth
+
+
+@pytest.mark.parametrize("change", ["deleted", "bound_elsewhere"])
+async def test_pod_gone_meanwhile_is_not_requeued(change: str) -> None:
+    h = Harness()
+    pod = _pod("p", bind="reject")
+    a = await h.schedule(pod)
+    assert a is not None
+    if change == "deleted":
+        del h.informer[pod.key]
+    else:
+        h.informer[pod.key] = make_pod("p").uid(pod.uid).node("n9").obj()
+    await h.binding.run(a)
+    assert h.queue.where(pod.uid) is None
+    assert h.failed_scheduling() == []
+    assert not h.cache.is_assumed(pod.uid)
+
+
+async def test_pod_of_no_profile_or_already_assumed_is_dropped() -> None:
+    h = Harness()
+    other = make_pod("other").scheduler("someone-else").obj()
+    h.informer[other.key] = other
+    h.queue.add(other)
+    qpi = await h.queue.pop()
+    await h.scheduling.run(qpi)
+    assert h.assumed == []
+    assert h.queue.where(other.uid) is None
+    assert h.events.events == []
