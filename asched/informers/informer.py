@@ -53,7 +53,7 @@ from asched.client.status import error_from_status
 from asched.framework.clock import Clock, RealClock
 from asched.informers.backoff import Backoff
 from asched.informers.handler import DecodeErrorHandler, EventHandler
-from asched.informers.store import Store
+from asched.informers.store import IndexFn, Store
 
 log = structlog.get_logger(__name__)
 
@@ -107,12 +107,13 @@ class Informer(Generic[T]):
         page_size: int = DEFAULT_PAGE_SIZE,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         rng: random.Random | None = None,
+        indexers: Mapping[str, IndexFn[T]] | None = None,
     ) -> None:
         """*key* names a decoded object in the store; by default the raw object's
         `namespace/name`. A custom key must agree with that for undecodable deletes to
         find their stored object. *params* holds labelSelector/fieldSelector.
         *optional*: the resource may not exist (a CRD not installed yet); its 404s are
-        expected, not warnings."""
+        expected, not warnings. *indexers* are the store's (Store.by_index)."""
         self.name = name or list_path
         self._client = client
         self._list_path = list_path
@@ -127,7 +128,7 @@ class Informer(Generic[T]):
         self._min_watch_timeout = min_watch_timeout
         self._rng = rng or random.Random()
         self._backoff = Backoff(self._clock, rng=self._rng)
-        self.store: Store[T] = Store()
+        self.store: Store[T] = Store(indexers)
         self._synced = anyio.Event()
         self._rv = ""
         self._log = log.bind(informer=self.name)

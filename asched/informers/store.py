@@ -5,25 +5,38 @@ informer that owns a store writes to it (`upsert`, `remove`, `mark_synced`; plug
 the read-only ObjectStore protocol); everyone else reads.
 Objects in it are the same instances the event handlers received and must be treated as
 immutable: a change arrives as a new object from a new event, never as a mutation.
+
+Indexers (client-go's cache.Indexers): a named function from an object to the index
+value it files under ("" for none), kept current on every upsert and remove, so
+`by_index("namespace", "ns1")` answers without scanning the store.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+IndexFn = Callable[[T], str]
 
 
 class Store(Generic[T]):
-    __slots__ = ("_items", "_rvs", "_synced")
+    __slots__ = ("_indexers", "_indices", "_items", "_rvs", "_synced")
 
-    def __init__(self) -> None:
+    def __init__(self, indexers: Mapping[str, IndexFn[T]] | None = None) -> None:
         self._items: dict[str, T] = {}
         # resourceVersion per key, so a relist can tell unchanged objects from changed ones.
         self._rvs: dict[str, str] = {}
         self._synced = False
+        self._indexers: dict[str, IndexFn[T]] = dict(indexers or {})
+        # index name -> index value -> key -> object
+        self._indices: dict[str, dict[str, dict[str, T]]] = {n: {} for n in self._indexers}
+
+    def by_index(self, index: str, value: str) -> Mapping[str, T]:
+        """The objects filed under `value` by indexer `index`, by key. Read only."""
+        found = self._indices[index].get(value)
+        return found if found is not None else {}
 
     def get(self, key: str) -> T | None:
         return self._items.get(key)
@@ -56,11 +69,33 @@ class Store(Generic[T]):
         old = self._items.get(key)
         self._items[key] = obj
         self._rvs[key] = rv
+        if self._indexers:
+            if old is not None:
+                self._unindex(key, old)
+            self._index(key, obj)
         return old
 
     def remove(self, key: str) -> T | None:
         self._rvs.pop(key, None)
-        return self._items.pop(key, None)
+        old = self._items.pop(key, None)
+        if old is not None and self._indexers:
+            self._unindex(key, old)
+        return old
+
+    def _index(self, key: str, obj: T) -> None:
+        for name, fn in self._indexers.items():
+            value = fn(obj)
+            if value:
+                self._indices[name].setdefault(value, {})[key] = obj
+
+    def _unindex(self, key: str, obj: T) -> None:
+        for name, fn in self._indexers.items():
+            value = fn(obj)
+            bucket = self._indices[name].get(value) if value else None
+            if bucket is not None:
+                bucket.pop(key, None)
+                if not bucket:
+                    del self._indices[name][value]
 
     def mark_synced(self) -> None:
         self._synced = True

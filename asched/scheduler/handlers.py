@@ -16,7 +16,6 @@ from typing import Protocol
 import structlog
 
 from asched.api import DecodeError, Node, Pod
-from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
 from asched.backend.hints import pod_update_events
 from asched.framework import events as ev
@@ -108,41 +107,11 @@ class PodHandler:
         self._responsible = responsible
         self._on_gone = on_gone
         self._on_invalid = on_invalid
-        # namespace -> uid -> pod (all pods, for plugins that count group members).
-        self.by_namespace: dict[str, dict[str, Pod]] = {}
-        # "namespace/group" -> uid -> pod: a gang's members without scanning its namespace
-        # (Coscheduling counts them several times per member and cycle).
-        self.by_group: dict[str, dict[str, Pod]] = {}
-
-    def _index(self, pod: Pod, old: Pod | None = None) -> None:
-        self.by_namespace.setdefault(pod.namespace, {})[pod.uid] = pod
-        group = pod_group_key(pod)
-        if old is not None and pod_group_key(old) != group:
-            self._unindex_group(old)
-        if group:
-            self.by_group.setdefault(group, {})[pod.uid] = pod
-
-    def _unindex(self, pod: Pod) -> None:
-        ns = self.by_namespace.get(pod.namespace)
-        if ns is not None:
-            ns.pop(pod.uid, None)
-            if not ns:
-                del self.by_namespace[pod.namespace]
-        self._unindex_group(pod)
-
-    def _unindex_group(self, pod: Pod) -> None:
-        group = pod_group_key(pod)
-        members = self.by_group.get(group) if group else None
-        if members is not None:
-            members.pop(pod.uid, None)
-            if not members:
-                del self.by_group[group]
 
     def _schedulable(self, pod: Pod) -> bool:
         return not pod.node_name and not pod.is_terminal() and self._responsible(pod)
 
     def on_add(self, pod: Pod) -> None:
-        self._index(pod)
         if pod.node_name:
             if pod.is_terminal():
                 return
@@ -152,7 +121,6 @@ class PodHandler:
             self._queue.add(pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:
-        self._index(new, old)
         if new.node_name:
             if not old.node_name:
                 # Bound (by us or someone else): it leaves the queue, the cache confirms it.
@@ -178,7 +146,6 @@ class PodHandler:
             self._queue.delete(old)
 
     def on_delete(self, pod: Pod) -> None:
-        self._unindex(pod)
         was_assigned = bool(pod.node_name) or self._cache.is_assumed(pod.uid)
         if pod.node_name or self._cache.get_pod(pod.uid) is not None:
             self._cache.remove_pod(pod)

@@ -20,6 +20,7 @@ import structlog
 from anyio.abc import TaskGroup
 
 from asched.api import DecodeError, Pod, decode_node, decode_pod
+from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
@@ -153,6 +154,9 @@ class Scheduler:
             clock=self.clock,
             name="pods",
             params={"fieldSelector": NON_TERMINAL_PODS},
+            # Handle.pods_in_namespace / pods_in_group answer from these, unscanned
+            # (Coscheduling counts a gang's members several times per member and cycle).
+            indexers={"namespace": _pod_namespace, "group": pod_group_key},
         )
         for fwk in self.frameworks.values():
             for req in fwk.informer_requests():
@@ -346,6 +350,10 @@ class Scheduler:
         self.queue.close()
 
 
+def _pod_namespace(pod: Pod) -> str:
+    return pod.namespace
+
+
 class _Services:
     """SchedulerServices for the runtime, backed by the scheduler."""
 
@@ -381,17 +389,19 @@ class _Services:
         return store
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        return self._with_assumed(self._s.pod_handler.by_namespace.get(namespace, {}))
+        return self._with_assumed(self._s.pod_informer.store.by_index("namespace", namespace))
 
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
-        return self._with_assumed(self._s.pod_handler.by_group.get(f"{namespace}/{name}", {}))
+        return self._with_assumed(
+            self._s.pod_informer.store.by_index("group", f"{namespace}/{name}")
+        )
 
     def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
         """The informer's pods, with the cache's node for those assumed but not yet bound."""
         cache = self._s.cache
         return [
-            (cache.get_pod(uid) or p) if not p.node_name and cache.is_assumed(uid) else p
-            for uid, p in pods.items()
+            (cache.get_pod(p.uid) or p) if not p.node_name and cache.is_assumed(p.uid) else p
+            for p in pods.values()
         ]
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:

@@ -42,32 +42,6 @@ def pod(name: str, group: str = "", ns: str = "ns") -> PodBuilder:
     return b.pod_group(group) if group else b
 
 
-def members(h: PodHandler, key: str) -> list[str]:
-    return sorted(p.name for p in h.by_group.get(key, {}).values())
-
-
-def test_group_index_follows_adds_relabels_and_deletes() -> None:
-    h, _ = handler()
-    a, b, c = pod("a", "g").obj(), pod("b", "g").obj(), pod("c").obj()
-    for p in (a, b, c):
-        h.on_add(p)
-    assert members(h, "ns/g") == ["a", "b"]
-    moved = pod("b", "h").obj()
-    h.on_update(b, moved)
-    assert (members(h, "ns/g"), members(h, "ns/h")) == (["a"], ["b"])
-    h.on_delete(a)
-    h.on_delete(moved)
-    assert h.by_group == {}
-    assert [p.name for p in h.by_namespace["ns"].values()] == ["c"]
-
-
-def test_group_index_keeps_namespaces_apart() -> None:
-    h, _ = handler()
-    h.on_add(pod("a", "g", ns="one").obj())
-    h.on_add(pod("b", "g", ns="two").obj())
-    assert (members(h, "one/g"), members(h, "two/g")) == (["a"], ["b"])
-
-
 @pytest.mark.parametrize(
     ("new", "want"),
     [
