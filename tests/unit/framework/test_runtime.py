@@ -8,7 +8,7 @@ import pytest
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code
-from asched.framework.types import NodeScore, NodeToStatus
+from asched.framework.types import NodeToStatus
 from tests.builders import make_node, make_pod
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, framework
 
