@@ -26,7 +26,6 @@ log = structlog.get_logger(__name__)
 class _PodState:
     pod: Pod
     assumed: bool
-    binding_finished: bool = False
 
 
 class CacheError(RuntimeError):
@@ -138,11 +137,6 @@ class Cache:
         self._add(pod)
         self._pods[pod.uid] = _PodState(pod, assumed=True)
 
-    def finish_binding(self, pod: Pod) -> None:
-        st = self._pods.get(pod.uid)
-        if st is not None and st.assumed:
-            st.binding_finished = True
-
     def forget_pod(self, pod: Pod) -> None:
         """Undo assume_pod (binding failed or was rejected); a no-op if not assumed."""
         st = self._pods.get(pod.uid)
@@ -190,9 +184,6 @@ class Cache:
 
     def pod_count(self) -> int:
         return len(self._pods)
-
-    def assumed_count(self) -> int:
-        return sum(1 for st in self._pods.values() if st.assumed)
 
     # ---- snapshot --------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:

@@ -20,7 +20,7 @@ from asched.client.pager import list_pages
 from asched.client.protocol import ApiError, KubeClient
 from asched.framework.listers import InformerRequest
 from asched.informers import Store, meta_key
-from asched.informers.factory import NODES_PATH, NON_TERMINAL_PODS, PODS_PATH
+from asched.informers.informer import NODES_PATH, NON_TERMINAL_PODS, PODS_PATH
 
 T = TypeVar("T")
 

@@ -5,17 +5,16 @@ Store holds them and an EventHandler hears about every change, in order.
 """
 
 from asched.informers.backoff import Backoff
-from asched.informers.factory import InformerFactory
 from asched.informers.handler import DecodeErrorHandler, EventHandler
-from asched.informers.informer import Informer, meta_key
+from asched.informers.informer import NON_TERMINAL_PODS, Informer, meta_key
 from asched.informers.store import Store
 
 __all__ = [
+    "NON_TERMINAL_PODS",
     "Backoff",
     "DecodeErrorHandler",
     "EventHandler",
     "Informer",
-    "InformerFactory",
     "Store",
     "meta_key",
 ]

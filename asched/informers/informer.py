@@ -55,6 +55,13 @@ from asched.informers.backoff import Backoff
 from asched.informers.handler import DecodeErrorHandler, EventHandler
 from asched.informers.store import IndexFn, Store
 
+# The pod informer's selector, as kube-scheduler's newPodInformer: every pod except those
+# that finished (Succeeded/Failed), which hold no resources. A pod that finishes arrives
+# as a DELETED event.
+NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+NODES_PATH = "/api/v1/nodes"
+PODS_PATH = "/api/v1/pods"
+
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")

@@ -196,7 +196,6 @@ class BindingCycle:
         if st is not None:
             self._failed(a, st)
             return
-        self._cache.finish_binding(assumed)
         self._outcomes.bound(a.qpi, fwk.profile_name, a.start)
         self._events(fwk.profile_name).event(
             assumed,

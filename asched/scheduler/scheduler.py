@@ -32,8 +32,8 @@ from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.services import RuntimeMetrics
 from asched.framework.status import Status
-from asched.informers import Informer
-from asched.informers.factory import NON_TERMINAL_PODS
+from asched.informers import NON_TERMINAL_PODS, Informer
+from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
@@ -138,7 +138,7 @@ class Scheduler:
         )
         self.node_informer: Informer[Any] = Informer(
             client,
-            "/api/v1/nodes",
+            NODES_PATH,
             decode_node,
             NodeHandler(self.cache, self.queue),
             clock=self.clock,
@@ -148,7 +148,7 @@ class Scheduler:
         # and a pod that finishes arrives as a delete.
         self.pod_informer: Informer[Any] = Informer(
             client,
-            "/api/v1/pods",
+            PODS_PATH,
             decode_pod,
             self.pod_handler,
             clock=self.clock,

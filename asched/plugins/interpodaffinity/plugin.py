@@ -9,7 +9,7 @@ read namespace labels from a namespaces informer this plugin asks for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Node, Pod
@@ -90,9 +90,6 @@ class InterPodAffinity(
     def _namespaces(self) -> ObjectStore[Namespace]:
         store: ObjectStore[Namespace] = self._handle.store(NAMESPACES)
         return store
-
-    def _namespace_labels(self, pod: Pod) -> Mapping[str, str]:
-        return namespace_labels(self._namespaces(), pod.namespace)
 
     # ---- PreFilter / Filter ---------------------------------------------------------
     def pre_filter(
