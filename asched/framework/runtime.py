@@ -452,6 +452,7 @@ class Framework:
             try:
                 st = ext.add_pod(state, pod_to_schedule, pod_to_add, node_info)
             except Exception as exc:
+                log.exception("plugin_error", plugin=name, point="AddPod", pod=pod_to_schedule.key)
                 return error(exc, name)
             if st is not None and not st.is_success():
                 return st.with_plugin(name)
@@ -464,6 +465,9 @@ class Framework:
             try:
                 st = ext.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
             except Exception as exc:
+                log.exception(
+                    "plugin_error", plugin=name, point="RemovePod", pod=pod_to_schedule.key
+                )
                 return error(exc, name)
             if st is not None and not st.is_success():
                 return st.with_plugin(name)
