@@ -16,7 +16,7 @@ RUN python -m venv /opt/asched
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY asched/ asched/
-# The package ships the RBAC and CRD manifests (symlinked from asched/cluster/data/).
+# The package ships the RBAC and CRD manifests (symlinked from asched/localcluster/data/).
 COPY manifests/ manifests/
 # A regular (not editable) install: the virtualenv must not point back at /src.
 RUN /opt/asched/bin/pip install --no-cache-dir . \

@@ -17,10 +17,10 @@ import anyio
 import structlog
 
 from asched import gctune
+from asched.base.clock import RealClock
 from asched.client.kubeconfig import load_connection
 from asched.client.rest import RestClient
 from asched.config import SchedulerConfig, load_config
-from asched.framework.clock import RealClock
 from asched.framework.registry import Registry
 from asched.framework.runtime import ProfileSpec
 from asched.leaderelection import LeaderElector

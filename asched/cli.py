@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from asched.cluster.cli import add_cluster_parser, run_cluster_command
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
+from asched.localcluster.cli import add_cluster_parser, run_cluster_command
 
 
 def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

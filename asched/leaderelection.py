@@ -36,8 +36,8 @@ import anyio
 import structlog
 
 from asched.api.meta import micro_time
+from asched.base.clock import Clock, RealClock, run_within
 from asched.client.protocol import ApiError, KubeClient
-from asched.framework.clock import Clock, RealClock, run_within
 
 log = structlog.get_logger(__name__)
 

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 import structlog
 
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 
 log = structlog.get_logger(__name__)
 

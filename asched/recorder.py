@@ -43,9 +43,9 @@ import structlog
 
 from asched.api import Pod
 from asched.api.meta import micro_time
+from asched.base.clock import Clock, run_within
 from asched.client.protocol import ApiError, KubeClient
 from asched.client.ratelimit import TokenBucket
-from asched.framework.clock import Clock, run_within
 from asched.metrics import Metrics
 
 log = structlog.get_logger(__name__)

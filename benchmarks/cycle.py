@@ -21,9 +21,9 @@ import anyio
 from asched.api import Pod, decode_node, decode_pod
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
+from asched.base.clock import RealClock
 from asched.client.protocol import KubeClient
 from asched.config import default_config
-from asched.framework.clock import RealClock
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister

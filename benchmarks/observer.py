@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import anyio
 import structlog
 
-from asched.cluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, JsonObject, RestClient
 
 log = structlog.get_logger(__name__)
 

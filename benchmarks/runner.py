@@ -33,7 +33,7 @@ import anyio.to_thread
 import orjson
 import structlog
 
-from asched.cluster import LocalCluster, RestClient
+from asched.localcluster import LocalCluster, RestClient
 from benchmarks import ceiling, procstat
 from benchmarks.observer import BindObserver
 from benchmarks.profiling import PySpy

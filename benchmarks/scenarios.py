@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from asched.cluster import JsonObject, NodeSpec, node_specs
+from asched.localcluster import JsonObject, NodeSpec, node_specs
 from benchmarks.observer import Binding
 from benchmarks.schedulers import Kind
 from benchmarks.workload import POD_GROUP_LABEL, pod_manifest, podgroup_manifest

@@ -31,7 +31,7 @@ import anyio.abc
 import structlog
 import yaml
 
-from asched.cluster import find_binaries
+from asched.localcluster import find_binaries
 
 log = structlog.get_logger(__name__)
 

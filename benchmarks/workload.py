@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 import structlog
 
-from asched.cluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, JsonObject, RestClient
 
 log = structlog.get_logger(__name__)
 

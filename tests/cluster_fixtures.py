@@ -18,7 +18,7 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from asched.cluster import ApiError, LocalCluster, NodeSpec, RestClient, delete_nodes
+from asched.localcluster import ApiError, LocalCluster, NodeSpec, RestClient, delete_nodes
 
 SKIP_ENV = "ASCHED_SKIP_INTEGRATION"
 

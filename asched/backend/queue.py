@@ -32,7 +32,7 @@ from asched.backend.hints import HintIndex, HintMap, Strategy, pod_update_events
 from asched.backend.inflight import InFlight
 from asched.backend.nominator import Nominator
 from asched.backend.unschedulable import ANY_PLUGIN, UnschedulablePool
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 from asched.framework.events import (
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,

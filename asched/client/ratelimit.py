@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import anyio
 
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 
 
 class TokenBucket:

@@ -31,13 +31,13 @@ import anyio
 import orjson
 import structlog
 
+from asched.base.clock import Clock, RealClock
 from asched.client.kubeconfig import Connection, load_connection
 from asched.client.lines import LineSplitter
 from asched.client.pager import DEFAULT_PAGE_SIZE, ListPage, list_pages
 from asched.client.protocol import TransportError
 from asched.client.ratelimit import TokenBucket
 from asched.client.status import error_from_response
-from asched.framework.clock import Clock, RealClock
 
 log = structlog.get_logger(__name__)
 

@@ -15,10 +15,10 @@ import anyio
 import anyio.abc
 
 from asched.app import scheduler_options
+from asched.base.clock import RealClock
 from asched.client.kubeconfig import load_connection
 from asched.client.rest import RestClient
 from asched.config import SchedulerConfig
-from asched.framework.clock import RealClock
 from asched.framework.registry import Registry
 from asched.recorder import EventRecorder
 from asched.scheduler.scheduler import Scheduler

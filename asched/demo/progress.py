@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from asched.base.clock import Clock, RealClock
 from asched.demo.workload import Workload
-from asched.framework.clock import Clock, RealClock
 
 POLL_SECONDS = 0.25
 FAILED_SCHEDULING = "FailedScheduling"
 
 
 class Lister(Protocol):
-    """What Progress needs of a client (asched.cluster.RestClient has it)."""
+    """What Progress needs of a client (asched.localcluster.RestClient has it)."""
 
     async def list(self, path: str) -> list[dict[str, Any]]: ...
 

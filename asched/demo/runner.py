@@ -26,7 +26,13 @@ from pathlib import Path
 import anyio
 import structlog
 
-from asched.cluster import (
+from asched.demo.instances import InProcessScheduler
+from asched.demo.progress import Progress
+from asched.demo.report import build_rows, render_rows
+from asched.demo.topology import ZONE, demo_nodes
+from asched.demo.workload import Workload
+from asched.explain.table import format_table
+from asched.localcluster import (
     ApiError,
     ClusterError,
     ClusterStartError,
@@ -34,12 +40,6 @@ from asched.cluster import (
     NodeSpec,
     RestClient,
 )
-from asched.demo.instances import InProcessScheduler
-from asched.demo.progress import Progress
-from asched.demo.report import build_rows, render_rows
-from asched.demo.topology import ZONE, demo_nodes
-from asched.demo.workload import Workload
-from asched.explain.table import format_table
 
 log = structlog.get_logger(__name__)
 

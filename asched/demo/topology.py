@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from asched.cluster import NodeSpec, Taint
+from asched.localcluster import NodeSpec, Taint
 
 MIN_NODES = 4
 ZONE = "topology.kubernetes.io/zone"

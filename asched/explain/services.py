@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from asched.api import Pod
+from asched.base.clock import Clock, RealClock
 from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock, RealClock
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.services import RuntimeMetrics
 from asched.informers import Store

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from asched.api import Pod
+from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo

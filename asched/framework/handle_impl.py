@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from asched.api import Pod
 from asched.api.podgroup import pod_group_name
+from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister

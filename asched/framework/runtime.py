@@ -26,7 +26,7 @@ import anyio.lowlevel
 import structlog
 
 from asched.api import Pod
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.handle_impl import PluginHandle

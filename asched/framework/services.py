@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from asched.api import Pod
+from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 

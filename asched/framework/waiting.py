@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import anyio
 
 from asched.api import Pod
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 from asched.framework.status import Code, Status
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 
 
 class Backoff:

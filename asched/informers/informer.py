@@ -47,10 +47,10 @@ import orjson
 import structlog
 
 from asched.api import DecodeError
+from asched.base.clock import Clock, RealClock
 from asched.client.pager import DEFAULT_PAGE_SIZE, list_pages
 from asched.client.protocol import ApiError, KubeClient, TransportError
 from asched.client.status import error_from_status
-from asched.framework.clock import Clock, RealClock
 from asched.informers.backoff import Backoff
 from asched.informers.handler import DecodeErrorHandler, EventHandler
 from asched.informers.store import IndexFn, Store

@@ -19,7 +19,7 @@ from typing import Protocol
 import structlog
 
 from asched.api import Pod
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 from asched.framework.handle import EventRecorder
 from asched.framework.types import QueuedPodInfo
 

@@ -16,8 +16,8 @@ import anyio
 import structlog
 
 from asched.api import Pod
+from asched.base.clock import Clock
 from asched.client.protocol import ApiError, KubeClient
-from asched.framework.clock import Clock
 
 log = structlog.get_logger(__name__)
 

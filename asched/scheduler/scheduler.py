@@ -24,8 +24,8 @@ from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
+from asched.base.clock import Clock, RealClock
 from asched.client.protocol import KubeClient
-from asched.framework.clock import Clock, RealClock
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry

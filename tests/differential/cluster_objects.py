@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.cluster import ApiError, RestClient
+from asched.localcluster import ApiError, RestClient
 
 LOW, HIGH, HIGH_NEVER = "low", "high", "high-never"
 OVERHEAD_RUNTIME = "diff-overhead"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import structlog
 
-from asched.cluster import LocalCluster
+from asched.localcluster import LocalCluster
 from tests.differential.cluster_objects import ensure_cluster_objects
 from tests.differential.layout import place
 from tests.differential.nodes import scenario_nodes

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from asched.cluster import NodeSpec
+from asched.localcluster import NodeSpec
 from tests.differential.scenario import PodTemplate, Scenario, deep_merge
 from tests.differential.schedulers import KUBE, Side
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from asched.cluster import LocalCluster, RestClient, delete_nodes
+from asched.localcluster import LocalCluster, RestClient, delete_nodes
 from tests.differential.layout import Placement
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from asched.cluster import RestClient
+from asched.localcluster import RestClient
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.schedulers import Side
 

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import structlog
 
-from asched.cluster import ApiError, LocalCluster, RestClient
+from asched.localcluster import ApiError, LocalCluster, RestClient
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
 from tests.differential.schedulers import Running, Side, run_scheduler

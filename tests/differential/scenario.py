@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from asched.cluster import NodeSpec, Taint
+from asched.localcluster import NodeSpec, Taint
 from tests.builders import make_pod
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"

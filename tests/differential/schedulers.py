@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from asched.cluster import LocalCluster, find_binaries
-from asched.cluster.process import ManagedProcess, spawn
+from asched.localcluster import LocalCluster, find_binaries
+from asched.localcluster.process import ManagedProcess, spawn
 from tests.differential.profiles import (
     KUBE_PROFILE,
     asched_config,

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from asched.cluster import LocalCluster
+from asched.localcluster import LocalCluster
 from tests.differential.compare import (
     differences,
     known_difference_problems,

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.cluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import LocalCluster, NodeSpec, RestClient
 from tests.builders import make_pod
 from tests.differential.cluster_objects import HIGH, LOW, ensure_cluster_objects
 from tests.differential.schedulers import ASCHED, KUBE, Side, run_scheduler

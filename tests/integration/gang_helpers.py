@@ -19,7 +19,7 @@ import anyio.abc
 import yaml
 
 from asched.api.podgroup import POD_GROUP_LABEL
-from asched.cluster import RestClient
+from asched.localcluster import RestClient
 from tests.builders import make_pod, make_pod_group
 
 EXAMPLE_CONFIG = Path(__file__).parents[2] / "manifests" / "examples" / "coscheduling-config.yaml"

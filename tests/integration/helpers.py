@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import anyio
 
-from asched.cluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, JsonObject, RestClient
 
 T = TypeVar("T")
 

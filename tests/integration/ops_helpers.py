@@ -20,8 +20,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from asched.cluster import RestClient
-from asched.cluster.binaries import BUILD_SCRIPT, find_binaries
+from asched.localcluster import RestClient
+from asched.localcluster.binaries import BUILD_SCRIPT, find_binaries
 from tests.builders import make_pod
 from tests.integration.asched_proc import AschedProcess
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.cluster import ApiError, JsonObject, LocalCluster, NodeSpec, RestClient, Taint
+from asched.localcluster import ApiError, JsonObject, LocalCluster, NodeSpec, RestClient, Taint
 from tests.builders import make_pod
 from tests.integration.conftest import NodeFactory, unique
 from tests.integration.helpers import bind, pod_path, poll, status_of

@@ -19,8 +19,8 @@ import anyio
 import orjson
 import pytest
 
-from asched.cluster import ClusterStartError, LocalCluster, RestClient
-from asched.cluster.state import process_alive
+from asched.localcluster import ClusterStartError, LocalCluster, RestClient
+from asched.localcluster.state import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
 

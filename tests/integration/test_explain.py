@@ -14,11 +14,11 @@ import orjson
 from asched.app import build_registry
 from asched.client.kubeconfig import load_connection
 from asched.client.rest import RestClient as KubeRestClient
-from asched.cluster import LocalCluster, NodeSpec, RestClient
 from asched.config import load_config
 from asched.explain.model import Explanation
 from asched.explain.render import render_text
 from asched.explain.runner import explain_pod
+from asched.localcluster import LocalCluster, NodeSpec, RestClient
 from tests.builders import make_pod
 from tests.integration.conftest import NodeFactory
 

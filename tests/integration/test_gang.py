@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.cluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import LocalCluster, NodeSpec, RestClient
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique

@@ -24,9 +24,9 @@ from anyio.from_thread import start_blocking_portal
 
 from asched.api import Pod, decode_pod
 from asched.client.rest import RestClient as KubeRest
-from asched.cluster import LocalCluster
-from asched.cluster import RestClient as Harness
 from asched.informers import Informer
+from asched.localcluster import LocalCluster
+from asched.localcluster import RestClient as Harness
 from tests.builders import make_pod
 from tests.integration.helpers import pod_path
 

@@ -19,10 +19,10 @@ import anyio
 import pytest
 import yaml
 
-from asched.cluster import ApiError, LocalCluster, NodeSpec, RestClient
-from asched.cluster.apply import Applier, load_manifests
-from asched.cluster.kubeconfig import write_kubeconfig
 from asched.config import load_config
+from asched.localcluster import ApiError, LocalCluster, NodeSpec, RestClient
+from asched.localcluster.apply import Applier, load_manifests
+from asched.localcluster.kubeconfig import write_kubeconfig
 from asched.plugins.registry import in_tree_registry
 from tests.integration.asched_proc import AschedProcess, free_port, running_asched
 from tests.integration.conftest import NodeFactory

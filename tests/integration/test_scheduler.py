@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from asched.api import Resource, decode_node, decode_pod
-from asched.cluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import LocalCluster, NodeSpec, RestClient
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
-from asched.framework.clock import FakeClock
 from asched.leaderelection import LeaderElector, LeadershipLost, micro_time
 
 NS, NAME = "asched-system", "asched"

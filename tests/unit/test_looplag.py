@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from asched.framework.clock import FakeClock
+from asched.base.clock import FakeClock
 from asched.looplag import LoopLagMonitor
 
 

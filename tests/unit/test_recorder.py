@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
-from asched.framework.clock import FakeClock
 from asched.metrics import Metrics
 from asched.recorder import (
     NOTE_LENGTH_LIMIT,

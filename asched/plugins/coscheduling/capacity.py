@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from asched.api import Pod, Resource
 from asched.api.podgroup import PodGroup
 from asched.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 from asched.framework.nodeinfo import NodeInfo
 
 # Allocatable totals are recomputed at most this often while the node count is unchanged.

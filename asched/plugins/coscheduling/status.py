@@ -38,8 +38,8 @@ from asched.api.podgroup import (
     PodGroup,
     PodGroupStatus,
 )
+from asched.base.clock import Clock
 from asched.client.protocol import ApiError, KubeClient
-from asched.framework.clock import Clock
 
 log = structlog.get_logger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import anyio
 
-from asched.framework.clock import Clock
+from asched.base.clock import Clock
 
 
 class Timers:

@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import pytest
 from asched.app import build_registry
-from asched.cluster import LocalCluster, NodeSpec, RestClient
 from asched.config import ConfigError, load_config
 from asched.framework.registry import ENTRY_POINT_GROUP
+from asched.localcluster import LocalCluster, NodeSpec, RestClient
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import SKIP_ENV, NodeFactory

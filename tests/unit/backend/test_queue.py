@@ -8,7 +8,7 @@ import pytest
 from asched.api import Pod
 from asched.backend.hints import HintMap
 from asched.backend.queue import QueueClosed, SchedulingQueue, backoff_duration
-from asched.framework.clock import FakeClock
+from asched.base.clock import FakeClock
 from asched.framework.events import (
     NODE_ADD,
     UNSCHEDULABLE_TIMEOUT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from asched.base.clock import FakeClock
 from asched.client.ratelimit import TokenBucket
-from asched.framework.clock import FakeClock
 
 
 async def _release_times(bucket: TokenBucket, clock: FakeClock, n: int, step: float) -> list[float]:

@@ -18,10 +18,10 @@ import orjson
 import pytest
 from aiohttp import web
 
+from asched.base.clock import FakeClock
 from asched.client.kubeconfig import Connection
 from asched.client.protocol import ApiError, TransportError
 from asched.client.rest import RestClient
-from asched.framework.clock import FakeClock
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

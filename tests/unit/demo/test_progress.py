@@ -6,9 +6,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from asched.base.clock import FakeClock
 from asched.demo.progress import POLL_SECONDS, PodState, Progress, pod_states, settled
 from asched.demo.workload import DemoPod, Workload
-from asched.framework.clock import FakeClock
 
 PODS = "/api/v1/namespaces/demo/pods"
 EVENTS = "/apis/events.k8s.io/v1/namespaces/demo/events"

@@ -7,9 +7,9 @@ from typing import Any
 
 from asched.api import Pod
 from asched.backend.snapshot import Snapshot
+from asched.base.clock import FakeClock
 from asched.client.protocol import KubeClient
 from asched.framework import status as st
-from asched.framework.clock import FakeClock
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import ClusterEventWithHint
 from asched.framework.handle import EventRecorder

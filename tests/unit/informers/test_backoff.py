@@ -7,7 +7,7 @@ import random
 import anyio
 import pytest
 
-from asched.framework.clock import FakeClock
+from asched.base.clock import FakeClock
 from asched.informers import Backoff
 
 

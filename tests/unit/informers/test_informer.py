@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from asched.api import DecodeError, Pod, decode_pod
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError, TransportError
-from asched.framework.clock import FakeClock
 from asched.informers import Informer
 from tests.builders import make_pod
 from tests.unit.informers.fake_api import BROKEN, FakeApi

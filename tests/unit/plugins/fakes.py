@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from asched.api import Node, Pod
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
-from asched.framework.clock import FakeClock
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo

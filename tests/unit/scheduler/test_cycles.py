@@ -18,9 +18,9 @@ from asched.api import Pod
 from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
 from asched.framework import status as st
-from asched.framework.clock import FakeClock
 from asched.framework.cycle_state import CycleState
 from asched.framework.registry import PluginSpec
 from asched.framework.runtime import Framework, ProfileSpec

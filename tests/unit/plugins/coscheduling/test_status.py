@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from asched.api.podgroup import PodGroup
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
-from asched.framework.clock import FakeClock
 from asched.plugins.coscheduling.status import (
     MemberCounts,
     PodGroupStatusWriter,

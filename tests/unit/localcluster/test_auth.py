@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.cluster.auth import (
+from asched.localcluster.auth import (
     SCHEDULER_USER,
     Identity,
     admin_identity,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from asched.cluster.errors import ClusterStartError
+from asched.localcluster.errors import ClusterStartError
 
 
 async def generate_rsa_key(path: Path, bits: int = 2048) -> Path:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from asched.cluster.kubeconfig import render_kubeconfig, write_kubeconfig
-from asched.cluster.rest import RestClient
+from asched.localcluster.kubeconfig import render_kubeconfig, write_kubeconfig
+from asched.localcluster.rest import RestClient
 
 
 def test_render_with_ca() -> None:

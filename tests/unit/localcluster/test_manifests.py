@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from asched.cluster.apply import load_manifests
-from asched.cluster.local import PODGROUP_CRD, bundled_manifest
+from asched.localcluster.apply import load_manifests
+from asched.localcluster.local import PODGROUP_CRD, bundled_manifest
 
 REPO = Path(__file__).resolve().parents[3]
 RBAC = REPO / "manifests" / "rbac.yaml"

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from asched.cluster.rest import MERGE_PATCH, ApiError, RestClient
+from asched.localcluster.rest import MERGE_PATCH, ApiError, RestClient
 
 seen: list[dict[str, Any]] = []
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from asched.cluster.state import (
+from asched.localcluster.state import (
     ClusterState,
     components_referencing,
     default_state_dir,

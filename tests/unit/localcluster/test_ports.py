@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from asched.cluster.ports import LOOPBACK, pick_free_ports
+from asched.localcluster.ports import LOOPBACK, pick_free_ports
 
 
 def test_ports_are_distinct_and_bindable() -> None:

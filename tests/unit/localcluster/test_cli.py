@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from asched.cluster.cli import add_cluster_parser, run_cluster_command
+from asched.localcluster.cli import add_cluster_parser, run_cluster_command
 
 
 def run(*argv: str) -> int:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import anyio
 
-from asched.cluster.process import spawn
-from asched.cluster.state import process_alive
+from asched.localcluster.process import spawn
+from asched.localcluster.state import process_alive
 
 
 def alive(pid: int) -> bool:

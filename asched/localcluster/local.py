@@ -24,22 +24,22 @@ import aiohttp
 import anyio
 import structlog
 
-from asched.cluster import components as comp
-from asched.cluster.apply import Applier, load_manifests, wait_crd_established
-from asched.cluster.auth import Identity, admin_identity, render_token_file, scheduler_identity
-from asched.cluster.binaries import Binaries, find_binaries
-from asched.cluster.errors import ClusterStartError
-from asched.cluster.kubeconfig import write_kubeconfig
-from asched.cluster.nodes import NodeSpec, create_nodes, wait_nodes_ready
-from asched.cluster.pki import generate_rsa_key
-from asched.cluster.ports import LOOPBACK, pick_free_ports
-from asched.cluster.process import DEFAULT_GRACE, ManagedProcess, spawn
-from asched.cluster.rest import RestClient
+from asched.localcluster import components as comp
+from asched.localcluster.apply import Applier, load_manifests, wait_crd_established
+from asched.localcluster.auth import Identity, admin_identity, render_token_file, scheduler_identity
+from asched.localcluster.binaries import Binaries, find_binaries
+from asched.localcluster.errors import ClusterStartError
+from asched.localcluster.kubeconfig import write_kubeconfig
+from asched.localcluster.nodes import NodeSpec, create_nodes, wait_nodes_ready
+from asched.localcluster.pki import generate_rsa_key
+from asched.localcluster.ports import LOOPBACK, pick_free_ports
+from asched.localcluster.process import DEFAULT_GRACE, ManagedProcess, spawn
+from asched.localcluster.rest import RestClient
 
 log = structlog.get_logger()
 
 PODGROUP_CRD = "podgroups.scheduling.x-k8s.io"
-_DATA = "asched.cluster.data"
+_DATA = "asched.localcluster.data"
 
 
 def bundled_manifest(name: str) -> str:

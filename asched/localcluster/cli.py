@@ -21,10 +21,10 @@ from typing import Any
 import anyio
 
 import asched
-from asched.cluster.components import COMPONENTS
-from asched.cluster.nodes import KWOK_LABEL, NODES_PATH, is_ready
-from asched.cluster.rest import ApiError, RestClient
-from asched.cluster.state import (
+from asched.localcluster.components import COMPONENTS
+from asched.localcluster.nodes import KWOK_LABEL, NODES_PATH, is_ready
+from asched.localcluster.rest import ApiError, RestClient
+from asched.localcluster.state import (
     CLUSTER_SUBDIR,
     STATE_FILE,
     SUPERVISOR_LOG,
@@ -35,7 +35,7 @@ from asched.cluster.state import (
     process_alive,
     read_state,
 )
-from asched.cluster.supervisor import add_cluster_options, cluster_option_argv
+from asched.localcluster.supervisor import add_cluster_options, cluster_option_argv
 
 DOWN_TIMEOUT = 60.0
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from asched.cluster.binaries import Binaries
-from asched.cluster.components import (
+from asched.localcluster.binaries import Binaries
+from asched.localcluster.components import (
     APISERVER,
     CONTROLLER_MANAGER,
     ETCD,

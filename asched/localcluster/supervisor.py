@@ -3,7 +3,7 @@
 A CLI command must return, but the cluster's processes need a parent that stops them in
 order and reaps them. This supervisor is that parent. It runs in its own session (so the
 terminal's Ctrl-C does not reach it), records progress in the state file, and on SIGTERM,
-SIGINT or SIGHUP stops the cluster and exits. Run as ``python -m asched.cluster.supervisor``.
+SIGINT or SIGHUP stops the cluster and exits. Run as ``python -m asched.localcluster.supervisor``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pathlib import Path
 import anyio
 import structlog
 
-from asched.cluster.local import LocalCluster
-from asched.cluster.nodes import node_specs
-from asched.cluster.state import CLUSTER_SUBDIR, ClusterState, write_state
+from asched.localcluster.local import LocalCluster
+from asched.localcluster.nodes import node_specs
+from asched.localcluster.state import CLUSTER_SUBDIR, ClusterState, write_state
 
 log = structlog.get_logger()
 
@@ -128,7 +128,7 @@ async def supervise(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"{sys.executable} -m asched.cluster.supervisor")
+    parser = argparse.ArgumentParser(prog=f"{sys.executable} -m asched.localcluster.supervisor")
     parser.add_argument("--dir", type=Path, required=True, help="state directory")
     add_cluster_options(parser)
     args = parser.parse_args(argv)

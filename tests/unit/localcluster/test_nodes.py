@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.cluster.nodes import NodeSpec, Taint, build_node_manifest, is_ready, node_specs
+from asched.localcluster.nodes import NodeSpec, Taint, build_node_manifest, is_ready, node_specs
 
 
 def test_default_node_is_kwok_managed_with_capacity_equal_allocatable() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from asched.cluster.errors import BinariesNotFoundError
+from asched.localcluster.errors import BinariesNotFoundError
 
 K8S_VERSION = "v1.37.2"
 ETCD_VERSION = "v3.6.16"

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import yaml
 
-from asched.cluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.rest import ApiError, JsonObject, RestClient
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from asched.cluster.binaries import Binaries
-from asched.cluster.ports import LOOPBACK
+from asched.localcluster.binaries import Binaries
+from asched.localcluster.ports import LOOPBACK
 
 ETCD = "etcd"
 APISERVER = "kube-apiserver"

@@ -15,8 +15,8 @@ from typing import Literal, TypeVar
 import anyio
 import structlog
 
-from asched.cluster.binaries import KWOK_VERSION
-from asched.cluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.binaries import KWOK_VERSION
+from asched.localcluster.rest import ApiError, JsonObject, RestClient
 
 log = structlog.get_logger()
 

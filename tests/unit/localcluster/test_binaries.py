@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from asched.cluster import binaries
-from asched.cluster.binaries import REQUIRED, default_bin_dir, find_binaries
-from asched.cluster.errors import BinariesNotFoundError
+from asched.localcluster import binaries
+from asched.localcluster.binaries import REQUIRED, default_bin_dir, find_binaries
+from asched.localcluster.errors import BinariesNotFoundError
 
 REPO = Path(__file__).resolve().parents[3]
 TAG = "k8s-v1.37.2-etcd-v3.6.16-kwok-v0.8.0"

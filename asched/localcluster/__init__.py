@@ -6,16 +6,16 @@ asched's PodGroup CRD and RBAC are installed; the scheduler gets its own least-p
 identity. See docs/control-plane.md.
 """
 
-from asched.cluster.apply import Applier, load_manifests, wait_crd_established
-from asched.cluster.auth import ADMIN_USER, SCHEDULER_USER, Identity
-from asched.cluster.binaries import Binaries, default_bin_dir, find_binaries
-from asched.cluster.errors import (
+from asched.localcluster.apply import Applier, load_manifests, wait_crd_established
+from asched.localcluster.auth import ADMIN_USER, SCHEDULER_USER, Identity
+from asched.localcluster.binaries import Binaries, default_bin_dir, find_binaries
+from asched.localcluster.errors import (
     BinariesNotFoundError,
     ClusterError,
     ClusterStartError,
 )
-from asched.cluster.local import LocalCluster
-from asched.cluster.nodes import (
+from asched.localcluster.local import LocalCluster
+from asched.localcluster.nodes import (
     NodeSpec,
     Taint,
     build_node_manifest,
@@ -24,7 +24,7 @@ from asched.cluster.nodes import (
     node_specs,
     wait_nodes_ready,
 )
-from asched.cluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.rest import ApiError, JsonObject, RestClient
 
 __all__ = [
     "ADMIN_USER",

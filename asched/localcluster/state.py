@@ -21,13 +21,13 @@ import orjson
 STATE_FILE = "state.json"
 SUPERVISOR_LOG = "supervisor.log"
 CLUSTER_SUBDIR = "cluster"
-SUPERVISOR_MODULE = "asched.cluster.supervisor"
+SUPERVISOR_MODULE = "asched.localcluster.supervisor"
 
 Phase = Literal["starting", "ready", "failed", "stopped"]
 
 
 def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$ASCHED_STATE_DIR``, else ``$XDG_STATE_HOME/asched/cluster``, else
+    """``$ASCHED_STATE_DIR``, else ``$XDG_STATE_HOME/asched/localcluster``, else
     ``~/.local/state/asched/cluster``."""
     env = os.environ if env is None else env
     if env.get("ASCHED_STATE_DIR"):
