@@ -10,6 +10,8 @@ source hack/env.sh
 .venv/bin/ruff check asched tests benchmarks examples/policies
 .venv/bin/ruff format --check asched tests benchmarks examples/policies
 .venv/bin/mypy
+# The import layers and "no cycles" contracts of pyproject.toml ([tool.importlinter]).
+.venv/bin/lint-imports --no-cache
 # The out-of-tree plugin package, with the same strict settings.
 .venv/bin/mypy examples/policies/src/asched_policies
 # pytest exits 5 when it collects nothing; set -e turns that into a failure too.
