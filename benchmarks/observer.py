@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import anyio
 import structlog
 
-from asched.localcluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, ClusterClient, JsonObject
 
 log = structlog.get_logger(__name__)
 
@@ -30,7 +30,7 @@ class Binding:
 class BindObserver:
     """Call run() in a task group; wait on done() or read `bound` at any time."""
 
-    client: RestClient
+    client: ClusterClient
     namespace: str
     expected: int
     bound: dict[str, Binding] = field(default_factory=dict)

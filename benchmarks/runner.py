@@ -33,7 +33,7 @@ import anyio.to_thread
 import orjson
 import structlog
 
-from asched.localcluster import LocalCluster, RestClient
+from asched.localcluster import ClusterClient, LocalCluster
 from benchmarks import ceiling, procstat
 from benchmarks.observer import BindObserver
 from benchmarks.profiling import PySpy
@@ -213,7 +213,7 @@ async def one_run(
     opts: BenchOptions,
     *,
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     who: str,
     repetition: int,
     work_dir: Path,
@@ -298,7 +298,7 @@ async def _measure(
     opts: BenchOptions,
     *,
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     obs: BindObserver,
     proc: SchedulerProcess | None,
     spy: PySpy | None,
@@ -369,7 +369,7 @@ async def _wait_for_end(
     return "complete"
 
 
-async def _apiserver_requests(admin: RestClient) -> dict[str, float]:
+async def _apiserver_requests(admin: ClusterClient) -> dict[str, float]:
     status, raw = await admin.request_raw("GET", "/metrics")
     if status != 200:
         return {}

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 import structlog
 
-from asched.localcluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, ClusterClient, JsonObject
 
 log = structlog.get_logger(__name__)
 
@@ -88,12 +88,12 @@ async def run_pool(items: Sequence[T], fn: Callable[[T], Awaitable[None]], worke
             tg.start_soon(worker)
 
 
-async def create_namespace(client: RestClient, name: str) -> None:
+async def create_namespace(client: ClusterClient, name: str) -> None:
     await client.post("/api/v1/namespaces", {"metadata": {"name": name}})
 
 
 async def create_podgroups(
-    client: RestClient, namespace: str, groups: Sequence[JsonObject], workers: int = 32
+    client: ClusterClient, namespace: str, groups: Sequence[JsonObject], workers: int = 32
 ) -> None:
     path = PODGROUPS.format(ns=namespace)
 
@@ -110,7 +110,7 @@ class CreatedPod:
 
 
 async def create_pods(
-    client: RestClient,
+    client: ClusterClient,
     namespace: str,
     pods: Sequence[JsonObject],
     scheduler_name: str,
@@ -137,14 +137,14 @@ async def create_pods(
     return created
 
 
-async def count_pods(client: RestClient, namespace: str) -> int:
+async def count_pods(client: ClusterClient, namespace: str) -> int:
     page = await client.get(pods_path(namespace), params={"limit": 1})
     remaining = (page.get("metadata") or {}).get("remainingItemCount") or 0
     return len(page.get("items") or []) + int(remaining)
 
 
 async def delete_namespace_contents(
-    client: RestClient, namespace: str, pods: Sequence[str], workers: int = 64
+    client: ClusterClient, namespace: str, pods: Sequence[str], workers: int = 64
 ) -> None:
     """Force-delete *pods* and every PodGroup of *namespace*, wait until no pod is left,
     then delete the namespace (without waiting: its controller takes seconds and nothing

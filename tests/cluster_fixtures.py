@@ -18,7 +18,7 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from asched.localcluster import ApiError, LocalCluster, NodeSpec, RestClient, delete_nodes
+from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec, delete_nodes
 
 SKIP_ENV = "ASCHED_SKIP_INTEGRATION"
 
@@ -44,13 +44,13 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-async def admin(cluster: LocalCluster) -> AsyncIterator[RestClient]:
+async def admin(cluster: LocalCluster) -> AsyncIterator[ClusterClient]:
     async with cluster.admin_client() as client:
         yield client
 
 
 @pytest.fixture
-async def scheduler_client(cluster: LocalCluster) -> AsyncIterator[RestClient]:
+async def scheduler_client(cluster: LocalCluster) -> AsyncIterator[ClusterClient]:
     """Authenticated as ``system:asched``: only the RBAC in manifests/rbac.yaml."""
     async with cluster.scheduler_client() as client:
         yield client
@@ -61,7 +61,7 @@ def unique(prefix: str) -> str:
 
 
 @pytest.fixture
-async def namespace(admin: RestClient) -> AsyncIterator[str]:
+async def namespace(admin: ClusterClient) -> AsyncIterator[str]:
     """A fresh namespace; afterwards its pods are force-deleted, then the namespace."""
     name = unique("t")
     await admin.post("/api/v1/namespaces", {"metadata": {"name": name}})
@@ -89,7 +89,7 @@ class NodeFactory:
 
 
 @pytest.fixture
-async def kwok_nodes(cluster: LocalCluster, admin: RestClient) -> AsyncIterator[NodeFactory]:
+async def kwok_nodes(cluster: LocalCluster, admin: ClusterClient) -> AsyncIterator[NodeFactory]:
     factory = NodeFactory(cluster)
     yield factory
     try:

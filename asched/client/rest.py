@@ -21,6 +21,7 @@ What it guarantees:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -220,6 +221,13 @@ class RestClient:
             # A 2xx that is not JSON comes from something between us and the API server.
             raise TransportError(f"{method} {path}: unreadable {status} answer: {exc}") from exc
 
+    async def send_raw(
+        self, method: str, path: str, params: Mapping[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        """(status, body) of a body-less request, undecoded and not raising on non-2xx:
+        for endpoints that answer plain text (/readyz, /livez)."""
+        return await self._send(method, path, params, None, None)
+
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a v1 Binding; the uid precondition makes a recreated namesake pod fail."""
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
@@ -236,10 +244,16 @@ class RestClient:
         if status >= 300:
             raise error_from_response(status, raw, method="POST", path=path)
 
-    async def stream_lines(
+    @contextlib.asynccontextmanager
+    async def open_stream(
         self, path: str, params: Mapping[str, str] | None = None
-    ) -> AsyncIterator[bytes]:
-        """A watch's newline-delimited JSON lines, as they arrive. Not rate limited."""
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """Open a watch and yield, once the server has answered, an iterator of its
+        newline-delimited JSON lines. Not rate limited.
+
+        Entering returns only after the response headers arrived, so the watch is
+        established: a caller may create objects next and still see their events.
+        """
         read_timeout: float | None = None
         if params is not None and "timeoutSeconds" in params:
             read_timeout = float(params["timeoutSeconds"]) + WATCH_READ_MARGIN
@@ -247,7 +261,6 @@ class RestClient:
             total=None, sock_connect=self._connect_timeout, sock_read=read_timeout
         )
         headers = await self._headers(None)
-        splitter = LineSplitter()
         try:
             async with self._http().get(
                 self._host + path,
@@ -259,13 +272,28 @@ class RestClient:
                 if resp.status >= 300:
                     raw = await resp.read()
                     raise error_from_response(resp.status, raw, method="WATCH", path=path)
-                async for chunk in resp.content.iter_any():
-                    for line in splitter.feed(chunk):
-                        yield line
+                yield self._lines(path, resp)
+        except _TRANSPORT_ERRORS as exc:
+            raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
+
+    async def _lines(self, path: str, resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+        splitter = LineSplitter()
+        try:
+            async for chunk in resp.content.iter_any():
+                for line in splitter.feed(chunk):
+                    yield line
         except _TRANSPORT_ERRORS as exc:
             raise TransportError(f"WATCH {path}: {type(exc).__name__}: {exc}") from exc
         if splitter.pending.strip():
             raise TransportError(f"WATCH {path}: stream ended inside an event")
+
+    async def stream_lines(
+        self, path: str, params: Mapping[str, str] | None = None
+    ) -> AsyncIterator[bytes]:
+        """A watch's newline-delimited JSON lines, as they arrive. Not rate limited."""
+        async with self.open_stream(path, params) as lines:
+            async for line in lines:
+                yield line
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ FAILED_SCHEDULING = "FailedScheduling"
 
 
 class Lister(Protocol):
-    """What Progress needs of a client (asched.localcluster.RestClient has it)."""
+    """What Progress needs of a client (asched.localcluster.ClusterClient has it)."""
 
     async def list(self, path: str) -> list[dict[str, Any]]: ...
 

@@ -34,11 +34,11 @@ from asched.demo.workload import Workload
 from asched.explain.table import format_table
 from asched.localcluster import (
     ApiError,
+    ClusterClient,
     ClusterError,
     ClusterStartError,
     LocalCluster,
     NodeSpec,
-    RestClient,
 )
 
 log = structlog.get_logger(__name__)
@@ -168,7 +168,7 @@ async def _demo(
     return 0 if all_settled else 1
 
 
-async def submit(admin: RestClient, workload: Workload) -> None:
+async def submit(admin: ClusterClient, workload: Workload) -> None:
     ns = workload.namespace
     await admin.post("/api/v1/namespaces", {"metadata": {"name": ns}})
     for group in workload.pod_groups:

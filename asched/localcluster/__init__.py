@@ -24,7 +24,7 @@ from asched.localcluster.nodes import (
     node_specs,
     wait_nodes_ready,
 )
-from asched.localcluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.rest import ApiError, ClusterClient, JsonObject
 
 __all__ = [
     "ADMIN_USER",
@@ -33,13 +33,13 @@ __all__ = [
     "Applier",
     "Binaries",
     "BinariesNotFoundError",
+    "ClusterClient",
     "ClusterError",
     "ClusterStartError",
     "Identity",
     "JsonObject",
     "LocalCluster",
     "NodeSpec",
-    "RestClient",
     "Taint",
     "build_node_manifest",
     "create_nodes",

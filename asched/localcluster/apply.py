@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import yaml
 
-from asched.localcluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.rest import ApiError, ClusterClient, JsonObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ def _group_version_prefix(api_version: str) -> str:
 class Applier:
     """Creates or replaces objects; caches discovery per API group version."""
 
-    def __init__(self, client: RestClient) -> None:
+    def __init__(self, client: ClusterClient) -> None:
         self._client = client
         self._discovery: dict[str, dict[str, _Resource]] = {}
 
@@ -88,7 +88,7 @@ class Applier:
         return [await self.apply(obj, namespace) for obj in objs]
 
 
-async def wait_crd_established(client: RestClient, name: str) -> None:
+async def wait_crd_established(client: ClusterClient, name: str) -> None:
     """Wait until the CRD's Established condition is True (its API is then served).
 
     Waits for ever; callers bound it with ``anyio.fail_after``.

@@ -23,7 +23,7 @@ import anyio
 import asched
 from asched.localcluster.components import COMPONENTS
 from asched.localcluster.nodes import KWOK_LABEL, NODES_PATH, is_ready
-from asched.localcluster.rest import ApiError, RestClient
+from asched.localcluster.rest import ApiError, ClusterClient
 from asched.localcluster.state import (
     CLUSTER_SUBDIR,
     STATE_FILE,
@@ -157,7 +157,9 @@ def _print_ready(state: ClusterState) -> None:
 
 
 async def _query(state: ClusterState) -> tuple[bool, int, int]:
-    async with await RestClient.from_kubeconfig(Path(state.admin_kubeconfig), timeout=10) as client:
+    async with await ClusterClient.from_kubeconfig(
+        Path(state.admin_kubeconfig), timeout=10
+    ) as client:
         status, _ = await client.request_raw("GET", "/readyz")
         nodes = await client.list(NODES_PATH, params={"labelSelector": f"{KWOK_LABEL}=kwok"})
     return status == 200, len(nodes), sum(1 for n in nodes if is_ready(n))

@@ -34,7 +34,7 @@ from asched.localcluster.nodes import NodeSpec, create_nodes, wait_nodes_ready
 from asched.localcluster.pki import generate_rsa_key
 from asched.localcluster.ports import LOOPBACK, pick_free_ports
 from asched.localcluster.process import DEFAULT_GRACE, ManagedProcess, spawn
-from asched.localcluster.rest import RestClient
+from asched.localcluster.rest import ClusterClient
 
 log = structlog.get_logger()
 
@@ -139,13 +139,13 @@ class LocalCluster:
         """Process id of every component started (kept after stop, for post-mortems)."""
         return {name: p.pid for name, p in self._processes.items()}
 
-    def admin_client(self, **kwargs: Any) -> RestClient:
-        """A RestClient (enter it with ``async with``) authenticated as the admin."""
-        return RestClient(self.server, self._admin.token, ca_pem=self._ca_pem, **kwargs)
+    def admin_client(self, **kwargs: Any) -> ClusterClient:
+        """A ClusterClient (enter it with ``async with``) authenticated as the admin."""
+        return ClusterClient(self.server, self._admin.token, ca_pem=self._ca_pem, **kwargs)
 
-    def scheduler_client(self, **kwargs: Any) -> RestClient:
-        """A RestClient authenticated as ``system:asched``."""
-        return RestClient(self.server, self._scheduler.token, ca_pem=self._ca_pem, **kwargs)
+    def scheduler_client(self, **kwargs: Any) -> ClusterClient:
+        """A ClusterClient authenticated as ``system:asched``."""
+        return ClusterClient(self.server, self._scheduler.token, ca_pem=self._ca_pem, **kwargs)
 
     async def create_nodes(self, specs: Sequence[NodeSpec], *, concurrency: int = 32) -> list[str]:
         """Create kwok nodes (at most *concurrency* requests in flight); return their names."""

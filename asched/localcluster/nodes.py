@@ -16,7 +16,7 @@ import anyio
 import structlog
 
 from asched.localcluster.binaries import KWOK_VERSION
-from asched.localcluster.rest import ApiError, JsonObject, RestClient
+from asched.localcluster.rest import ApiError, ClusterClient, JsonObject
 
 log = structlog.get_logger()
 
@@ -155,7 +155,7 @@ def _first_leaf(group: ExceptionGroup[Exception]) -> Exception:
 
 
 async def create_nodes(
-    client: RestClient, specs: Iterable[NodeSpec], *, concurrency: int = 32
+    client: ClusterClient, specs: Iterable[NodeSpec], *, concurrency: int = 32
 ) -> list[str]:
     """Create the nodes with at most *concurrency* requests in flight; return their names.
 
@@ -177,7 +177,7 @@ def is_ready(node: JsonObject) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-async def wait_nodes_ready(client: RestClient, names: Iterable[str]) -> None:
+async def wait_nodes_ready(client: ClusterClient, names: Iterable[str]) -> None:
     """Wait until every named node reports Ready=True.
 
     Lists once, then watches (relisting if the watch expires), so waiting for thousands of
@@ -211,7 +211,9 @@ async def wait_nodes_ready(client: RestClient, names: Iterable[str]) -> None:
                 raise
 
 
-async def delete_nodes(client: RestClient, names: Iterable[str], *, concurrency: int = 32) -> None:
+async def delete_nodes(
+    client: ClusterClient, names: Iterable[str], *, concurrency: int = 32
+) -> None:
     """Delete the named nodes (missing ones are fine)."""
 
     async def delete(name: str) -> None:

@@ -1,9 +1,11 @@
-"""A small async REST client for kube-apiserver, for the harness, tests, demo and benchmarks.
+"""ClusterClient: the JSON-dict face of asched.client for the harness, tests, demo and benchmarks.
 
-It is deliberately not asched's production client: it speaks raw JSON paths
-(``/api/v1/namespaces/x/pods``), returns orjson-decoded dicts, and authenticates with a
-bearer token. One aiohttp session with keep-alive serves all requests of a client, so
-creating thousands of objects reuses a handful of connections.
+asched's production client (asched.client.rest.RestClient) does the HTTP: one keep-alive
+aiohttp session, Status bodies turned into ApiError, transport failures into TransportError.
+The harness wants something else on top of it: verbs named after HTTP (post, put, delete),
+decoded dicts, whole collections in one call, a watch that yields decoded events, and no
+client-side rate limit (creating 5000 kwok nodes should not wait for qps 50). This module
+is that layer and nothing more; it owns no connection handling of its own.
 """
 
 from __future__ import annotations
@@ -11,16 +13,30 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
-import ssl
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import aiohttp
 import anyio
 import orjson
 import yaml
+
+from asched.client.kubeconfig import Connection
+from asched.client.protocol import ApiError, TransportError
+from asched.client.rest import RestClient
+from asched.client.status import error_from_status
+
+__all__ = [
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "STRATEGIC_MERGE_PATCH",
+    "ApiError",
+    "ClusterClient",
+    "JsonObject",
+    "TransportError",
+    "WatchStream",
+]
 
 JsonObject = dict[str, Any]
 Params = Mapping[str, str | int | bool]
@@ -30,25 +46,6 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 
 
-class ApiError(Exception):
-    """kube-apiserver answered with a non-2xx status."""
-
-    def __init__(self, method: str, path: str, status: int, body: bytes) -> None:
-        self.method = method
-        self.path = path
-        self.status = status
-        self.body: JsonObject = {}
-        try:
-            decoded = orjson.loads(body) if body else {}
-            if isinstance(decoded, dict):
-                self.body = decoded
-        except orjson.JSONDecodeError:
-            pass
-        self.reason = str(self.body.get("reason", ""))
-        message = self.body.get("message") or body[:300].decode(errors="replace")
-        super().__init__(f"{method} {path}: {status} {self.reason}: {message}")
-
-
 def _params(params: Params | None) -> dict[str, str] | None:
     if not params:
         return None
@@ -56,31 +53,28 @@ def _params(params: Params | None) -> dict[str, str] | None:
 
 
 class WatchStream:
-    """Events of one watch response, decoded line by line."""
+    """Events of one watch response, decoded line by line; an ERROR event raises ApiError."""
 
-    def __init__(self, path: str, content: aiohttp.StreamReader) -> None:
+    def __init__(self, path: str, lines: AsyncIterator[bytes]) -> None:
         self._path = path
-        self._content = content
+        self._lines = lines
 
     def __aiter__(self) -> WatchStream:
         return self
 
     async def __anext__(self) -> JsonObject:
         while True:
-            line = await self._content.readline()
-            if not line:
-                raise StopAsyncIteration
+            line = await anext(self._lines)  # StopAsyncIteration ends the stream
             if not line.strip():
                 continue
             event: JsonObject = orjson.loads(line)
             if event.get("type") == "ERROR":
-                status = event.get("object") or {}
-                raise ApiError("WATCH", self._path, int(status.get("code", 500)), line)
+                raise error_from_status(event.get("object"), method="WATCH", path=self._path)
             return event
 
 
-class RestClient:
-    """Bearer-token JSON client. Use as ``async with RestClient(...) as c:``.
+class ClusterClient:
+    """Use as ``async with ClusterClient(...) as c:``.
 
     *ca_pem* verifies the server's certificate; without it TLS verification is off, which
     is only acceptable for the loopback clusters this package starts.
@@ -96,19 +90,20 @@ class RestClient:
         timeout: float = 60.0,
     ) -> None:
         self.server = server.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-        self._ssl: ssl.SSLContext | bool
-        if ca_pem is None:
-            self._ssl = False
-        else:
-            self._ssl = ssl.create_default_context(cadata=ca_pem.decode("ascii"))
-        self._connections = connections
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._session: aiohttp.ClientSession | None = None
+        connection = Connection.from_token(
+            self.server, token, ca_pem=ca_pem, verify=ca_pem is not None
+        )
+        # qps <= 0: no client-side limit (see the module docstring).
+        # Requests outside `async with` would leave an unclosed session behind.
+        self._open = False
+        self._rest = RestClient(
+            connection, qps=-1, burst=0, timeout=timeout, connections=connections
+        )
 
     @classmethod
-    async def from_kubeconfig(cls, path: Path, **kwargs: Any) -> RestClient:
-        """A client for the current context of a token-based kubeconfig."""
+    async def from_kubeconfig(cls, path: Path, **kwargs: Any) -> ClusterClient:
+        """A client for the current context of a token-based kubeconfig (ours, see
+        asched.localcluster.kubeconfig: inline CA data and a bearer token)."""
         config = yaml.safe_load(await anyio.Path(path).read_text())
         ctx_name = config["current-context"]
         ctx = next(c["context"] for c in config["contexts"] if c["name"] == ctx_name)
@@ -119,11 +114,13 @@ class RestClient:
         ca_pem = base64.b64decode(ca) if verify else None
         return cls(cluster["server"], user["token"], ca_pem=ca_pem, **kwargs)
 
+    @property
+    def rest(self) -> RestClient:
+        """The production client underneath, for code that takes a KubeClient."""
+        return self._rest
+
     async def __aenter__(self) -> Self:
-        connector = aiohttp.TCPConnector(limit=self._connections, ssl=self._ssl)
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=self._timeout, headers=self._headers
-        )
+        self._open = True
         return self
 
     async def __aexit__(
@@ -135,28 +132,13 @@ class RestClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
+        self._open = False
+        await self._rest.close()
 
-    async def request_raw(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Params | None = None,
-        body: Any = None,
-        content_type: str = "application/json",
-    ) -> tuple[int, bytes]:
-        """Send a request and return (status, body) without raising on HTTP errors."""
-        if self._session is None:
-            raise RuntimeError("RestClient used outside `async with`")
-        data = None if body is None else orjson.dumps(body)
-        headers = {"Content-Type": content_type} if data is not None else None
-        async with self._session.request(
-            method, self.server + path, params=_params(params), data=data, headers=headers
-        ) as resp:
-            return resp.status, await resp.read()
+    def _client(self) -> RestClient:
+        if not self._open:
+            raise RuntimeError("ClusterClient used outside `async with`")
+        return self._rest
 
     async def request(
         self,
@@ -167,14 +149,11 @@ class RestClient:
         body: Any = None,
         content_type: str = "application/json",
     ) -> JsonObject:
-        status, raw = await self.request_raw(
-            method, path, params=params, body=body, content_type=content_type
+        decoded = await self._client().request(
+            method, path, body=body, params=_params(params), content_type=content_type
         )
-        if not 200 <= status < 300:
-            raise ApiError(method, path, status, raw)
-        if not raw:
+        if decoded is None:
             return {}
-        decoded = orjson.loads(raw)
         return decoded if isinstance(decoded, dict) else {"items": decoded}
 
     async def get(self, path: str, *, params: Params | None = None) -> JsonObject:
@@ -207,16 +186,8 @@ class RestClient:
         self, path: str, *, params: Params | None = None, page_size: int = 500
     ) -> builtins.list[JsonObject]:
         """All items of a collection, fetched in pages so no single response is huge."""
-        items: builtins.list[JsonObject] = []
-        query = dict(params or {})
-        query["limit"] = page_size
-        while True:
-            page = await self.get(path, params=query)
-            items.extend(page.get("items") or [])
-            cont = (page.get("metadata") or {}).get("continue")
-            if not cont:
-                return items
-            query["continue"] = cont
+        items, _ = await self.list_with_version(path, params=params, page_size=page_size)
+        return items
 
     async def list_with_version(
         self, path: str, *, params: Params | None = None, page_size: int = 500
@@ -242,24 +213,23 @@ class RestClient:
         The stream ends when the server closes the watch (``timeoutSeconds``); an ERROR
         event (for example 410 Gone: *resource_version* is too old) is raised as ApiError.
         """
-        if self._session is None:
-            raise RuntimeError("RestClient used outside `async with`")
         query: dict[str, str | int | bool] = {**(params or {}), "watch": True}
         if resource_version:
             query["resourceVersion"] = resource_version
-        no_timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-        async with self._session.get(
-            self.server + path, params=_params(query), timeout=no_timeout
-        ) as resp:
-            if resp.status != 200:
-                raise ApiError("GET", path, resp.status, await resp.read())
-            yield WatchStream(path, resp.content)
+        async with self._client().open_stream(path, _params(query)) as lines:
+            yield WatchStream(path, lines)
+
+    async def request_raw(self, method: str, path: str) -> tuple[int, bytes]:
+        """(status, body) without decoding or raising on HTTP errors: /readyz answers
+        plain text, and probes only want the status."""
+        return await self._client().send_raw(method, path)
 
     async def exists(self, path: str) -> bool:
         """True on 200, False on 404; other statuses raise ApiError."""
-        status, raw = await self.request_raw("GET", path)
-        if status == 404:
-            return False
-        if not 200 <= status < 300:
-            raise ApiError("GET", path, status, raw)
+        try:
+            await self._client().request("GET", path)
+        except ApiError as err:
+            if err.not_found:
+                return False
+            raise
         return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.localcluster import ApiError, RestClient
+from asched.localcluster import ApiError, ClusterClient
 
 LOW, HIGH, HIGH_NEVER = "low", "high", "high-never"
 OVERHEAD_RUNTIME = "diff-overhead"
@@ -31,7 +31,7 @@ RUNTIME_CLASS: dict[str, Any] = {
 }
 
 
-async def _create(admin: RestClient, path: str, body: dict[str, Any]) -> None:
+async def _create(admin: ClusterClient, path: str, body: dict[str, Any]) -> None:
     try:
         await admin.post(path, body)
     except ApiError as err:
@@ -39,7 +39,7 @@ async def _create(admin: RestClient, path: str, body: dict[str, Any]) -> None:
             raise
 
 
-async def ensure_cluster_objects(admin: RestClient) -> None:
+async def ensure_cluster_objects(admin: ClusterClient) -> None:
     for pc in PRIORITY_CLASSES:
         body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", **pc}
         await _create(admin, "/apis/scheduling.k8s.io/v1/priorityclasses", body)

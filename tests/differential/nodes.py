@@ -14,11 +14,11 @@ from typing import Any
 
 import anyio
 
-from asched.localcluster import LocalCluster, RestClient, delete_nodes
+from asched.localcluster import ClusterClient, LocalCluster, delete_nodes
 from tests.differential.layout import Placement
 
 
-async def _complete(admin: RestClient, placements: Sequence[Placement]) -> None:
+async def _complete(admin: ClusterClient, placements: Sequence[Placement]) -> None:
     limiter = anyio.Semaphore(16)
 
     async def patch(path: str, body: Mapping[str, Any]) -> None:
@@ -38,7 +38,7 @@ async def _complete(admin: RestClient, placements: Sequence[Placement]) -> None:
 
 @asynccontextmanager
 async def scenario_nodes(
-    cluster: LocalCluster, admin: RestClient, placements: Sequence[Placement]
+    cluster: LocalCluster, admin: ClusterClient, placements: Sequence[Placement]
 ) -> AsyncIterator[list[str]]:
     """Create every scenario's nodes, wait until Ready, complete them; delete them after."""
     specs = [spec for p in placements for spec in p.node_specs()]

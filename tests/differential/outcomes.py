@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from asched.localcluster import RestClient
+from asched.localcluster import ClusterClient
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.schedulers import Side
 
@@ -70,7 +70,7 @@ class Snapshot:
     events: dict[Key, list[dict[str, Any]]]
 
     @classmethod
-    async def take(cls, admin: RestClient, run: str, side: Side) -> Snapshot:
+    async def take(cls, admin: ClusterClient, run: str, side: Side) -> Snapshot:
         pods = await admin.list(
             "/api/v1/pods", params={"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
         )

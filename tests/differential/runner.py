@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import structlog
 
-from asched.localcluster import ApiError, LocalCluster, RestClient
+from asched.localcluster import ApiError, ClusterClient, LocalCluster
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
 from tests.differential.schedulers import Running, Side, run_scheduler
@@ -47,7 +47,7 @@ def _api_path(obj: Mapping[str, Any]) -> str:
     return f"{base}/namespaces/{ns}/{plural}"
 
 
-async def _create_all(admin: RestClient, placements: Sequence[Placement], side: Side) -> None:
+async def _create_all(admin: ClusterClient, placements: Sequence[Placement], side: Side) -> None:
     limiter = anyio.Semaphore(_CONCURRENCY)
 
     async def post(path: str, body: Mapping[str, Any]) -> None:
@@ -77,7 +77,7 @@ def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
 
 
 async def _settle(
-    admin: RestClient, run: str, side: Side, keys: list[Key], alive: Running
+    admin: ClusterClient, run: str, side: Side, keys: list[Key], alive: Running
 ) -> Snapshot:
     deadline = anyio.current_time() + SETTLE_TIMEOUT
     quiet_since: float | None = None
@@ -111,7 +111,7 @@ async def _unless_gone(request: Awaitable[object]) -> None:
 
 
 async def _cleanup(
-    admin: RestClient, placements: Sequence[Placement], run: str, side: Side
+    admin: ClusterClient, placements: Sequence[Placement], run: str, side: Side
 ) -> None:
     limiter = anyio.Semaphore(_CONCURRENCY)
 
@@ -142,7 +142,7 @@ async def _cleanup(
 
 async def run_side(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     placements: Sequence[Placement],
     *,
     run: str,

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.localcluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_pod
 from tests.differential.cluster_objects import HIGH, LOW, ensure_cluster_objects
 from tests.differential.schedulers import ASCHED, KUBE, Side, run_scheduler
@@ -41,7 +41,7 @@ VICTIMS: dict[str, list[tuple[str, str, str]]] = {
 }
 
 
-async def _pdb_guarding(admin: RestClient, ns: str) -> None:
+async def _pdb_guarding(admin: ClusterClient, ns: str) -> None:
     path = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
     pdb = await admin.post(
         path,
@@ -67,7 +67,7 @@ async def _pdb_guarding(admin: RestClient, ns: str) -> None:
     )
 
 
-async def _watch_preemptor(admin: RestClient, ns: str, seen: list[str]) -> str:
+async def _watch_preemptor(admin: ClusterClient, ns: str, seen: list[str]) -> str:
     """Record every nominatedNodeName of the preemptor until it is bound; return its node."""
     params: dict[str, str | int | bool] = {
         "fieldSelector": f"metadata.name={PREEMPTOR}",
@@ -85,7 +85,7 @@ async def _watch_preemptor(admin: RestClient, ns: str, seen: list[str]) -> str:
     raise AssertionError("the watch ended before the preemptor was bound")
 
 
-async def _events(admin: RestClient, ns: str, reason: str) -> list[dict[str, Any]]:
+async def _events(admin: ClusterClient, ns: str, reason: str) -> list[dict[str, Any]]:
     body = await admin.get(
         f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
         params={"fieldSelector": f"reason={reason}"},
@@ -99,7 +99,7 @@ async def test_preemption_evicts_fewest_unprotected_victims_and_binds_nominated_
     scheduler: str,
     *,
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,

@@ -19,7 +19,7 @@ import anyio.abc
 import yaml
 
 from asched.api.podgroup import POD_GROUP_LABEL
-from asched.localcluster import RestClient
+from asched.localcluster import ClusterClient
 from tests.builders import make_pod, make_pod_group
 
 EXAMPLE_CONFIG = Path(__file__).parents[2] / "manifests" / "examples" / "coscheduling-config.yaml"
@@ -69,7 +69,7 @@ class Gang:
 
 
 async def create_gang(
-    admin: RestClient,
+    admin: ClusterClient,
     ns: str,
     name: str,
     size: int,
@@ -108,7 +108,7 @@ async def create_gang(
     return Gang(name, min_member or size, members, created_at)
 
 
-async def delete_pods(admin: RestClient, ns: str, names: Iterable[str]) -> None:
+async def delete_pods(admin: ClusterClient, ns: str, names: Iterable[str]) -> None:
     """Force-delete pods (grace 0): kwok nodes have no kubelet to confirm termination."""
     limiter = anyio.Semaphore(16)
 
@@ -124,7 +124,7 @@ async def delete_pods(admin: RestClient, ns: str, names: Iterable[str]) -> None:
 
 
 async def events_about(
-    admin: RestClient, ns: str, name: str, kind: str = ""
+    admin: ClusterClient, ns: str, name: str, kind: str = ""
 ) -> list[dict[str, Any]]:
     """events.k8s.io/v1 Events regarding one object of the namespace."""
     selector = f"regarding.name={name}" + (f",regarding.kind={kind}" if kind else "")
@@ -139,7 +139,7 @@ async def events_about(
 class BindingWatch:
     """Pods of one namespace as a WATCH sees them: when each was first bound, and to where."""
 
-    client: RestClient
+    client: ClusterClient
     namespace: str
     bound_at: dict[str, float] = field(default_factory=dict)
     node_of: dict[str, str] = field(default_factory=dict)

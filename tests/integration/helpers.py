@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import anyio
 
-from asched.localcluster import ApiError, JsonObject, RestClient
+from asched.localcluster import ApiError, ClusterClient, JsonObject
 
 T = TypeVar("T")
 
@@ -26,7 +26,7 @@ def pod_path(namespace: str, name: str = "") -> str:
     return f"{base}/{name}" if name else base
 
 
-async def bind(client: RestClient, namespace: str, pod: str, node: str) -> JsonObject:
+async def bind(client: ClusterClient, namespace: str, pod: str, node: str) -> JsonObject:
     """POST the pods/binding subresource, as a scheduler does."""
     return await client.post(
         f"{pod_path(namespace, pod)}/binding",

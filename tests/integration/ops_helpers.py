@@ -20,7 +20,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from asched.localcluster import RestClient
+from asched.localcluster import ClusterClient
 from asched.localcluster.binaries import BUILD_SCRIPT, find_binaries
 from tests.builders import make_pod
 from tests.integration.asched_proc import AschedProcess
@@ -84,7 +84,7 @@ def lease_path(namespace: str, name: str = "asched") -> str:
     return f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
 
 
-async def lease_spec(admin: RestClient, namespace: str) -> dict[str, Any]:
+async def lease_spec(admin: ClusterClient, namespace: str) -> dict[str, Any]:
     lease = await admin.get(lease_path(namespace))
     spec: dict[str, Any] = lease.get("spec") or {}
     return spec
@@ -114,7 +114,7 @@ def pod_manifest(name: str, namespace: str, scheduler: str) -> dict[str, Any]:
 
 
 async def create_pods(
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     scheduler: str,
     names: list[str],
@@ -149,7 +149,7 @@ class BindingRecorder:
     or moved, would show two node names.
     """
 
-    client: RestClient
+    client: ClusterClient
     namespace: str
     nodes: dict[str, list[str]] = field(default_factory=dict)
     bound_at: dict[str, float] = field(default_factory=dict)

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.localcluster import ApiError, JsonObject, LocalCluster, NodeSpec, RestClient, Taint
+from asched.localcluster import ApiError, ClusterClient, JsonObject, LocalCluster, NodeSpec, Taint
 from tests.builders import make_pod
 from tests.integration.conftest import NodeFactory, unique
 from tests.integration.helpers import bind, pod_path, poll, status_of
@@ -32,7 +32,7 @@ def twenty_nodes() -> list[NodeSpec]:
 
 
 async def test_kwok_nodes_become_ready_with_labels_taints_and_resources(
-    kwok_nodes: NodeFactory, admin: RestClient
+    kwok_nodes: NodeFactory, admin: ClusterClient
 ) -> None:
     names = await kwok_nodes(twenty_nodes())
 
@@ -53,7 +53,7 @@ async def test_kwok_nodes_become_ready_with_labels_taints_and_resources(
         assert alloc.get("nvidia.com/gpu") == ("2" if i % 5 == 0 else None)
 
 
-async def _pod(admin: RestClient, namespace: str, name: str) -> JsonObject | None:
+async def _pod(admin: ClusterClient, namespace: str, name: str) -> JsonObject | None:
     try:
         return await admin.get(pod_path(namespace, name))
     except ApiError as err:
@@ -64,8 +64,8 @@ async def _pod(admin: RestClient, namespace: str, name: str) -> JsonObject | Non
 
 async def test_pod_bound_by_scheduler_identity_runs_and_deletes(
     kwok_nodes: NodeFactory,
-    admin: RestClient,
-    scheduler_client: RestClient,
+    admin: ClusterClient,
+    scheduler_client: ClusterClient,
     namespace: str,
 ) -> None:
     names = await kwok_nodes(twenty_nodes())
@@ -104,7 +104,7 @@ async def test_pod_bound_by_scheduler_identity_runs_and_deletes(
 
 
 async def test_scheduler_identity_is_least_privilege(
-    scheduler_client: RestClient, admin: RestClient, namespace: str
+    scheduler_client: ClusterClient, admin: ClusterClient, namespace: str
 ) -> None:
     sched = scheduler_client
     node = {"metadata": {"name": unique("forbidden")}}
@@ -158,7 +158,7 @@ async def test_scheduler_identity_is_least_privilege(
 
 
 async def test_scheduler_identity_updates_podgroup_status(
-    scheduler_client: RestClient, admin: RestClient, namespace: str
+    scheduler_client: ClusterClient, admin: ClusterClient, namespace: str
 ) -> None:
     path = f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups"
     created = await admin.post(
@@ -190,7 +190,7 @@ async def test_cluster_exposes_kubeconfigs_for_both_identities(cluster: LocalClu
         (cluster.admin_kubeconfig, cluster.admin.user),
         (cluster.scheduler_kubeconfig, "system:asched"),
     ):
-        async with await RestClient.from_kubeconfig(path) as client:
+        async with await ClusterClient.from_kubeconfig(path) as client:
             review = await client.post(
                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
@@ -200,7 +200,7 @@ async def test_cluster_exposes_kubeconfigs_for_both_identities(cluster: LocalClu
 
 
 @pytest.mark.parametrize("grace", [0, None])
-async def test_namespace_deletion_is_finalized(admin: RestClient, grace: int | None) -> None:
+async def test_namespace_deletion_is_finalized(admin: ClusterClient, grace: int | None) -> None:
     """kube-controller-manager's namespace controller empties and removes namespaces."""
     name = unique("gc")
     await admin.post("/api/v1/namespaces", {"metadata": {"name": name}})

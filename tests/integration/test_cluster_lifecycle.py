@@ -19,7 +19,7 @@ import anyio
 import orjson
 import pytest
 
-from asched.localcluster import ClusterStartError, LocalCluster, RestClient
+from asched.localcluster import ClusterClient, ClusterStartError, LocalCluster
 from asched.localcluster.state import process_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,7 +84,7 @@ def state_pids(state_dir: Path) -> tuple[int, list[int]]:
 
 
 async def count_nodes(kubeconfig: Path) -> int:
-    async with await RestClient.from_kubeconfig(kubeconfig) as client:
+    async with await ClusterClient.from_kubeconfig(kubeconfig) as client:
         return len(await client.list("/api/v1/nodes"))
 
 

@@ -18,7 +18,7 @@ from asched.config import load_config
 from asched.explain.model import Explanation
 from asched.explain.render import render_text
 from asched.explain.runner import explain_pod
-from asched.localcluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_pod
 from tests.integration.conftest import NodeFactory
 
@@ -51,7 +51,7 @@ async def _nodes(kwok_nodes: NodeFactory) -> dict[str, str]:
     return {s.name: n for s, n in zip(specs, names, strict=True)}
 
 
-async def _snapshot_of_writes(admin: RestClient, namespace: str) -> tuple[list[Any], list[Any]]:
+async def _snapshot_of_writes(admin: ClusterClient, namespace: str) -> tuple[list[Any], list[Any]]:
     pods = await admin.list(f"/api/v1/namespaces/{namespace}/pods")
     events = await admin.list(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")
     return [
@@ -62,7 +62,7 @@ async def _snapshot_of_writes(admin: RestClient, namespace: str) -> tuple[list[A
 
 async def test_rejections_by_two_plugins_on_different_nodes(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
 ) -> None:
@@ -100,7 +100,7 @@ async def test_rejections_by_two_plugins_on_different_nodes(
 
 async def test_a_feasible_pod_shows_scores_and_the_pick(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,

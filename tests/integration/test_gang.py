@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.localcluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
@@ -41,7 +41,7 @@ BURST_WINDOW = 5.0
 
 
 @asynccontextmanager
-async def watching(admin: RestClient, ns: str) -> AsyncIterator[BindingWatch]:
+async def watching(admin: ClusterClient, ns: str) -> AsyncIterator[BindingWatch]:
     watch = BindingWatch(admin, ns)
     async with anyio.create_task_group() as tg:
         await tg.start(watch.run)
@@ -60,7 +60,7 @@ async def isolated_nodes(kwok_nodes: NodeFactory, count: int, cpu: str) -> str:
 
 async def test_gang_of_ten_binds_in_one_burst(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -88,13 +88,13 @@ async def test_gang_of_ten_binds_in_one_burst(
     assert max(per_node.values()) <= 4
 
 
-async def podgroup(admin: RestClient, ns: str, name: str) -> dict[str, Any]:
+async def podgroup(admin: ClusterClient, ns: str, name: str) -> dict[str, Any]:
     body: dict[str, Any] = await admin.get(f"{PODGROUPS.format(ns=ns)}/{name}")
     return body
 
 
 async def warning_about_group(
-    admin: RestClient, ns: str, group: str, within: float
+    admin: ClusterClient, ns: str, group: str, within: float
 ) -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
         for e in await events_about(admin, ns, group, kind="PodGroup"):
@@ -108,7 +108,7 @@ async def warning_about_group(
 
 async def test_three_gangs_where_two_fit_all_or_nothing(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -155,7 +155,7 @@ async def test_three_gangs_where_two_fit_all_or_nothing(
         assert set(watch.bound(done[1].members)) == set(done[1].members)
 
 
-async def _phase_in(admin: RestClient, ns: str, group: str, phases: set[str]) -> str | None:
+async def _phase_in(admin: ClusterClient, ns: str, group: str, phases: set[str]) -> str | None:
     phase = ((await podgroup(admin, ns, group)).get("status") or {}).get("phase", "")
     return phase if phase in phases else None
 
@@ -179,7 +179,7 @@ async def _settle(watch: BindingWatch, gangs: list[Gang], slots: int, within: fl
 
 async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -232,7 +232,7 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
     assert spreads[-1] < BURST_WINDOW
 
 
-async def _failed_scheduling(admin: RestClient, ns: str, pod: str) -> list[str]:
+async def _failed_scheduling(admin: ClusterClient, ns: str, pod: str) -> list[str]:
     return [
         e["note"]
         for e in await events_about(admin, ns, pod, kind="Pod")
@@ -242,7 +242,7 @@ async def _failed_scheduling(admin: RestClient, ns: str, pod: str) -> list[str]:
 
 async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_nothing(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -301,7 +301,7 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
 
 async def test_sigkill_mid_gang_then_restart_completes_every_group(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -363,7 +363,7 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
     ids=["20x10-qps50", "20x50-qps50", "20x50-qps1000"],
 )
 async def test_gangs_created_while_running_measure_creation_to_bound(
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,

@@ -1,6 +1,6 @@
 """Informers against a real kube-apiserver: live events, recovery from 410, pagination.
 
-The informer talks to the API server through asched's own RestClient, built from the
+The informer talks to the API server through asched's own ClusterClient, built from the
 cluster's kubeconfig files. A thin interposer between them shortens watches and can hold
 the informer "disconnected". The 410 test runs on a second control plane whose API server
 has no watch cache (`--watch-cache=false`), so watches are served by etcd: after a
@@ -25,8 +25,8 @@ from anyio.from_thread import start_blocking_portal
 from asched.api import Pod, decode_pod
 from asched.client.rest import RestClient as KubeRest
 from asched.informers import Informer
+from asched.localcluster import ClusterClient as Harness
 from asched.localcluster import LocalCluster
-from asched.localcluster import RestClient as Harness
 from tests.builders import make_pod
 from tests.integration.helpers import pod_path
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from asched.config import load_config
-from asched.localcluster import ApiError, LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec
 from asched.localcluster.apply import Applier, load_manifests
 from asched.localcluster.kubeconfig import write_kubeconfig
 from asched.plugins.registry import in_tree_registry
@@ -58,7 +58,7 @@ async def _object_path(applier: Applier, obj: dict[str, Any]) -> str:
 
 async def test_kustomize_base_applies_server_side(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     tmp_path: Path,
 ) -> None:
     rendered = load_manifests(await kubectl("kustomize", str(MANIFESTS)))
@@ -128,7 +128,7 @@ async def test_kustomize_base_applies_server_side(
 
 async def test_deployment_pod_passes_restricted_pod_security(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
 ) -> None:
     """The pod template meets the `restricted` Pod Security Standard."""
@@ -247,7 +247,7 @@ _ACCESS = [
 )
 @pytest.mark.parametrize(("access", "allowed"), _ACCESS)
 async def test_identity_can_do_exactly_what_asched_needs(
-    admin: RestClient,
+    admin: ClusterClient,
     user: str,
     groups: list[str],
     access: Access,
@@ -274,8 +274,8 @@ async def test_identity_can_do_exactly_what_asched_needs(
 
 
 async def test_scheduler_identity_performs_its_job_and_nothing_dangerous(
-    admin: RestClient,
-    scheduler_client: RestClient,
+    admin: ClusterClient,
+    scheduler_client: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
 ) -> None:
@@ -341,7 +341,7 @@ async def test_scheduler_identity_performs_its_job_and_nothing_dangerous(
 
 async def test_asched_schedules_as_the_deployments_service_account(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -386,7 +386,7 @@ async def test_asched_schedules_as_the_deployments_service_account(
 
 async def test_leader_failover_binds_every_pod_exactly_once(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -453,7 +453,7 @@ def _bound_by(proc: AschedProcess) -> set[str]:
     return {r["pod"].partition("/")[2] for r in log_events(proc, "pod_bound")}
 
 
-async def _holder_is(admin: RestClient, namespace: str, identity: str) -> bool | None:
+async def _holder_is(admin: ClusterClient, namespace: str, identity: str) -> bool | None:
     try:
         spec = await lease_spec(admin, namespace)
     except ApiError as err:
@@ -468,7 +468,7 @@ async def _holder_is(admin: RestClient, namespace: str, identity: str) -> bool |
 
 async def test_metrics_after_a_run(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -614,7 +614,7 @@ async def _ok(http: aiohttp.ClientSession, url: str) -> bool | None:
 
 async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -683,7 +683,7 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
 
 async def test_sigterm_on_a_standby_exits_at_once_and_leaves_the_leader(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     tmp_path: Path,
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from asched.api import Resource, decode_node, decode_pod
-from asched.localcluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory
@@ -29,14 +29,14 @@ def _config(tmp_path: Path, scheduler_name: str, extra: str = "") -> Path:
     return path
 
 
-async def _pods(admin: RestClient, ns: str) -> list[dict[str, Any]]:
+async def _pods(admin: ClusterClient, ns: str) -> list[dict[str, Any]]:
     body = await admin.get(f"/api/v1/namespaces/{ns}/pods")
     items: list[dict[str, Any]] = body["items"]
     return items
 
 
 async def _wait_bound(
-    admin: RestClient, ns: str, names: set[str], within: float = 60
+    admin: ClusterClient, ns: str, names: set[str], within: float = 60
 ) -> dict[str, str]:
     async def check() -> dict[str, str] | None:
         bound = {
@@ -50,7 +50,7 @@ async def _wait_bound(
         return await poll(check, interval=0.2)
 
 
-async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
+async def _events(admin: ClusterClient, ns: str, pod: str) -> list[dict[str, Any]]:
     body = await admin.get(
         f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
         params={"fieldSelector": f"regarding.name={pod}"},
@@ -61,7 +61,7 @@ async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
 
 async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -110,7 +110,7 @@ async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
         assert "config_deviation" in proc.logs()
 
 
-async def _scheduled_event(admin: RestClient, ns: str, pod: str) -> dict[str, Any] | None:
+async def _scheduled_event(admin: ClusterClient, ns: str, pod: str) -> dict[str, Any] | None:
     for e in await _events(admin, ns, pod):
         if e.get("reason") == "Scheduled":
             return e
@@ -119,7 +119,7 @@ async def _scheduled_event(admin: RestClient, ns: str, pod: str) -> dict[str, An
 
 async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -175,7 +175,7 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
 
 async def test_thousand_pods_on_hundred_nodes_never_overcommit(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,
@@ -223,7 +223,7 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
 
 async def test_sigkill_midway_loses_nothing_and_binds_once(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,

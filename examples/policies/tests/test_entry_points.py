@@ -17,7 +17,7 @@ import pytest
 from asched.app import build_registry
 from asched.config import ConfigError, load_config
 from asched.framework.registry import ENTRY_POINT_GROUP
-from asched.localcluster import LocalCluster, NodeSpec, RestClient
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import SKIP_ENV, NodeFactory
@@ -146,7 +146,7 @@ profiles:
 """
 
 
-async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
+async def _events(admin: ClusterClient, ns: str, pod: str) -> list[dict[str, Any]]:
     body = await admin.get(
         f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
         params={"fieldSelector": f"regarding.name={pod}"},
@@ -155,7 +155,7 @@ async def _events(admin: RestClient, ns: str, pod: str) -> list[dict[str, Any]]:
     return items
 
 
-async def _node_of(admin: RestClient, ns: str, pod: str) -> str | None:
+async def _node_of(admin: ClusterClient, ns: str, pod: str) -> str | None:
     body = await admin.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
     node: str = body["spec"].get("nodeName", "")
     return node or None
@@ -165,7 +165,7 @@ async def _node_of(admin: RestClient, ns: str, pod: str) -> str | None:
 @pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 async def test_pods_land_on_the_strongest_node_inside_their_regions(
     cluster: LocalCluster,
-    admin: RestClient,
+    admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     tmp_path: Path,

@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 from asched.localcluster.kubeconfig import render_kubeconfig, write_kubeconfig
-from asched.localcluster.rest import RestClient
+from asched.localcluster.rest import ClusterClient
 
 
 def test_render_with_ca() -> None:
@@ -34,5 +34,5 @@ def test_render_without_ca_skips_verification() -> None:
 async def test_written_file_is_private_and_readable_by_rest_client(tmp_path: Path) -> None:
     path = await write_kubeconfig(tmp_path / "k", "https://127.0.0.1:1/", "u", "secret")
     assert path.stat().st_mode & 0o777 == 0o600
-    client = await RestClient.from_kubeconfig(path)
+    client = await ClusterClient.from_kubeconfig(path)
     assert client.server == "https://127.0.0.1:1"

@@ -1,4 +1,4 @@
-"""RestClient against a tiny local HTTP server: paging, errors, verbs and headers."""
+"""ClusterClient against a tiny local HTTP server: paging, errors, verbs and headers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from asched.localcluster.rest import MERGE_PATCH, ApiError, RestClient
+from asched.localcluster.rest import MERGE_PATCH, ApiError, ClusterClient
 
 seen: list[dict[str, Any]] = []
 
@@ -48,7 +48,7 @@ async def handler(request: web.Request) -> web.StreamResponse:
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[RestClient]:
+async def client() -> AsyncIterator[ClusterClient]:
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handler)
     runner = web.AppRunner(app)
@@ -58,13 +58,13 @@ async def client() -> AsyncIterator[RestClient]:
     port = runner.addresses[0][1]
     seen.clear()
     try:
-        async with RestClient(f"http://127.0.0.1:{port}", "tok") as c:
+        async with ClusterClient(f"http://127.0.0.1:{port}", "tok") as c:
             yield c
     finally:
         await runner.cleanup()
 
 
-async def test_list_follows_continue_tokens(client: RestClient) -> None:
+async def test_list_follows_continue_tokens(client: ClusterClient) -> None:
     items = await client.list("/api/v1/pods", params={"labelSelector": "a=b"}, page_size=2)
     assert [i["n"] for i in items] == [0, 1, 10, 11, 20, 21]
     assert [s["query"].get("continue") for s in seen] == [None, "1", "2"]
@@ -72,7 +72,7 @@ async def test_list_follows_continue_tokens(client: RestClient) -> None:
     assert seen[0]["auth"] == "Bearer tok"
 
 
-async def test_errors_carry_status_and_reason(client: RestClient) -> None:
+async def test_errors_carry_status_and_reason(client: ClusterClient) -> None:
     with pytest.raises(ApiError) as err:
         await client.get("/missing")
     assert err.value.status == 404
@@ -82,7 +82,7 @@ async def test_errors_carry_status_and_reason(client: RestClient) -> None:
     assert await client.exists("/present") is True
 
 
-async def test_verbs_send_json_bodies_and_bools_lowercase(client: RestClient) -> None:
+async def test_verbs_send_json_bodies_and_bools_lowercase(client: ClusterClient) -> None:
     await client.post("/a", {"x": 1})
     await client.patch("/b", {"y": 2})
     await client.delete("/c", params={"gracePeriodSeconds": 0, "dryRun": True})
@@ -97,17 +97,17 @@ async def test_verbs_send_json_bodies_and_bools_lowercase(client: RestClient) ->
 
 async def test_use_outside_context_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="async with"):
-        await RestClient("http://127.0.0.1:1", "t").get("/")
+        await ClusterClient("http://127.0.0.1:1", "t").get("/")
 
 
-async def test_watch_yields_events_until_the_server_ends_it(client: RestClient) -> None:
+async def test_watch_yields_events_until_the_server_ends_it(client: ClusterClient) -> None:
     async with client.watch("/api/v1/nodes", resource_version="7") as events:
         names = [e["object"]["metadata"]["name"] async for e in events]
     assert names == ["a", "b"]
     assert seen[-1]["query"] == {"watch": "true", "resourceVersion": "7"}
 
 
-async def test_watch_error_event_raises(client: RestClient) -> None:
+async def test_watch_error_event_raises(client: ClusterClient) -> None:
     got: list[str] = []
 
     async def consume() -> None:
