@@ -1,8 +1,9 @@
-"""Builders for pods and nodes in tests (kube-scheduler's testing/wrappers.go style).
+"""Builders for pods, nodes and PodGroups in tests (kube-scheduler's testing/wrappers.go).
 
 Builders produce raw API dicts (`.raw()`) - what a test sends to a real API server - and
 decoded objects (`.obj()`) through the same decoders the informers use, so unit tests
-exercise the real decoding path.
+exercise the real decoding path. They ship in the wheel (asched.testing) so out-of-tree
+plugins test with the builders asched's own suite uses.
 
     make_pod("p").cpu("500m").memory("1Gi").node_selector({"node-type": "gpu"}).obj()
     make_node("n1").capacity(cpu="4", memory="32Gi").label("zone", "a").obj()

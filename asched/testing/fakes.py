@@ -1,15 +1,19 @@
-"""Test doubles for plugin unit tests: a Snapshot, a KubeClient and a Handle.
+"""Test doubles for calling a plugin's methods directly: a Handle, a KubeClient, events.
 
-They implement only what plugins use; everything else raises so a test that strays
-outside it fails loudly instead of passing on a silent default.
+`FakeHandle` implements asched.framework.Handle over fixed NodeInfos, so a plugin can be
+built as `MyPlugin(args, FakeHandle([node_info(node, *pods)]))` with no scheduler around
+it. Whatever a plugin may not use outside a real cycle (the API beyond binding, running
+other plugins) raises NotImplementedError, so a test that strays there fails loudly
+instead of passing on a silent default.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from asched.api import Node, Pod
+from asched.api.podgroup import pod_group_name
 from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
@@ -17,17 +21,33 @@ from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
+from asched.informers import Store
 
 
 def node_info(node: Node, *pods: Pod) -> NodeInfo:
+    """A NodeInfo for `node` with `pods` counted on it (their nodeName is not checked)."""
     ni = NodeInfo(node)
     for pod in pods:
         ni.add_pod(pod)
     return ni
 
 
-class Snapshot:
-    """A fixed list of NodeInfos, as the cycle's SnapshotLister."""
+def filled_store(objects: Iterable[Any]) -> Store[Any]:
+    """A synced informer Store holding `objects`, keyed `namespace/name` (or `name`)."""
+    store: Store[Any] = Store()
+    for obj in objects:
+        ns = getattr(obj, "namespace", "")
+        store.upsert(f"{ns}/{obj.name}" if ns else str(obj.name), obj, "1")
+    store.mark_synced()
+    return store
+
+
+class FakeSnapshot:
+    """The cycle's SnapshotLister over fixed NodeInfos.
+
+    The affinity lists are computed on each call, not once, so a test may add pods to a
+    NodeInfo after building the handle.
+    """
 
     def __init__(self, node_infos: Sequence[NodeInfo] = ()) -> None:
         self._list = list(node_infos)
@@ -50,7 +70,7 @@ class Snapshot:
 
 
 class FakeClient:
-    """Records bindings; `fail_with` makes the next binds raise it."""
+    """A KubeClient that records bindings; `fail_with` makes the next binds raise it."""
 
     def __init__(self) -> None:
         self.bindings: list[tuple[str, str, str, str]] = []
@@ -82,6 +102,8 @@ class FakeClient:
 
 
 class FakeEvents:
+    """An EventRecorder that keeps what plugins record, for assertions."""
+
     def __init__(self) -> None:
         self.recorded: list[tuple[Any, str, str, str, str]] = []
 
@@ -92,19 +114,35 @@ class FakeEvents:
 
 
 class FakeHandle:
+    """asched.framework.Handle for one plugin under test.
+
+    `pods_in_namespace` and `pods_in_group` see the pods counted on `node_infos` (the
+    informer view of a cluster with nothing pending); `stores` serves informer caches by
+    InformerRequest.resource, each holding the given objects; `activated` collects the
+    pods a plugin asked to move to the active queue.
+    """
+
     def __init__(
-        self, node_infos: Sequence[NodeInfo] = (), client: FakeClient | None = None
+        self,
+        node_infos: Sequence[NodeInfo] = (),
+        client: FakeClient | None = None,
+        *,
+        clock: FakeClock | None = None,
+        stores: Mapping[str, Iterable[Any]] | None = None,
+        profile_name: str = "default-scheduler",
     ) -> None:
-        self._snapshot = Snapshot(node_infos)
+        self._snapshot = FakeSnapshot(node_infos)
         self._client = client or FakeClient()
-        self._clock = FakeClock()
+        self._clock = clock or FakeClock()
         self._waiting = WaitingPods()
         self._events = FakeEvents()
+        self._stores = {k: filled_store(v) for k, v in (stores or {}).items()}
+        self._profile_name = profile_name
         self.activated: list[Pod] = []
 
     @property
     def profile_name(self) -> str:
-        return "default-scheduler"
+        return self._profile_name
 
     @property
     def clock(self) -> FakeClock:
@@ -115,7 +153,7 @@ class FakeHandle:
         return self._client
 
     @property
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> FakeSnapshot:
         return self._snapshot
 
     @property
@@ -131,12 +169,20 @@ class FakeHandle:
         return 16
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
-        raise NotImplementedError("FakeHandle.store")
+        store = self._stores.get(request.resource)
+        if store is None:
+            raise NotImplementedError(
+                f"FakeHandle.store: no store for {request.resource} (pass stores=...)"
+            )
+        return store
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
         return [
             p for ni in self._snapshot.node_infos() for p in ni.pods if p.namespace == namespace
         ]
+
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return [p for p in self.pods_in_namespace(namespace) if pod_group_name(p) == name]
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return []
@@ -147,14 +193,20 @@ class FakeHandle:
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:
-        raise NotImplementedError("FakeHandle.run_filter_plugins_with_nominated_pods")
+        raise NotImplementedError(
+            "FakeHandle.run_filter_plugins_with_nominated_pods: use asched.testing.Runner"
+        )
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
     ) -> Status | None:
-        raise NotImplementedError("FakeHandle.run_pre_filter_extension_add_pod")
+        raise NotImplementedError(
+            "FakeHandle.run_pre_filter_extension_add_pod: use asched.testing.Runner"
+        )
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
     ) -> Status | None:
-        raise NotImplementedError("FakeHandle.run_pre_filter_extension_remove_pod")
+        raise NotImplementedError(
+            "FakeHandle.run_pre_filter_extension_remove_pod: use asched.testing.Runner"
+        )

@@ -1,0 +1,20 @@
+"""The suite's builders, which ship in the SDK (asched.testing.builders) for plugin authors;
+re-exported so `from tests.builders import make_pod` keeps working."""
+
+from asched.testing.builders import (
+    NodeBuilder,
+    PodBuilder,
+    PodGroupBuilder,
+    make_node,
+    make_pod,
+    make_pod_group,
+)
+
+__all__ = [
+    "NodeBuilder",
+    "PodBuilder",
+    "PodGroupBuilder",
+    "make_node",
+    "make_pod",
+    "make_pod_group",
+]
