@@ -12,6 +12,7 @@ from asched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from asched.framework.handle import EventRecorder, Handle
 from asched.framework.interfaces import (
     AsyncFilterPlugin,
     AsyncScorePlugin,
@@ -58,8 +59,10 @@ __all__ = [
     "Code",
     "CycleState",
     "EnqueueExtensions",
+    "EventRecorder",
     "EventResource",
     "FilterPlugin",
+    "Handle",
     "NodeInfo",
     "NodeScore",
     "NodeToStatus",
