@@ -64,7 +64,7 @@ class Enabled:
 
 
 def enable(
-    plugin: PluginSpec | type | Factory,
+    plugin: PluginSpec | str | type | Factory,
     *,
     args: Any = None,
     weight: int = 1,
@@ -73,12 +73,15 @@ def enable(
 ) -> Enabled:
     """Enable `plugin` with `args` (raw config mapping or args object) and a Score weight.
 
-    `plugin` is a PluginSpec, or a plugin class built as `cls(args, handle)`, or any
-    factory `(args, handle) -> plugin`. Without `points` the plugin is enabled at every
-    extension point its class implements, as the config's multiPoint does; a bare
-    factory names no class, so it needs `points` (and, like a class, a `name`).
+    `plugin` is a PluginSpec, an in-tree plugin's name, a plugin class built as
+    `cls(args, handle)`, or any factory `(args, handle) -> plugin`. Without `points` the
+    plugin is enabled at every extension point its class implements, as the config's
+    multiPoint does; a bare factory names no class, so it needs `points` (and, like a
+    class, a `name`).
     """
-    if isinstance(plugin, PluginSpec):
+    if isinstance(plugin, str):
+        spec = in_tree_registry().get(plugin)
+    elif isinstance(plugin, PluginSpec):
         spec = plugin
     elif not name:
         raise ValueError("enable(): a plugin class or factory needs name=")
