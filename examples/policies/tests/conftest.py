@@ -1,4 +1,7 @@
-"""The policies' end-to-end test uses the main repo's control-plane fixtures
-(tests/cluster_fixtures.py, loaded by the root conftest.py when pytest runs from the repo
-root). This directory has no __init__.py on purpose: with one, pytest would import it as a
-package named `tests` and shadow the main repo's `tests` (builders, helpers)."""
+"""The policies' tests need asched and asched-policies installed, nothing else: builders,
+the fake handle and the framework runner come from the SDK (asched.testing), so these
+tests run from the built wheels outside asched's checkout (asched's
+tests/integration/test_sdk_wheel.py does exactly that).
+
+This directory has no __init__.py on purpose: with one, pytest run from asched's repo
+root would import it as a package named `tests` and shadow asched's own `tests`."""

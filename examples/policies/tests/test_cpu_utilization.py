@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from asched.api import Node, decode_node
 from asched.framework import ArgsError, CycleState, NodeInfo
+from asched.testing import FakeHandle, Runner, enable, make_node, make_pod, node_info
 from structlog.testing import capture_logs
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
 
-from asched_policies.cpu_utilization import CPUUtilization, CPUUtilizationArgs
+from asched_policies.cpu_utilization import SPEC, CPUUtilization, CPUUtilizationArgs
 
 ANNOTATION = "policies.asched.dev/cpu-utilization"
 
@@ -115,3 +114,22 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         CPUUtilizationArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
+
+
+# --- through the framework --------------------------------------------------------
+
+
+async def test_framework_prefers_the_idlest_node() -> None:
+    def reported(name: str, value: str | None) -> Node:
+        raw = make_node(name).raw()
+        if value is not None:
+            raw["metadata"]["annotations"] = {ANNOTATION: value}
+        return decode_node(raw)
+
+    nodes = [reported("busy", "0.9"), reported("idle", "0.1"), reported("silent", None)]
+    result = await Runner([enable(SPEC, args={"defaultScore": 20})], nodes=nodes).schedule(
+        make_pod("p").obj()
+    )
+    assert result.scores["CPUUtilization"].raw == {"busy": 10, "idle": 90, "silent": 20}
+    assert result.ranking() == ["idle", "silent", "busy"]
+    assert result.selected == "idle"

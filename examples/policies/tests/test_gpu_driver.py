@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 from asched.api import Node, Pod
 from asched.framework import ArgsError, Code, CycleState, EventResource, QueueingHint
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
+from asched.testing import FakeHandle, Runner, enable, make_node, make_pod, node_info
 
-from asched_policies.gpu_driver import ERR_REASON, NAME, GPUDriver, GPUDriverArgs
+from asched_policies.gpu_driver import ERR_REASON, NAME, SPEC, GPUDriver, GPUDriverArgs
 
 DRIVER = "nvidia.com/cuda.driver.major"
 ANNOTATION = "policies.asched.dev/min-gpu-driver"
@@ -192,3 +191,18 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         GPUDriverArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
+
+
+# --- through the framework --------------------------------------------------------
+
+
+async def test_framework_keeps_gpu_pods_off_old_drivers() -> None:
+    old = make_node("old").resource("nvidia.com/gpu", "8").label(DRIVER, "470").obj()
+    new = make_node("new").resource("nvidia.com/gpu", "8").label(DRIVER, "550").obj()
+    runner = Runner([enable(SPEC, args={"minMajor": 500})], nodes=[old, new])
+    result = await runner.schedule(gpu_pod())
+    assert result.feasible == ["new"]
+    assert result.rejected["old"].reasons == (ERR_REASON,)
+    assert result.rejected["old"].plugin == NAME
+    anywhere = await runner.schedule(cpu_pod())
+    assert anywhere.feasible == ["old", "new"]

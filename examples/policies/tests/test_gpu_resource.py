@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from asched.api import Pod
+from asched.api import Node, Pod
 from asched.framework import ArgsError, Code, CycleState, NodeInfo
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
+from asched.testing import FakeHandle, Runner, enable, make_node, make_pod, node_info
 
-from asched_policies.gpu_resource import GPUResource, GPUResourceArgs
+from asched_policies.gpu_resource import SPEC, GPUResource, GPUResourceArgs
 
 GPU = "nvidia.com/gpu"
 
@@ -148,3 +147,47 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         GPUResourceArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
+
+
+# --- through the framework --------------------------------------------------------
+
+
+def gpu_cluster() -> tuple[list[Node], list[Pod]]:
+    nodes = [make_node(n).resource(GPU, "8").obj() for n in ("idle", "half", "busy")]
+    used = [
+        make_pod(f"{node}-{i}").request(GPU, "2").node(node).obj()
+        for node, n in (("half", 2), ("busy", 3))
+        for i in range(n)
+    ]
+    return nodes, used
+
+
+@pytest.mark.parametrize(
+    ("strategy", "ranking"),
+    [
+        pytest.param("MostAllocated", ["busy", "half", "idle"], id="pack"),
+        pytest.param("LeastAllocated", ["idle", "half", "busy"], id="spread"),
+    ],
+)
+async def test_framework_orders_nodes_by_strategy(strategy: str, ranking: list[str]) -> None:
+    """With NodeResourcesFit in the profile, as in a real one: GPUs are counted on the
+    nodes, the busiest fitting node wins when packing, the idlest when spreading."""
+    nodes, used = gpu_cluster()
+    runner = Runner(
+        [enable(SPEC, args={"strategy": strategy}, weight=2), "NodeResourcesFit"],
+        nodes=nodes,
+        pods=used,
+    )
+    result = await runner.schedule(gpu_pod("p", "2"))
+    assert result.feasible == ["idle", "half", "busy"]
+    gpus = result.scores["GPUResource"]
+    assert sorted(gpus.raw, key=lambda n: -gpus.raw[n]) == ranking
+    assert gpus.weighted == {n: 2 * v for n, v in gpus.normalized.items()}
+    assert result.selected == ranking[0]
+
+
+async def test_framework_skips_score_for_pods_without_gpus() -> None:
+    nodes, used = gpu_cluster()
+    result = await Runner([SPEC], nodes=nodes, pods=used).schedule(make_pod("p").obj())
+    assert result.skipped_scores == {"GPUResource"}
+    assert "GPUResource" not in result.scores

@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from asched.api import Node, Pod
 from asched.framework import ArgsError, Code, CycleState
+from asched.testing import FakeHandle, Runner, make_node, make_pod, node_info
 from structlog.testing import capture_logs
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
 
-from asched_policies.location import Location, LocationArgs
+from asched_policies.location import SPEC, Location, LocationArgs
 
 REGION = "topology.kubernetes.io/region"
 ZONE = "topology.kubernetes.io/zone"
@@ -178,3 +177,16 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         LocationArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
+
+
+# --- through the framework --------------------------------------------------------
+
+
+async def test_framework_selects_the_same_zone() -> None:
+    runner = Runner([SPEC], nodes=NODES)
+    result = await runner.schedule(pod("cn-north/cn-north-1b"))
+    assert result.selected == "same-region"  # its zone is cn-north-1b
+    assert result.totals["same-zone"] == 50
+    unplaced = await runner.schedule(pod(None))
+    assert unplaced.skipped_scores == {"Location"}
+    assert unplaced.best == tuple(n.name for n in NODES)  # every node ties on 1

@@ -15,10 +15,9 @@ from asched.framework import (
     EventResource,
     QueueingHint,
 )
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
+from asched.testing import FakeHandle, Runner, enable, make_node, make_pod, node_info
 
-from asched_policies.region_fence import ERR_REASON, NAME, RegionFence, RegionFenceArgs
+from asched_policies.region_fence import ERR_REASON, NAME, SPEC, RegionFence, RegionFenceArgs
 
 REGION = "topology.kubernetes.io/region"
 ANNOTATION = "policies.asched.dev/regions"
@@ -233,3 +232,31 @@ def test_args_defaults_and_trimming() -> None:
     assert RegionFenceArgs.from_dict({}, "args") == RegionFenceArgs(REGION, frozenset())
     parsed = RegionFenceArgs.from_dict({"defaultRegions": [" a", "b "]}, "args")
     assert parsed.default_regions == frozenset({"a", "b"})
+
+
+# --- through the framework --------------------------------------------------------
+
+
+async def test_framework_rejects_nodes_outside_the_fence_with_the_reason() -> None:
+    runner = Runner(
+        [enable(SPEC, args={"defaultRegions": ["cn-north"]})],
+        nodes=[node("cn-north", name="north"), node("cn-east", name="east"), node(name="bare")],
+    )
+    fenced = await runner.schedule(pod())
+    assert fenced.feasible == ["north"]
+    for name in ("east", "bare"):
+        st = fenced.rejected[name]
+        assert (st.code, st.reasons, st.plugin) == (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (ERR_REASON,),
+            NAME,
+        )
+    assert fenced.selected == "north"
+    widened = await runner.schedule(pod("cn-north,cn-east"))
+    assert widened.feasible == ["north", "east"]
+
+
+async def test_framework_skips_filter_for_unfenced_pods() -> None:
+    result = await Runner([SPEC], nodes=[node("us-west")]).schedule(pod())
+    assert result.skipped_filters == {NAME}
+    assert result.feasible == ["n1"]

@@ -7,10 +7,9 @@ from typing import Any
 import pytest
 from asched.api import Node
 from asched.framework import ArgsError, CycleState, NodeScore
-from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeHandle, node_info
+from asched.testing import FakeHandle, Runner, enable, make_node, make_pod, node_info
 
-from asched_policies.strongest_cpu import StrongestCPU, StrongestCPUArgs, min_max_normalize
+from asched_policies.strongest_cpu import SPEC, StrongestCPU, StrongestCPUArgs, min_max_normalize
 
 
 def scores(args: dict[str, Any], nodes: list[Node]) -> dict[str, int]:
@@ -114,3 +113,21 @@ def test_args_errors(raw: dict[str, Any], path: str, message: str) -> None:
         StrongestCPUArgs.from_dict(raw, "args")
     assert err.value.path == path
     assert message in err.value.message
+
+
+# --- through the framework --------------------------------------------------------
+
+
+async def test_framework_normalizes_weights_and_selects_the_strongest() -> None:
+    runner = Runner(
+        [enable(SPEC, weight=10), "NodeResourcesFit"],
+        nodes=[cpu("a", "4"), cpu("b", "8"), cpu("c", "16")],
+    )
+    result = await runner.schedule(make_pod("p").cpu("6").obj())
+    assert result.rejected["a"].plugin == "NodeResourcesFit"
+    strongest = result.scores["StrongestCPU"]
+    # Normalized over the feasible nodes only: the weakest of those gets 0.
+    assert strongest.raw == {"b": 8000, "c": 16000}
+    assert strongest.normalized == {"b": 0, "c": 100}
+    assert strongest.weighted == {"b": 0, "c": 1000}
+    assert result.selected == "c"
