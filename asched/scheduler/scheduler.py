@@ -20,7 +20,6 @@ import structlog
 from anyio.abc import TaskGroup
 
 from asched.api import DecodeError, Pod, decode_node, decode_pod
-from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
@@ -39,6 +38,7 @@ from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podstatus import PodStatusWriter
+from asched.scheduler.podview import POD_INDEXERS, PodView
 
 log = structlog.get_logger(__name__)
 
@@ -154,10 +154,10 @@ class Scheduler:
             clock=self.clock,
             name="pods",
             params={"fieldSelector": NON_TERMINAL_PODS},
-            # Handle.pods_in_namespace / pods_in_group answer from these, unscanned
-            # (Coscheduling counts a gang's members several times per member and cycle).
-            indexers={"namespace": _pod_namespace, "group": pod_group_key},
+            indexers=POD_INDEXERS,
         )
+        # What Handle.pods_in_namespace / pods_in_group answer.
+        self.pod_view = PodView(self.pod_informer.store, self.cache)
         for fwk in self.frameworks.values():
             for req in fwk.informer_requests():
                 self._informer_for(req)
@@ -350,10 +350,6 @@ class Scheduler:
         self.queue.close()
 
 
-def _pod_namespace(pod: Pod) -> str:
-    return pod.namespace
-
-
 class _Services:
     """SchedulerServices for the runtime, backed by the scheduler."""
 
@@ -389,20 +385,10 @@ class _Services:
         return store
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        return self._with_assumed(self._s.pod_informer.store.by_index("namespace", namespace))
+        return self._s.pod_view.pods_in_namespace(namespace)
 
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
-        return self._with_assumed(
-            self._s.pod_informer.store.by_index("group", f"{namespace}/{name}")
-        )
-
-    def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
-        """The informer's pods, with the cache's node for those assumed but not yet bound."""
-        cache = self._s.cache
-        return [
-            (cache.get_pod(p.uid) or p) if not p.node_name and cache.is_assumed(p.uid) else p
-            for p in pods.values()
-        ]
+        return self._s.pod_view.pods_in_group(namespace, name)
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return self._s.queue.nominator.nominated_pods_for_node(node_name)

@@ -17,7 +17,7 @@ from asched.framework.status import Code
 from asched.framework.types import NodeToStatus, QueuedPodInfo
 from asched.framework.waiting import WaitingPod
 from tests.builders import PodBuilder, PodGroupBuilder, make_node, make_pod, make_pod_group
-from tests.unit.plugins.coscheduling.fakes import GangHandle, Sim, plugin_for, qpi
+from tests.unit.plugins.coscheduling.fakes import GangHandle, plugin_for, qpi
 
 NODE_4CPU = make_node("n1").capacity(cpu="4", memory="32Gi", pods="110")
 
@@ -292,26 +292,6 @@ def test_never_fit_group_gets_a_warning_event_on_the_pod_group() -> None:
 # ---- Permit: wait, then allow all at quorum -----------------------------------------------
 
 
-async def test_permit_waits_then_allows_every_sibling_at_quorum() -> None:
-    h = gang_handle(("a", 3))
-    pods = members("a", 3)
-    h.add(*pods)
-    pl = plugin_for(h)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        assert await sim.attempt(pods[0]) == "waiting"
-        # The first member to park pulls its siblings out of backoff/unschedulable.
-        assert h.activated_names() == ["a2", "a3"]
-        assert pl.manager.gate_holder == "default/a"
-        assert await sim.attempt(pods[1]) == "waiting"
-        await sim.settle()
-        assert sim.bound == {}
-        assert await sim.attempt(pods[2]) == "bound"
-        await sim.settle()
-    assert sorted(sim.bound) == ["a1", "a2", "a3"]
-    assert pl.manager.gate_holder == ""
-
-
 @pytest.mark.parametrize(
     ("group_timeout", "args", "want"),
     [
@@ -346,116 +326,7 @@ def test_permit_without_group_succeeds_and_with_missing_group_rejects() -> None:
 # ---- timeout, backoff, Unreserve ---------------------------------------------------------
 
 
-async def test_permit_timeout_rejects_the_whole_gang_and_backs_off() -> None:
-    h = GangHandle([NODE_4CPU.obj()], [make_pod_group("a").min_member(3).timeout(10).obj()])
-    pods = members("a", 3)
-    h.add(*pods)
-    pl = plugin_for(h, pod_group_backoff_seconds=30)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        await sim.attempt(pods[0])
-        h.clock.advance(5)
-        await sim.attempt(pods[1])
-        await sim.settle()
-        h.clock.advance(5)  # a1's deadline; a2 still had 5s left
-        await sim.settle()
-    assert sim.bound == {}
-    assert sim.outcomes["a1"][-1].startswith("rejected: rejected due to timeout")
-    assert sim.outcomes["a2"][-1] == (
-        "rejected: rejection in Unreserve: PodGroup default/a released its reservation "
-        "because pod a1 was unreserved"
-    )
-    assert all(not p.node_name for p in h.pods.values())  # nothing stays reserved
-    assert pl.manager.gate_holder == ""
-    st = pl.manager.pre_filter(CycleState(), pods[2], list(h.infos.values()))
-    assert st is not None
-    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert st.message() == (
-        "PodGroup default/a failed recently (Permit timeout or rejection of pod a1); "
-        "retrying in 30s"
-    )
-    [event] = h.events.recorded
-    assert "did not reach minMember 3" in event[4]
-
-    h.activated.clear()
-    h.clock.advance(30)
-    pl.manager.timers.fire_due()
-    assert h.activated_names() == ["a1", "a2", "a3"]
-    assert pl.manager.pre_filter(CycleState(), pods[2], list(h.infos.values())) is None
-
-
-async def test_unreserve_is_idempotent() -> None:
-    h = gang_handle(("a", 3))
-    pods = members("a", 3)
-    h.add(*pods)
-    pl = plugin_for(h, pod_group_backoff_seconds=30)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        await sim.attempt(pods[0])
-        await sim.attempt(pods[1])
-        a1 = h.pods[pods[0].uid]
-        pl.unreserve(CycleState(), a1, "n1")  # e.g. a later Permit plugin rejected a1
-        first_backoff = pl.manager._groups["default/a"].backoff_until
-        h.clock.advance(3)
-        await sim.settle()  # a2 is rejected and its own Unreserve echoes
-        pl.unreserve(CycleState(), a1, "n1")
-        pl.unreserve(CycleState(), make_pod("x").pod_group("a").obj(), "n1")
-    assert sim.outcomes["a2"][-1].startswith("rejected: rejection in Unreserve")
-    assert len(h.events.recorded) == 1
-    assert pl.manager._groups["default/a"].backoff_until == first_backoff
-    assert pl.manager.gate_holder == ""
-
-
-async def test_bind_failure_after_quorum_does_not_back_off_the_group() -> None:
-    h = gang_handle(("a", 2))
-    pods = members("a", 2)
-    h.add(*pods)
-    pl = plugin_for(h, pod_group_backoff_seconds=30)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        await sim.attempt(pods[0])
-        await sim.attempt(pods[1])
-        await sim.settle()
-    assert sorted(sim.bound) == ["a1", "a2"]
-    pl.unreserve(CycleState(), h.pods[pods[1].uid], "n1")  # a2's Bind failed
-    assert not pl.manager.in_backoff("default/a")
-    assert h.events.recorded == []
-
-
 # ---- the gate: no deadlock between competing gangs ----------------------------------------
-
-
-async def test_gate_serializes_competing_gangs_so_none_is_left_partial() -> None:
-    # 4 cpu for two gangs of 3 x 1 cpu: only one can be placed. Interleaved in the queue,
-    # per-pod Permit would let both reserve a part and wait forever; the gate lets A finish.
-    h = gang_handle(("a", 3), ("b", 3))
-    a, b = members("a", 3), members("b", 3)
-    h.add(*a, *b)
-    pl = plugin_for(h)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        assert await sim.attempt(a[0]) == "waiting"
-        assert await sim.attempt(b[0]) == (
-            "Pending: waiting for PodGroup default/a to finish its reservation"
-        )
-        assert await sim.attempt(a[1]) == "waiting"
-        h.activated.clear()
-        assert await sim.attempt(b[1]) == (
-            "Pending: waiting for PodGroup default/a to finish its reservation"
-        )
-        assert h.activated == []
-        assert await sim.attempt(a[2]) == "bound"
-        await sim.settle()
-        # A completed: the gate is free and B's turned-away members are back in the queue.
-        assert sorted(sim.bound) == ["a1", "a2", "a3"]
-        assert {"b1", "b2"} <= set(h.activated_names())
-        assert await sim.attempt(b[0]) == "waiting"
-        out = await sim.attempt(b[1])
-        assert out.startswith("Unschedulable: PodGroup default/b gets rejected")
-        await sim.settle()
-    assert sorted(sim.bound) == ["a1", "a2", "a3"]  # no partial B
-    assert not any(h.pods[p.uid].node_name for p in b)
-    assert max(len(s) for s in sim.partial_groups_seen) == 1
 
 
 async def test_gate_is_taken_back_when_its_holder_outlives_the_timeout() -> None:
@@ -512,38 +383,6 @@ def test_gate_lets_through_pods_that_never_wait(
 
 
 # ---- failing fast ------------------------------------------------------------------------
-
-
-async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
-    # 8 cpu in total is enough for 1 + 1 + 5, but no node has 5 free.
-    h = gang_handle(("a", 3), nodes=2)
-    a = [*members("a", 2), make_pod("a3").pod_group("a").cpu("5").obj()]
-    h.add(*a)
-    pl = plugin_for(h)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        await sim.attempt(a[0])
-        await sim.attempt(a[1])
-        out = await sim.attempt(a[2])
-        await sim.settle()  # no clock advance: nobody waits for the Permit timeout
-    assert out == (
-        "Unschedulable: PodGroup default/a gets rejected due to Pod a3 is "
-        "unschedulable even after PostFilter"
-    )
-    assert sim.outcomes["a1"][-1].startswith("rejected: optimistic rejection in PostFilter")
-    assert sim.outcomes["a2"][-1].startswith("rejected: optimistic rejection in PostFilter")
-    assert sim.bound == {}
-    assert pl.manager.gate_holder == ""
-    [event] = h.events.recorded
-    assert "pod a3 fits no node: 2 Insufficient cpu" in event[4]
-    # Siblings wait for a3 instead of taking the gate for a gang that cannot complete ...
-    st = pl.manager.pre_filter(CycleState(), a[0], list(h.infos.values()))
-    assert st is not None
-    assert st.code == Code.PENDING
-    assert st.message() == "PodGroup default/a waits for its member a3, which fits no node"
-    # ... until a3 itself is retried.
-    assert pl.manager.pre_filter(CycleState(), a[2], list(h.infos.values())) is None
-    assert pl.manager.pre_filter(CycleState(), a[0], list(h.infos.values())) is None
 
 
 @pytest.mark.parametrize(
@@ -745,36 +584,3 @@ async def test_status_is_computed_from_the_members_when_written() -> None:
         "running": 1,
         "scheduleStartTime": "2023-11-14T22:13:20Z",
     }
-
-
-@pytest.mark.parametrize(
-    ("gangs", "size", "nodes", "complete"),
-    [
-        pytest.param(6, 3, 3, 4, id="150pct-gangs-of-3"),
-        pytest.param(3, 8, 3, 1, id="150pct-gangs-of-8"),
-        pytest.param(12, 2, 2, 4, id="300pct-gangs-of-2"),
-    ],
-)
-async def test_oversubscribed_interleaved_gangs_end_all_or_nothing(
-    gangs: int, size: int, nodes: int, complete: int
-) -> None:
-    names = [f"g{i}" for i in range(gangs)]
-    h = gang_handle(*[(n, size) for n in names], nodes=nodes)  # 4 cpu per node
-    pods = {n: members(n, size, prefix=f"{n}-") for n in names}
-    h.add(*[p for ps in pods.values() for p in ps])
-    interleaved = [pods[n][i] for i in range(size) for n in names]
-    pl = plugin_for(h, permit_waiting_time_seconds=10)
-    async with anyio.create_task_group() as tg:
-        sim = Sim(h, pl, tg)
-        for _ in range(4 * gangs):  # what the queue's retries would do, many times over
-            for p in interleaved:
-                if not h.pods[p.uid].node_name:
-                    await sim.attempt(p)
-            await sim.settle()
-            h.clock.advance(10)  # Permit timeouts fire
-            await sim.settle()
-            pl.manager.timers.fire_due()
-    bound = {n: sum(p.name in sim.bound for p in pods[n]) for n in names}
-    assert sorted(bound.values()) == [0] * (gangs - complete) + [size] * complete
-    assert len(h.waiting_pods) == 0
-    assert max(len(s) for s in sim.partial_groups_seen) <= 1

@@ -1,0 +1,50 @@
+"""The pods a plugin sees through its handle: the informer's, with assumed placements.
+
+Coscheduling counts a gang's members by what the scheduler believes, not only by what the
+API server has confirmed: a member assumed on a node a moment ago is placed, even though
+its Binding is still in flight. The informer store answers by index (namespace, PodGroup
+key) so a census costs O(members), and the cache supplies the assumed node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from asched.api import Pod
+from asched.api.podgroup import pod_group_key
+from asched.backend.cache import Cache
+from asched.informers.store import Store
+
+NAMESPACE_INDEX = "namespace"
+GROUP_INDEX = "group"
+
+
+def _pod_namespace(pod: Pod) -> str:
+    return pod.namespace
+
+
+# The indexers the pod informer's store must be built with for PodView to answer.
+POD_INDEXERS: Mapping[str, Callable[[Pod], str]] = {
+    NAMESPACE_INDEX: _pod_namespace,
+    GROUP_INDEX: pod_group_key,
+}
+
+
+class PodView:
+    def __init__(self, store: Store[Pod], cache: Cache) -> None:
+        self._store = store
+        self._cache = cache
+
+    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
+        return self._with_assumed(self._store.by_index(NAMESPACE_INDEX, namespace))
+
+    def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return self._with_assumed(self._store.by_index(GROUP_INDEX, f"{namespace}/{name}"))
+
+    def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
+        """The informer's pods, with the cache's node for those assumed but not yet bound."""
+        cache = self._cache
+        return [
+            (cache.get_pod(p.uid) or p) if not p.node_name and cache.is_assumed(p.uid) else p
+            for p in pods.values()
+        ]
