@@ -1,10 +1,12 @@
 """`asched run`: wire a configuration into a running scheduler.
 
 Order of events: load and validate the config (a bad one stops here, naming the field) ->
-connect -> start the ops server (/healthz, /readyz, /metrics) -> sync caches -> campaign
-for the Lease (when leader election is on) -> schedule. SIGTERM/SIGINT stop taking new
-pods, reject pods waiting at Permit, let bindings in flight finish, flush events, then
-exit; a second signal exits at once.
+load the kubeconfig -> start the ops server (/healthz, /readyz, /metrics) -> wait up to
+`api_server_wait` seconds for the API server to answer -> sync caches -> campaign for the
+Lease (when leader election is on) -> schedule. A failure of any step up to the API
+server's first answer is a StartupError (asched.base.errors), which the CLI reports in one
+line with exit code 2. SIGTERM/SIGINT stop taking new pods, reject pods waiting at Permit,
+let bindings in flight finish, flush events, then exit; a second signal exits at once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import structlog
 from asched import gctune
 from asched.base.clock import RealClock
 from asched.client.kubeconfig import load_connection
+from asched.client.probe import DEFAULT_WAIT, wait_for_api_server
 from asched.client.rest import RestClient
 from asched.config import SchedulerConfig, load_config
 from asched.framework.registry import Registry
@@ -43,6 +46,8 @@ class RunOptions:
     leader_elect: bool | None = None  # None: as the config says
     lease_namespace: str | None = None
     lease_name: str | None = None
+    # Seconds to wait for the API server's first answer before giving up (StartupError).
+    api_server_wait: float = DEFAULT_WAIT
 
 
 def build_registry() -> Registry:
@@ -126,22 +131,26 @@ async def run(opts: RunOptions) -> int:
         server = OpsServer(
             metrics, readiness=readiness, host=opts.bind_address, port=opts.secure_port
         )
-        async with server, anyio.create_task_group() as tg:
-            log.info(
-                "asched_starting",
-                profiles=[p.scheduler_name for p in cfg.profiles],
-                ops=server.url,
-                leader_elect=leader_elect,
-                qps=cc.qps,
-                burst=cc.burst,
-            )
-            tg.start_soon(recorder.run)
-            tg.start_soon(lag.run)
-            tg.start_soon(_on_signals, sched, tg.cancel_scope)
-            await sched.run(elector=elector)
-            with anyio.move_on_after(5):
-                await recorder.drain()
-            tg.cancel_scope.cancel()
+        async with server:
+            # Outside the task group below: a StartupError raised inside one would reach
+            # the CLI wrapped in an ExceptionGroup.
+            await wait_for_api_server(client, connection.host, clock, wait=opts.api_server_wait)
+            async with anyio.create_task_group() as tg:
+                log.info(
+                    "asched_starting",
+                    profiles=[p.scheduler_name for p in cfg.profiles],
+                    ops=server.url,
+                    leader_elect=leader_elect,
+                    qps=cc.qps,
+                    burst=cc.burst,
+                )
+                tg.start_soon(recorder.run)
+                tg.start_soon(lag.run)
+                tg.start_soon(_on_signals, sched, tg.cancel_scope)
+                await sched.run(elector=elector)
+                with anyio.move_on_after(5):
+                    await recorder.drain()
+                tg.cancel_scope.cancel()
     log.info("asched_stopped")
     return 0
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from asched.base.errors import StartupError
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
 from asched.localcluster.cli import add_cluster_parser, run_cluster_command
@@ -47,6 +48,14 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     le = p.add_mutually_exclusive_group()
     le.add_argument("--leader-elect", dest="leader_elect", action="store_true", default=None)
     le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false")
+    p.add_argument(
+        "--api-server-wait",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long to wait for the API server's first answer before exiting "
+        "(default 10, as kube-controller-manager)",
+    )
     p.add_argument("--lease-namespace", default=None)
     p.add_argument("--lease-name", default=None)
     p.add_argument("--log-level", default="info")
@@ -57,7 +66,6 @@ def run_run_command(args: argparse.Namespace) -> int:
     import anyio
 
     from asched.app import RunOptions, run
-    from asched.config import ConfigError
     from asched.logs import configure_logging
 
     configure_logging(args.log_level, args.log_format)
@@ -70,14 +78,19 @@ def run_run_command(args: argparse.Namespace) -> int:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
     )
+    if args.api_server_wait is not None:
+        opts.api_server_wait = args.api_server_wait
     try:
         return anyio.run(run, opts, backend_options=_backend_options())
-    except ConfigError as exc:
-        print(f"asched: invalid configuration {args.config}:\n{exc}", file=sys.stderr)
+    except StartupError as exc:
+        report_startup_error("asched", exc)
         return 2
-    except FileNotFoundError as exc:
-        print(f"asched: {exc}", file=sys.stderr)
-        return 2
+
+
+def report_startup_error(prog: str, exc: StartupError) -> None:
+    """One line per problem on stderr, each naming its file or field; no traceback."""
+    for line in exc.lines():
+        print(f"{prog}: {line}", file=sys.stderr)
 
 
 def _backend_options() -> dict[str, object]:

@@ -31,14 +31,12 @@ from typing import Any
 
 import anyio
 
+from asched.client.kubeconfig_shape import KubeconfigError, check_shape, existing_files
+
 IN_CLUSTER_TOKEN_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 IN_CLUSTER_CA_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
 _SERVICE_PORT_ENV = "KUBERNETES_SERVICE_PORT"
-
-
-class ConfigError(Exception):
-    """No usable connection settings: missing or malformed kubeconfig, no service account."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,27 +73,43 @@ class Connection:
 
 
 def _tls_context(
-    verify: bool, ca_file: str | None, cert_file: str | None, key_file: str | None
+    source: str,
+    verify: bool,
+    ca_file: str | None,
+    cert_file: str | None,
+    key_file: str | None,
 ) -> ssl.SSLContext | bool:
     if not verify and cert_file is None:
         return False
-    ctx = ssl.create_default_context(cafile=ca_file)
+    # ssl's own messages ("[SSL] PEM lib (_ssl.c:3900)") name no file; these do.
+    try:
+        ctx = ssl.create_default_context(cafile=ca_file)
+    except (ssl.SSLError, OSError) as exc:
+        raise KubeconfigError(
+            f"{source}: certificate-authority {ca_file}: not a readable PEM CA bundle: {exc}"
+        ) from exc
     if not verify:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     if cert_file is not None:
-        ctx.load_cert_chain(cert_file, key_file)
+        try:
+            ctx.load_cert_chain(cert_file, key_file)
+        except (ssl.SSLError, OSError) as exc:
+            raise KubeconfigError(
+                f"{source}: client-certificate {cert_file} / client-key {key_file}: "
+                f"not a readable PEM certificate and matching key: {exc}"
+            ) from exc
     return ctx
 
 
-def _from_configuration(cfg: Any, token_file: Path | None) -> Connection:
+def _from_configuration(cfg: Any, token_file: Path | None, source: str) -> Connection:
     host = str(cfg.host).rstrip("/")
     ca_file = cfg.ssl_ca_cert or None
     cert_file = cfg.cert_file or None
     key_file = cfg.key_file or None
     tls: ssl.SSLContext | bool = True
     if host.startswith("https://"):
-        tls = _tls_context(bool(cfg.verify_ssl), ca_file, cert_file, key_file)
+        tls = _tls_context(source, bool(cfg.verify_ssl), ca_file, cert_file, key_file)
     authorization = cfg.api_key.get("BearerToken") or None
     return Connection(
         host=host,
@@ -132,25 +146,30 @@ async def _load_kubeconfig(paths: str, context: str | None) -> Connection:
     from kubernetes_asyncio.client import Configuration
     from kubernetes_asyncio.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
-    merger = KubeConfigMerger(paths)
+    files = existing_files(paths)
+    check_shape(files, context)
+    merger = KubeConfigMerger(os.pathsep.join(files))
     if merger.config is None:
-        raise ConfigError(f"no kubeconfig found at {paths}")
+        raise KubeconfigError(f"kubeconfig {paths}: no such file")
     # persist_config stays off: asched never writes back to the user's kubeconfig.
     loader = KubeConfigLoader(
         config_dict=merger.config, config_base_path=None, active_context=context
     )
     cfg = Configuration()
     await loader.load_and_set(cfg)
-    return _from_configuration(cfg, _user_token_file(merger, loader))
+    return _from_configuration(cfg, _user_token_file(merger, loader), f"kubeconfig {paths}")
 
 
 def _load_kubeconfig_blocking(paths: str, context: str | None) -> Connection:
     try:
         return asyncio.run(_load_kubeconfig(paths, context))
-    except ConfigError:
+    except KubeconfigError:
         raise
     except Exception as exc:
-        raise ConfigError(f"cannot load kubeconfig {paths}: {exc}") from exc
+        # kubernetes_asyncio reports a bad file in many ways (ConfigException, ValueError,
+        # binascii.Error for bad base64, ...); the shape was checked, so what is left
+        # is about a value, and its message says which.
+        raise KubeconfigError(f"kubeconfig {paths}: {exc}") from exc
 
 
 def _load_in_cluster_blocking(token_file: Path, ca_file: Path) -> Connection:
@@ -164,15 +183,15 @@ def _load_in_cluster_blocking(token_file: Path, ca_file: Path) -> Connection:
             token_filename=str(token_file), cert_filename=str(ca_file), try_refresh_token=False
         ).load_and_set(cfg)
     except Exception as exc:
-        raise ConfigError(f"not usable as in-cluster config: {exc}") from exc
-    return _from_configuration(cfg, token_file)
+        raise KubeconfigError(f"in-cluster config: not usable: {exc}") from exc
+    return _from_configuration(cfg, token_file, "in-cluster config")
 
 
 async def load_kubeconfig(path: str | Path | None = None, context: str | None = None) -> Connection:
     """Connection for *context* (default: current-context) of a kubeconfig.
 
     *path* may be a colon-separated list like $KUBECONFIG; None means $KUBECONFIG, then
-    ~/.kube/config. Raises ConfigError.
+    ~/.kube/config. Raises KubeconfigError.
     """
     if path is None:
         path = os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from asched.base.errors import StartupError
 
-class ConfigError(ValueError):
+
+class ConfigError(StartupError, ValueError):
     """An invalid KubeSchedulerConfiguration; `problems` lists every `(path, message)`."""
 
     def __init__(self, problems: Iterable[tuple[str, str]], filename: str = "") -> None:
@@ -26,6 +28,14 @@ class ConfigError(ValueError):
 
     def __str__(self) -> str:
         return self._render()
+
+    def lines(self) -> list[str]:
+        """`file: field: message`, one line per problem, so each names where to look."""
+        prefix = f"{self.filename}: " if self.filename else "configuration: "
+        return [
+            prefix + " ".join((f"{path}: {message}" if path else message).split())
+            for path, message in self.problems
+        ]
 
 
 class Problems:

@@ -43,8 +43,12 @@ def read_source(source: str | Path | bytes) -> str:
     if isinstance(source, Path):
         try:
             return source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError([("", f"cannot read {source}: {exc}")], str(source)) from exc
+        except OSError as exc:
+            # The error names the file already (ConfigError.filename); strerror says why.
+            why = exc.strerror or str(exc)
+            raise ConfigError([("", f"cannot read the file: {why}")], str(source)) from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError([("", f"config is not UTF-8: {exc}")], str(source)) from exc
     if isinstance(source, bytes):
         try:
             return source.decode("utf-8")

@@ -55,9 +55,8 @@ def run_explain_command(args: argparse.Namespace) -> int:
     import anyio
 
     from asched.app import build_registry, load
-    from asched.client.kubeconfig import ConfigError as KubeconfigError
+    from asched.base.errors import StartupError
     from asched.client.protocol import ApiError, TransportError
-    from asched.config import ConfigError
     from asched.explain.render import render_json, render_text
     from asched.explain.runner import ExplainError
     from asched.logs import configure_logging
@@ -71,15 +70,13 @@ def run_explain_command(args: argparse.Namespace) -> int:
     registry = build_registry()
     try:
         config = load(args.config, registry)
-    except ConfigError as exc:
-        print(f"asched explain: invalid configuration {args.config}:\n{exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"asched explain: {exc}", file=sys.stderr)
-        return 2
-    try:
         expl = anyio.run(_explain, args.kubeconfig, namespace, name, config, registry)
-    except (ExplainError, KubeconfigError) as exc:
+    except StartupError as exc:
+        # A config, kubeconfig or unreachable API server: the user's to fix, one line each.
+        for line in exc.lines():
+            print(f"asched explain: {line}", file=sys.stderr)
+        return 2
+    except ExplainError as exc:
         print(f"asched explain: {exc}", file=sys.stderr)
         return 1
     except (ApiError, TransportError) as exc:
@@ -95,13 +92,17 @@ def run_explain_command(args: argparse.Namespace) -> int:
 async def _explain(
     kubeconfig: str | None, namespace: str, name: str, config: Any, registry: Any
 ) -> Any:
+    from asched.base.clock import RealClock
     from asched.client.kubeconfig import load_connection
+    from asched.client.probe import wait_for_api_server
     from asched.client.rest import RestClient
     from asched.explain.runner import explain_pod
 
     connection = await load_connection(kubeconfig)
     cc = config.client_connection
     async with RestClient(connection, qps=cc.qps, burst=cc.burst) as client:
+        # One try, no waiting: someone at a terminal wants the answer, not a retry loop.
+        await wait_for_api_server(client, connection.host, RealClock(), wait=0.0)
         return await explain_pod(client, namespace, name, config, registry)
 
 

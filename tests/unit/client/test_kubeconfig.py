@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from asched.client.kubeconfig import (
-    ConfigError,
     Connection,
+    KubeconfigError,
     load_connection,
     load_in_cluster,
     load_kubeconfig,
@@ -135,7 +135,7 @@ async def test_unusable_kubeconfig(tmp_path: Path, content: str | None) -> None:
     if content is not None:
         path.write_text(content)
 
-    with pytest.raises(ConfigError):
+    with pytest.raises(KubeconfigError):
         await load_kubeconfig(path)
 
 
@@ -165,7 +165,7 @@ async def test_in_cluster_without_environment(
 ) -> None:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
 
-    with pytest.raises(ConfigError):
+    with pytest.raises(KubeconfigError):
         await load_in_cluster(*service_account)
 
 
