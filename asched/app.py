@@ -122,6 +122,7 @@ async def run(opts: RunOptions) -> int:
                 renew_deadline=le.renew_deadline,
                 retry_period=le.retry_period,
                 clock=clock,
+                errors=metrics,
             )
         lag = LoopLagMonitor(clock, observe=metrics.loop_lag)
 

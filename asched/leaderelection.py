@@ -37,7 +37,8 @@ import structlog
 
 from asched.api.meta import micro_time
 from asched.base.clock import Clock, RealClock, run_within
-from asched.client.protocol import ApiError, KubeClient
+from asched.base.errors import UnexpectedErrors, report_unexpected
+from asched.client.protocol import REQUEST_ERRORS, TRANSPORT_ERRORS, ApiError, KubeClient
 
 log = structlog.get_logger(__name__)
 
@@ -104,6 +105,7 @@ class LeaderElector:
         clock: Clock | None = None,
         release_on_cancel: bool = True,
         rng: random.Random | None = None,
+        errors: UnexpectedErrors | None = None,
     ) -> None:
         # The same checks as client-go's NewLeaderElector.
         if retry_period <= 0 or renew_deadline <= 0 or lease_duration < 1:
@@ -122,6 +124,7 @@ class LeaderElector:
         self._clock: Clock = clock or RealClock()
         self._release_on_cancel = release_on_cancel
         self._rng = rng or random.Random()
+        self._errors = errors
         self._collection = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
         self._path = f"{self._collection}/{name}"
         # The Lease's metadata as last read or written: its resourceVersion makes the next
@@ -238,8 +241,11 @@ class LeaderElector:
                 log.warning("lease_get_failed", lease=self._describe(), error=str(err))
                 return False
             return await self._create(desired)
-        except Exception as err:
+        except TRANSPORT_ERRORS as err:
             log.warning("lease_get_failed", lease=self._describe(), error=repr(err))
+            return False
+        except Exception:
+            self._crashed("lease_get_crashed")
             return False
         self._metadata = _metadata(lease)
         current = LeaderElectionRecord.from_lease(lease)
@@ -270,9 +276,12 @@ class LeaderElector:
         }
         try:
             lease = await self._client.request("POST", self._collection, body=body)
-        except Exception as err:
+        except REQUEST_ERRORS as err:
             # 409 included: another candidate created it first; the next try reads it.
             log.warning("lease_create_failed", lease=self._describe(), error=_describe_error(err))
+            return False
+        except Exception:
+            self._crashed("lease_create_crashed")
             return False
         self._metadata = _metadata(lease)
         self._set_observed(record)
@@ -289,9 +298,12 @@ class LeaderElector:
         }
         try:
             lease = await self._client.request("PUT", self._path, body=body)
-        except Exception as err:
+        except REQUEST_ERRORS as err:
             # A 409 means the Lease changed since we read it: someone else wrote first.
             log.warning("lease_update_failed", lease=self._describe(), error=_describe_error(err))
+            return False
+        except Exception:
+            self._crashed("lease_update_crashed")
             return False
         self._metadata = _metadata(lease)
         self._set_observed(record)
@@ -331,6 +343,14 @@ class LeaderElector:
 
     def _describe(self) -> str:
         return f"{self._namespace}/{self._name}"
+
+    def _crashed(self, event: str) -> None:
+        # A bug, not the network: logged with its stack and counted, then treated as a
+        # failed try. The loop keeps going rather than raising: while leading, a bug that
+        # persists fails every renewal, so leadership is lost within renew_deadline and
+        # the process restarts (the outcome client-go gives any error); a bug that passes
+        # costs one retry_period. Raising at once would skip releasing the Lease.
+        report_unexpected(log, self._errors, "leader_election", event, lease=self._describe())
 
 
 def _metadata(lease: Any) -> dict[str, Any]:

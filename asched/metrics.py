@@ -231,6 +231,15 @@ class Metrics:
             "Binding cycles (Permit wait, PreBind, Bind) currently running.",
             registry=r,
         )
+        self._unexpected_errors = _Children(
+            Counter(
+                "asched_unexpected_errors_total",
+                "Exceptions that were neither an API error nor a transport failure (bugs), "
+                "logged with their stack and survived, by the component that caught them.",
+                ["component"],
+                registry=r,
+            )
+        )
         self._events_dropped = Counter(
             "asched_events_dropped_total",
             "Kubernetes Events dropped because the recorder's bounded queue was full.",
@@ -307,6 +316,10 @@ class Metrics:
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()
+
+    def unexpected_error(self, component: str) -> None:
+        """A bug was caught and survived (asched.base.errors.UnexpectedErrors)."""
+        self._unexpected_errors.get(component).inc()
 
     # ---- exposition ---------------------------------------------------------------------
 

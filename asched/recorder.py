@@ -22,8 +22,10 @@ Guarantees, after client-go's events broadcaster (tools/events/event_broadcaster
   counted (`dropped`, asched_events_dropped_total). At most `max_series` series are kept
   for aggregation; beyond that the least recently seen is forgotten.
 - Errors never reach the caller. A rejected write (an ApiError) is logged and not retried,
-  as client-go does; any other failure (transport) is retried `max_tries` times,
-  `retry_interval` apart with 25% jitter, then logged and dropped.
+  as client-go does; a transport failure is retried `max_tries` times, `retry_interval`
+  apart with 25% jitter, then logged and dropped. Any other exception is a bug: logged
+  with its stack, counted (asched_unexpected_errors_total{component="event_recorder"})
+  and the Event dropped.
 - `drain()` at shutdown writes what is pending, bounded in time.
 
 Give the recorder its own client (its own qps limiter): kube-scheduler builds a separate
@@ -44,7 +46,8 @@ import structlog
 from asched.api import Pod
 from asched.api.meta import micro_time
 from asched.base.clock import Clock, run_within
-from asched.client.protocol import ApiError, KubeClient
+from asched.base.errors import report_unexpected
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
 from asched.client.ratelimit import TokenBucket
 from asched.metrics import Metrics
 
@@ -328,8 +331,8 @@ class EventRecorder:
                 else:
                     self._forget(series)
                 return
-            except Exception as err:
-                # Anything but an API answer is a transport failure to client-go: retried.
+            except TRANSPORT_ERRORS as err:
+                # No answer: client-go retries these, and so do we.
                 tries += 1
                 if tries >= self._max_tries:
                     log.error(
@@ -351,6 +354,21 @@ class EventRecorder:
                 )
                 # wait.Jitter(sleepDuration, 0.25), so recorders do not retry in lockstep.
                 await self._clock.sleep(self._retry_interval * (1 + 0.25 * self._rng.random()))
+            except Exception:
+                # A bug (in building the Event, or in the client): retrying would only
+                # repeat it. The Event is dropped and the recorder goes on, since Events
+                # are best effort and must never stop the scheduler.
+                report_unexpected(
+                    log,
+                    self._metrics,
+                    "event_recorder",
+                    "event_write_crashed",
+                    regarding=_describe(series.ref),
+                    reason=series.reason,
+                )
+                if not series.created:
+                    self._forget(series)
+                return
 
     async def _write(self, series: _Series) -> None:
         count = series.count

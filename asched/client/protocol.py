@@ -42,6 +42,15 @@ class TransportError(Exception):
     may succeed."""
 
 
+# What a KubeClient call raises when no answer arrived: RestClient wraps every network
+# failure in TransportError, and OSError (TimeoutError and ConnectionError included) covers
+# clients that do not wrap them. Handlers that retry catch these and ApiError, and
+# nothing else: any other exception is a bug (asched.base.errors.report_unexpected).
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (TransportError, OSError)
+# Every way a request can fail that is not a bug.
+REQUEST_ERRORS: tuple[type[Exception], ...] = (ApiError, *TRANSPORT_ERRORS)
+
+
 class KubeClient(Protocol):
     async def request(
         self,

@@ -105,6 +105,12 @@ class PluginHandle:
     def activate(self, pods: Sequence[Pod]) -> None:
         self._services.activate(pods)
 
+    def unexpected_error(self, component: str) -> None:
+        """Count a plugin's bug (asched.base.errors.UnexpectedErrors), if metrics count them."""
+        metrics = self._services.metrics
+        if metrics is not None:
+            metrics.unexpected_error(component)
+
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:

@@ -27,6 +27,7 @@ import structlog
 
 from asched.api import Pod
 from asched.base.clock import Clock
+from asched.base.errors import report_unexpected
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.handle_impl import PluginHandle
@@ -234,13 +235,19 @@ class Framework:
         if m is not None and self._sample_metrics:
             m.plugin_execution(plugin, point, _status_name(status), time.perf_counter() - start)
 
+    def _crashed(self, **where: Any) -> None:
+        """Inside `except`: a plugin raised, a bug in it. Logged with the stack and counted
+        (asched_unexpected_errors_total{component="plugin"}); the caller turns it into an
+        Error status, or carries on where there is no status (Unreserve, PostBind)."""
+        report_unexpected(log, self._services.metrics, "plugin", "plugin_error", **where)
+
     # ---- PreEnqueue / QueueSort ----------------------------------------------------
     def run_pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:
         for p in self.pre_enqueue_plugins:
             try:
                 st = p.pre_enqueue(pod)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="PreEnqueue", pod=pod.key)
+                self._crashed(plugin=p.name, point="PreEnqueue", pod=pod.key)
                 return p.name, error(exc, p.name)
             if st is not None and not st.is_success():
                 return p.name, st.with_plugin(p.name)
@@ -266,7 +273,7 @@ class Framework:
                     out = await out
                 r, st = out
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="PreFilter", pod=pod.key)
+                self._crashed(plugin=p.name, point="PreFilter", pod=pod.key)
                 status = error(exc, p.name)
                 break
             self._plugin(p.name, "PreFilter", st, t)
@@ -322,9 +329,7 @@ class Framework:
                 res: Any = fn(state, pod, node_info)
                 st: Status | None = (await res) if is_async else res
             except Exception as exc:
-                log.exception(
-                    "plugin_error", plugin=name, point="Filter", pod=pod.key, node=node_info.name
-                )
+                self._crashed(plugin=name, point="Filter", pod=pod.key, node=node_info.name)
                 st = error(exc, name)
             if st is not None and st.code != Code.SUCCESS:
                 st = st.with_plugin(name)
@@ -452,7 +457,7 @@ class Framework:
             try:
                 st = ext.add_pod(state, pod_to_schedule, pod_to_add, node_info)
             except Exception as exc:
-                log.exception("plugin_error", plugin=name, point="AddPod", pod=pod_to_schedule.key)
+                self._crashed(plugin=name, point="AddPod", pod=pod_to_schedule.key)
                 return error(exc, name)
             if st is not None and not st.is_success():
                 return st.with_plugin(name)
@@ -465,9 +470,7 @@ class Framework:
             try:
                 st = ext.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
             except Exception as exc:
-                log.exception(
-                    "plugin_error", plugin=name, point="RemovePod", pod=pod_to_schedule.key
-                )
+                self._crashed(plugin=name, point="RemovePod", pod=pod_to_schedule.key)
                 return error(exc, name)
             if st is not None and not st.is_success():
                 return st.with_plugin(name)
@@ -486,7 +489,7 @@ class Framework:
             try:
                 r, st = await p.post_filter(state, pod, statuses)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="PostFilter", pod=pod.key)
+                self._crashed(plugin=p.name, point="PostFilter", pod=pod.key)
                 final = error(exc, p.name)
                 break
             if st is None or st.is_success():
@@ -518,7 +521,7 @@ class Framework:
                 if inspect.isawaitable(st):  # an async PreScore (allowed, see interfaces)
                     st = await st
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="PreScore", pod=pod.key)
+                self._crashed(plugin=p.name, point="PreScore", pod=pod.key)
                 status = error(exc, p.name)
                 break
             if st is not None and st.code == Code.SKIP:
@@ -559,7 +562,7 @@ class Framework:
                 else:
                     raw = [f(state, pod, ni) for ni in nodes]
             except Exception as exc:
-                log.exception("plugin_error", plugin=name, point="Score", pod=pod.key)
+                self._crashed(plugin=name, point="Score", pod=pod.key)
                 status = error(exc, name)
                 break
             status, normalized = self._normalize(name, state, pod, table.nodes, raw)
@@ -586,7 +589,7 @@ class Framework:
             try:
                 st = normalizer.normalize_score(state, pod, scores)
             except Exception as exc:
-                log.exception("plugin_error", plugin=name, point="NormalizeScore", pod=pod.key)
+                self._crashed(plugin=name, point="NormalizeScore", pod=pod.key)
                 return error(exc, name), raw
             if st is not None and not st.is_success():
                 return st.with_plugin(name), raw
@@ -609,7 +612,7 @@ class Framework:
             try:
                 st = p.reserve(state, pod, node_name)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="Reserve", pod=pod.key)
+                self._crashed(plugin=p.name, point="Reserve", pod=pod.key)
                 status = error(exc, p.name)
                 break
             if st is not None and not st.is_success():
@@ -624,7 +627,7 @@ class Framework:
             try:
                 p.unreserve(state, pod, node_name)
             except Exception:
-                log.exception("plugin_error", plugin=p.name, point="Unreserve", pod=pod.key)
+                self._crashed(plugin=p.name, point="Unreserve", pod=pod.key)
         self._point("Unreserve", None, start)
 
     def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -636,7 +639,7 @@ class Framework:
             try:
                 st, timeout = p.permit(state, pod, node_name)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="Permit", pod=pod.key)
+                self._crashed(plugin=p.name, point="Permit", pod=pod.key)
                 status = error(exc, p.name)
                 break
             if st is None or st.is_success():
@@ -672,7 +675,7 @@ class Framework:
             try:
                 st = await p.pre_bind(state, pod, node_name)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="PreBind", pod=pod.key)
+                self._crashed(plugin=p.name, point="PreBind", pod=pod.key)
                 status = error(exc, p.name)
                 break
             if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
@@ -688,7 +691,7 @@ class Framework:
             try:
                 st = await p.bind(state, pod, node_name)
             except Exception as exc:
-                log.exception("plugin_error", plugin=p.name, point="Bind", pod=pod.key)
+                self._crashed(plugin=p.name, point="Bind", pod=pod.key)
                 status = error(exc, p.name)
                 break
             if st is not None and st.code == Code.SKIP:
@@ -704,5 +707,5 @@ class Framework:
             try:
                 await p.post_bind(state, pod, node_name)
             except Exception:
-                log.exception("plugin_error", plugin=p.name, point="PostBind", pod=pod.key)
+                self._crashed(plugin=p.name, point="PostBind", pod=pod.key)
         self._point("PostBind", None, start)

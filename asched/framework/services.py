@@ -11,12 +11,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from asched.api import Pod
 from asched.base.clock import Clock
+from asched.base.errors import UnexpectedErrors
 from asched.client.protocol import KubeClient
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 
 
-class RuntimeMetrics(Protocol):
+class RuntimeMetrics(UnexpectedErrors, Protocol):
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
 
     def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...

@@ -17,7 +17,8 @@ import structlog
 
 from asched.api import Pod
 from asched.base.clock import Clock
-from asched.client.protocol import ApiError, KubeClient
+from asched.base.errors import UnexpectedErrors, report_unexpected
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
 
 log = structlog.get_logger(__name__)
 
@@ -40,9 +41,12 @@ def _rfc3339(ts: float) -> str:
 
 
 class PodStatusWriter:
-    def __init__(self, client: KubeClient, clock: Clock) -> None:
+    def __init__(
+        self, client: KubeClient, clock: Clock, errors: UnexpectedErrors | None = None
+    ) -> None:
         self._client = client
         self._clock = clock
+        self._errors = errors
         self._pending: dict[str, _Update] = {}
         self._wake = anyio.Event()
         self._closed = False
@@ -106,9 +110,19 @@ class PodStatusWriter:
                 log.warning(
                     "pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}", error=str(exc)
                 )
-        except Exception as exc:  # network errors: the next failure writes again
+        except TRANSPORT_ERRORS as exc:  # the pod's next failure writes again
             log.warning(
                 "pod_status_update_failed", pod=f"{upd.namespace}/{upd.name}", error=repr(exc)
+            )
+        except Exception:
+            # A bug, not the network. Dropped rather than raised: the condition only
+            # informs users, and raising would end run() and with it the scheduler.
+            report_unexpected(
+                log,
+                self._errors,
+                "pod_status",
+                "pod_status_update_crashed",
+                pod=f"{upd.namespace}/{upd.name}",
             )
         finally:
             limiter.release()

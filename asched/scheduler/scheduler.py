@@ -24,6 +24,7 @@ from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import Clock, RealClock
+from asched.base.errors import report_unexpected
 from asched.client.protocol import KubeClient
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
@@ -108,7 +109,7 @@ class Scheduler:
         self.metrics = metrics
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.status_writer = PodStatusWriter(client, self.clock)
+        self.status_writer = PodStatusWriter(client, self.clock, metrics)
         self._stores: dict[str, Informer[Any]] = {}
         self._stopping = False
         self._bind_tg: TaskGroup | None = None
@@ -327,7 +328,9 @@ class Scheduler:
                 await self.scheduling_cycle.run(qpi)
             except Exception as exc:
                 # A bug in the cycle must not stop the scheduler: requeue with backoff.
-                log.exception("schedule_one_crashed", pod=qpi.pod.key)
+                report_unexpected(
+                    log, self.metrics, "scheduling_cycle", "schedule_one_crashed", pod=qpi.pod.key
+                )
                 self.outcomes.failed(
                     qpi, qpi.pod.scheduler_name, time.perf_counter(), repr(exc), error=True
                 )

@@ -61,6 +61,7 @@ import structlog
 
 from asched.api import Pod
 from asched.api.podgroup import PodGroup, decode_podgroup, pod_group_key, pod_group_name
+from asched.base.errors import UnexpectedErrors
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import EventResource, QueueingHint
 from asched.framework.handle import Handle
@@ -124,7 +125,13 @@ class GangManager:
         self._backoff = backoff_seconds
         self._reject_fraction = reject_fraction
         self.status: PodGroupStatusWriter | None = (
-            PodGroupStatusWriter(handle.client, self._clock, self.status_for)
+            PodGroupStatusWriter(
+                handle.client,
+                self._clock,
+                self.status_for,
+                # An optional ability of the Handle (asched's has it, a test's may not).
+                errors=handle if isinstance(handle, UnexpectedErrors) else None,
+            )
             if write_status
             else None
         )

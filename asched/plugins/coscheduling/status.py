@@ -39,7 +39,8 @@ from asched.api.podgroup import (
     PodGroupStatus,
 )
 from asched.base.clock import Clock
-from asched.client.protocol import ApiError, KubeClient
+from asched.base.errors import UnexpectedErrors, report_unexpected
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
 
 log = structlog.get_logger(__name__)
 
@@ -121,11 +122,13 @@ class PodGroupStatusWriter:
         source: StatusSource,
         *,
         interval: float = DEFAULT_INTERVAL,
+        errors: UnexpectedErrors | None = None,
     ) -> None:
         self._client = client
         self._clock = clock
         self._source = source
         self._interval = interval
+        self._errors = errors
         # key -> fields only the caller knows (merged over what `source` says).
         self._pending: dict[str, dict[str, Any]] = {}
         self._written: dict[str, _Written] = {}
@@ -230,9 +233,19 @@ class PodGroupStatusWriter:
                 return
             log.warning("podgroup_status_update_failed", podgroup=key, error=str(exc))
             self._retry(key, extra)
-        except Exception as exc:  # transport errors: retried at the group's next slot
+        except TRANSPORT_ERRORS as exc:  # retried at the group's next slot
             log.warning("podgroup_status_update_failed", podgroup=key, error=repr(exc))
             self._retry(key, extra)
+        except Exception:
+            # A bug: retrying would hit it again at every slot. The next change of the
+            # group's status queues a fresh write.
+            report_unexpected(
+                log,
+                self._errors,
+                "podgroup_status",
+                "podgroup_status_update_crashed",
+                podgroup=key,
+            )
         finally:
             limiter.release()
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import anyio
 import pytest
+import structlog
 
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code
 from asched.framework.types import NodeToStatus
+from asched.metrics import Metrics
 from tests.builders import make_node, make_pod
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, framework
 
@@ -40,6 +42,22 @@ async def test_plugin_exception_becomes_error_status_tagged_with_plugin() -> Non
     assert st.code == Code.ERROR
     assert st.plugin == "Boom"
     assert "kaboom" in st.message()
+
+
+async def test_plugin_exception_is_logged_with_its_stack_and_counted() -> None:
+    services = FakeServices()
+    services.metrics = metrics = Metrics(process_metrics=False)
+    fwk = framework(filters=("Label", "Boom"), services=services)
+
+    with structlog.testing.capture_logs() as logs:
+        await fwk.run_filter_plugins(CycleState(), make_pod("p").label("boom", "1").obj(), _ni("n"))
+
+    [entry] = [e for e in logs if e["event"] == "plugin_error"]
+    assert (entry["plugin"], entry["point"], entry["exc_info"]) == ("Boom", "Filter", True)
+    assert (
+        metrics.registry.get_sample_value("asched_unexpected_errors_total", {"component": "plugin"})
+        == 1.0
+    )
 
 
 async def test_async_filter_is_awaited() -> None:
