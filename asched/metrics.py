@@ -190,6 +190,17 @@ class Metrics:
                 registry=r,
             )
         )
+        # asched runs binding cycles as asyncio tasks, not goroutines; the name is kept so
+        # kube-scheduler's dashboards read it (operation="binding": Permit wait to PostBind).
+        self._goroutines = _Children(
+            Gauge(
+                "scheduler_goroutines",
+                "Number of running goroutines split by the work they do such as binding.",
+                ["operation"],
+                registry=r,
+            )
+        )
+        self._goroutines.get("binding").set(0)
         self._cache_size = _Children(
             Gauge(
                 "scheduler_cache_size",
@@ -224,11 +235,6 @@ class Metrics:
             "How late the event loop woke a periodic sleeper: time spent by other work "
             "holding the loop.",
             buckets=exponential_buckets(0.0001, 2, 16),
-            registry=r,
-        )
-        self._binding_in_flight = Gauge(
-            "asched_binding_in_flight",
-            "Binding cycles (Permit wait, PreBind, Bind) currently running.",
             registry=r,
         )
         self._unexpected_errors = _Children(
@@ -271,10 +277,17 @@ class Metrics:
         """One plugin at one extension point (the runtime calls this for sampled cycles)."""
         self._plugin_execution.get(plugin, point, status).observe(seconds)
 
-    def plugin_evaluation(self, plugin: str, point: str, profile: str) -> None:
-        self._plugin_evaluation.get(plugin, point, profile).inc()
+    def plugin_evaluation(self, plugin: str, point: str, profile: str, count: int = 1) -> None:
+        """`plugin` ran `count` times at `point` (PreFilter, Filter, PreScore, Score): once
+        per cycle at the Pre points, once per node at Filter and Score."""
+        self._plugin_evaluation.get(plugin, point, profile).inc(count)
+
+    def goroutines(self, operation: str, delta: int) -> None:
+        """Work of `operation` (binding) started (+1) or ended (-1)."""
+        self._goroutines.get(operation).inc(delta)
 
     def permit_wait(self, result: str, seconds: float) -> None:
+        """A pod waited `seconds` at Permit; `result` is the final Status code's name."""
         self._permit_wait.get(result).observe(seconds)
 
     # ---- queue and cache ----------------------------------------------------------------
@@ -310,9 +323,6 @@ class Metrics:
 
     def loop_lag(self, seconds: float) -> None:
         self._loop_lag.observe(seconds)
-
-    def binding_in_flight(self, delta: int) -> None:
-        self._binding_in_flight.inc(delta)
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()

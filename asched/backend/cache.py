@@ -39,6 +39,9 @@ class Cache:
         # nodes in this order.
         self._order: dict[str, None] = {}
         self._pods: dict[str, _PodState] = {}
+        # uids of assumed pods, kept alongside _pods so scheduler_cache_size{type=
+        # "assumed_pods"} is read without scanning every pod each second.
+        self._assumed: set[str] = set()
         self._dirty: set[str] = set()
         self._order_changed = True
         self._images: dict[str, dict[str, int]] = {}  # image -> node -> size
@@ -136,6 +139,7 @@ class Cache:
             raise CacheError(f"assume_pod: pod {pod.key} is already in the cache")
         self._add(pod)
         self._pods[pod.uid] = _PodState(pod, assumed=True)
+        self._assumed.add(pod.uid)
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo assume_pod (binding failed or was rejected); a no-op if not assumed."""
@@ -144,6 +148,7 @@ class Cache:
             return
         self._remove(st.pod)
         del self._pods[pod.uid]
+        self._assumed.discard(pod.uid)
 
     def is_assumed(self, uid: str) -> bool:
         st = self._pods.get(uid)
@@ -163,6 +168,7 @@ class Cache:
             self._remove(st.pod)
         self._add(pod)
         self._pods[pod.uid] = _PodState(pod, assumed=False)
+        self._assumed.discard(pod.uid)
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         st = self._pods.get(new.uid)
@@ -172,9 +178,11 @@ class Cache:
         self._remove(st.pod)
         self._add(new)
         self._pods[new.uid] = _PodState(new, assumed=False)
+        self._assumed.discard(new.uid)
 
     def remove_pod(self, pod: Pod) -> None:
         st = self._pods.pop(pod.uid, None)
+        self._assumed.discard(pod.uid)
         if st is not None:
             self._remove(st.pod)
 
@@ -183,7 +191,11 @@ class Cache:
         return st.pod if st is not None else None
 
     def pod_count(self) -> int:
+        """Pods in the cache, assumed ones included (kube-scheduler's podStates)."""
         return len(self._pods)
+
+    def assumed_pod_count(self) -> int:
+        return len(self._assumed)
 
     # ---- snapshot --------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:

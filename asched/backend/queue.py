@@ -19,8 +19,8 @@ The queue is not thread-safe: every call must come from the event loop that owns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol, runtime_checkable
 
 import anyio
 import anyio.lowlevel
@@ -87,6 +87,13 @@ class QueueMetrics(Protocol):
         ...
 
 
+@runtime_checkable
+class UnschedulableMetrics(Protocol):
+    """Optional: scheduler_unschedulable_pods{plugin, profile}, fed by the pool."""
+
+    def unschedulable_changed(self, plugins: Sequence[str], profile: str, delta: int) -> None: ...
+
+
 def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
     """kube-scheduler calculateBackoffDuration: initial * 2^(attempts-1), capped at maximum."""
     if attempts <= 0:
@@ -125,7 +132,9 @@ class SchedulingQueue:
         self._metrics = metrics
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(less)
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(_by_expiry)
-        self._pool = UnschedulablePool()
+        self._pool = UnschedulablePool(
+            metrics.unschedulable_changed if isinstance(metrics, UnschedulableMetrics) else None
+        )
         self._inflight = InFlight()
         self._nominator = Nominator()
         # Created lazily: anyio.Event needs a running event loop.

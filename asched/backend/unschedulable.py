@@ -7,12 +7,15 @@ pods and hundreds of node events a second, a scan of the whole pool per event wo
 cost more than scheduling.
 
 Guarantees: one entry per pod UID; the index always matches the plugin sets the pod had
-when it was added (change them only by re-adding); `gated` counts gated pods.
+when it was added (change them only by re-adding); `gated` counts gated pods; `on_change`
+hears of every pod filed (+1) and unfiled (-1) under its plugins, which keeps
+scheduler_unschedulable_pods{plugin, profile} equal to the index, as kube-scheduler's
+queue keeps it equal to its unschedulablePods (gated pods count under their gate).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from asched.framework.types import QueuedPodInfo
 
@@ -20,6 +23,8 @@ from asched.framework.types import QueuedPodInfo
 ANY_PLUGIN = ""
 
 _Key = tuple[str, str]  # (profile, plugin)
+# (plugins, profile, +1 when filed or -1 when unfiled)
+OnChange = Callable[[Sequence[str], str, int], None]
 
 
 def _index_keys(qpi: QueuedPodInfo) -> tuple[_Key, ...]:
@@ -33,7 +38,8 @@ def _index_keys(qpi: QueuedPodInfo) -> tuple[_Key, ...]:
 
 
 class UnschedulablePool:
-    def __init__(self) -> None:
+    def __init__(self, on_change: OnChange | None = None) -> None:
+        self._on_change = on_change
         self._pods: dict[str, QueuedPodInfo] = {}
         # uid -> (index keys, gated) as filed, so removal never depends on later mutation.
         self._filed: dict[str, tuple[tuple[_Key, ...], bool]] = {}
@@ -70,7 +76,15 @@ class UnschedulablePool:
         self._per_profile[profile] = self._per_profile.get(profile, 0) + 1
         if gated:
             self.gated += 1
+        if self._on_change is not None:
+            self._notify(keys, +1)
         return fresh
+
+    def _notify(self, keys: tuple[_Key, ...], delta: int) -> None:
+        assert self._on_change is not None
+        plugins = [plugin for _, plugin in keys if plugin != ANY_PLUGIN]
+        if plugins:
+            self._on_change(plugins, keys[0][0], delta)
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
         qpi = self._pods.pop(uid, None)
@@ -90,6 +104,8 @@ class UnschedulablePool:
             del self._per_profile[profile]
         if gated:
             self.gated -= 1
+        if self._on_change is not None:
+            self._notify(keys, -1)
         return qpi
 
     def filed_under(self, keys: Iterable[_Key]) -> list[QueuedPodInfo]:

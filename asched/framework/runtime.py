@@ -88,6 +88,31 @@ MIN_CHUNK = 32
 P = TypeVar("P")
 
 
+def filter_evaluations(
+    names: Sequence[str], feasible: int, rejected: Sequence[Status]
+) -> list[tuple[str, int]]:
+    """How often kube-scheduler would have called each Filter plugin in a pass.
+
+    RunFilterPlugins calls the plugins in order and stops at a node's first rejection,
+    so plugin i ran for every feasible node and for every node rejected at plugin i or
+    later (or with an Error there). Counted from the pass's outcome, not per call, so the
+    batch path and the per-node path count alike and the per-node loop pays nothing.
+    Nodes with nominated pods, which take two passes, are counted once.
+    """
+    at = {name: i for i, name in enumerate(names)}
+    stopped_at = [0] * (len(names) + 1)
+    for st in rejected:
+        # A node rejected elsewhere (a PreFilter extension, with nominated pods) ran none.
+        stopped_at[at.get(st.plugin, len(names))] += 1
+    counts: list[tuple[str, int]] = []
+    later = 0  # nodes rejected at this plugin or after it
+    for i in range(len(names) - 1, -1, -1):
+        later += stopped_at[i]
+        counts.append((names[i], feasible + later))
+    counts.reverse()
+    return [(name, n) for name, n in counts if n]
+
+
 def chunk_size(n: int) -> int:
     """About sqrt(n) nodes per chunk, never fewer than MIN_CHUNK."""
     return max(int(n**0.5), MIN_CHUNK)
@@ -241,6 +266,11 @@ class Framework:
         Error status, or carries on where there is no status (Unreserve, PostBind)."""
         report_unexpected(log, self._services.metrics, "plugin", "plugin_error", **where)
 
+    def _evaluated(self, plugin: str, point: str, count: int) -> None:
+        m = self._services.metrics
+        if m is not None:
+            m.plugin_evaluation(plugin, point, self.profile_name, count)
+
     # ---- PreEnqueue / QueueSort ----------------------------------------------------
     def run_pre_enqueue(self, pod: Pod) -> tuple[str, Status] | None:
         for p in self.pre_enqueue_plugins:
@@ -277,6 +307,8 @@ class Framework:
                 status = error(exc, p.name)
                 break
             self._plugin(p.name, "PreFilter", st, t)
+            if st is None or st.code != Code.SKIP:
+                self._evaluated(p.name, "PreFilter", 1)
             if st is not None and st.code == Code.SKIP:
                 state.skip_filter_plugins.add(p.name)
                 continue
@@ -390,6 +422,31 @@ class Framework:
         return verdict
 
     async def run_filter_over_nodes(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        start: int,
+        limit: int,
+        statuses: NodeToStatus,
+    ) -> FilterPass:
+        """_filter_over_nodes, counted in scheduler_plugin_evaluation_total."""
+        already = len(statuses)
+        result = await self._filter_over_nodes(
+            state, pod, nodes, start=start, limit=limit, statuses=statuses
+        )
+        m = self._services.metrics
+        if m is not None:
+            names = [name for name, _, _ in self.filter_fns(state)]
+            rejected = list(statuses.statuses.values())[already:]
+            if result.error is not None:
+                rejected.append(result.error)
+            for name, count in filter_evaluations(names, len(result.feasible), rejected):
+                m.plugin_evaluation(name, "Filter", self.profile_name, count)
+        return result
+
+    async def _filter_over_nodes(
         self,
         state: CycleState,
         pod: Pod,
@@ -527,6 +584,7 @@ class Framework:
             if st is not None and st.code == Code.SKIP:
                 state.skip_score_plugins.add(p.name)
                 continue
+            self._evaluated(p.name, "PreScore", 1)
             if st is not None and not st.is_success():
                 status = st.with_plugin(p.name)
                 break
@@ -552,6 +610,8 @@ class Framework:
         if not fns:
             table.totals = [1] * len(nodes)
             return table, None
+        for name, _, _ in fns:
+            self._evaluated(name, "Score", len(nodes))
         totals = [0] * len(nodes)
         status: Status | None = None
         for name, fn, is_async in fns:
@@ -661,10 +721,14 @@ class Framework:
         wp = self.waiting_pods.get(pod.uid)
         if wp is None:
             return None
+        started = self.clock.now()
         try:
             st = await wp.wait(self.clock)
         finally:
             self.waiting_pods.remove(pod.uid)
+        m = self._services.metrics
+        if m is not None:
+            m.permit_wait(st.code_name(), self.clock.now() - started)
         return None if st.is_success() else st
 
     # ---- binding cycle ---------------------------------------------------------------

@@ -22,6 +22,10 @@ class RuntimeMetrics(UnexpectedErrors, Protocol):
 
     def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
 
+    def plugin_evaluation(self, plugin: str, point: str, profile: str, count: int = 1) -> None: ...
+
+    def permit_wait(self, result: str, seconds: float) -> None: ...
+
 
 class SchedulerServices(Protocol):
     @property

@@ -53,6 +53,20 @@ class Assumed:
     start: float
 
 
+# kube-scheduler's Goroutines label for binding cycles (metrics.Binding).
+BINDING = "binding"
+
+
+class CycleMetrics(Protocol):
+    def observe_algorithm(self, seconds: float) -> None:
+        """scheduler_scheduling_algorithm_duration_seconds"""
+        ...
+
+    def goroutines(self, operation: str, delta: int) -> None:
+        """scheduler_goroutines{operation}: asyncio tasks here, goroutines there."""
+        ...
+
+
 class MoveRequests(Protocol):
     """Tell the queue that something changed (here: resources were freed)."""
 
@@ -79,8 +93,10 @@ class SchedulingCycle:
         outcomes: Outcomes,
         skip: Callable[[Pod], bool],
         to_binding: Callable[[Assumed], None],
+        metrics: CycleMetrics | None = None,
     ) -> None:
         """`skip(pod)` is kube-scheduler's skipPodSchedule; `to_binding` starts a binding."""
+        self._metrics = metrics
         self._frameworks = frameworks
         self._cache = cache
         self._snapshot = snapshot
@@ -107,6 +123,8 @@ class SchedulingCycle:
             )
         except FitError as fit:
             await self._post_filter(fwk, state, pod, fit)
+            # schedulingAlgorithm's deferred observation covers PostFilter too.
+            self._observe_algorithm(start)
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
             self._outcomes.failed(
@@ -114,11 +132,14 @@ class SchedulingCycle:
             )
             return
         except NoNodesAvailable as exc:
+            self._observe_algorithm(start)
             self._outcomes.failed(qpi, name, start, str(exc), error=False)
             return
         except SchedulingError as exc:
+            self._observe_algorithm(start)
             self._outcomes.failed(qpi, name, start, exc.status.message(), error=True)
             return
+        self._observe_algorithm(start)
 
         node = result.suggested_host
         assumed = replace(pod, node_name=node)
@@ -145,6 +166,10 @@ class SchedulingCycle:
             waiting=st is not None,
         )
         self._to_binding(Assumed(fwk, state, qpi, assumed, node, start))
+
+    def _observe_algorithm(self, start: float) -> None:
+        if self._metrics is not None:
+            self._metrics.observe_algorithm(time.perf_counter() - start)
 
     async def _post_filter(
         self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError
@@ -177,8 +202,10 @@ class BindingCycle:
         outcomes: Outcomes,
         events: Callable[[str], EventRecorder],
         limiter: anyio.CapacityLimiter,
+        metrics: CycleMetrics | None = None,
     ) -> None:
         """`events(profile)` is the profile's recorder; `limiter` caps binds in flight."""
+        self._metrics = metrics
         self._cache = cache
         self._queue = queue
         self._outcomes = outcomes
@@ -186,6 +213,18 @@ class BindingCycle:
         self._limiter = limiter
 
     async def run(self, a: Assumed) -> None:
+        # Counted from the wait at Permit to PostBind, as kube-scheduler counts its
+        # binding goroutine.
+        m = self._metrics
+        if m is not None:
+            m.goroutines(BINDING, +1)
+        try:
+            await self._run(a)
+        finally:
+            if m is not None:
+                m.goroutines(BINDING, -1)
+
+    async def _run(self, a: Assumed) -> None:
         fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
         st = await fwk.wait_on_permit(assumed)
         if st is None:

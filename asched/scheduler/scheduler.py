@@ -35,7 +35,7 @@ from asched.framework.status import Status
 from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.scheduler.algorithm import Algorithm
-from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
+from asched.scheduler.cycle import Assumed, BindingCycle, CycleMetrics, SchedulingCycle
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podstatus import PodStatusWriter
@@ -48,8 +48,10 @@ class Elector(Protocol):
     async def run(self, on_started_leading: Callable[[], Awaitable[None]]) -> None: ...
 
 
-class SchedulerMetrics(RuntimeMetrics, Protocol):
+class SchedulerMetrics(RuntimeMetrics, CycleMetrics, Protocol):
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def set_cache_size(self, nodes: int, pods: int, assumed_pods: int) -> None: ...
 
     def pod_scheduled(self, attempts: int, sli_seconds: float) -> None: ...
 
@@ -179,6 +181,7 @@ class Scheduler:
             outcomes=self.outcomes,
             skip=self.skip_pod,
             to_binding=self._start_binding,
+            metrics=metrics,
         )
         self.binding_cycle = BindingCycle(
             cache=self.cache,
@@ -186,6 +189,7 @@ class Scheduler:
             outcomes=self.outcomes,
             events=self._events_for,
             limiter=anyio.CapacityLimiter(options.max_concurrent_binds),
+            metrics=metrics,
         )
 
     # ---- wiring --------------------------------------------------------------------
@@ -339,9 +343,19 @@ class Scheduler:
 
     async def _report_pending(self) -> None:
         while True:
-            assert self.metrics is not None
-            self.metrics.set_pending(self.queue.pending_counts())
+            self.report_gauges()
             await self.clock.sleep(1.0)
+
+    def report_gauges(self) -> None:
+        """Queue and cache sizes into their gauges; the leader calls it once a second, as
+        kube-scheduler's cache updates scheduler_cache_size every second."""
+        if self.metrics is None:
+            return
+        self.metrics.set_pending(self.queue.pending_counts())
+        cache = self.cache
+        self.metrics.set_cache_size(
+            cache.node_count(), cache.pod_count(), cache.assumed_pod_count()
+        )
 
     @property
     def stopping(self) -> bool:

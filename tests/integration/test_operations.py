@@ -557,7 +557,7 @@ async def test_metrics_after_a_run(
     lag_count = value(samples, "asched_event_loop_lag_seconds_count")
     assert lag_count > 0
     assert value(samples, "asched_event_loop_lag_seconds_sum") / lag_count < 0.5
-    assert value(samples, "asched_binding_in_flight") == 0
+    assert value(samples, "scheduler_goroutines", operation="binding") == 0
     for histogram in (
         "scheduler_framework_extension_point_duration_seconds",
         "scheduler_scheduling_attempt_duration_seconds",

@@ -279,7 +279,7 @@ def _exposed_series() -> dict[str, set[str]]:
     m.pod_scheduled(1, 0.2)
     m.extension_point("Filter", "Success", "asched", 0.001)
     m.set_pending({"active": 1})
-    m.binding_in_flight(1)
+    m.goroutines("binding", 1)
     m.loop_lag(0.001)
     m.preemption_attempt()
     m.preemption_victims(1)
@@ -297,7 +297,7 @@ def _exposed_series() -> dict[str, set[str]]:
         "scheduler_scheduling_attempt_duration_seconds_bucket",
         "scheduler_pending_pods",
         "scheduler_framework_extension_point_duration_seconds_bucket",
-        "asched_binding_in_flight",
+        "scheduler_goroutines",
         "asched_event_loop_lag_seconds_bucket",
         "scheduler_preemption_attempts_total",
     ],

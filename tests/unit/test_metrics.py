@@ -34,10 +34,14 @@ def enter_and_leave_unschedulable(m: Metrics) -> None:
     m.unschedulable_changed(["TaintToleration"], "p", -1)
 
 
+def bindings(m: Metrics) -> None:
+    m.goroutines("binding", +2)
+    m.goroutines("binding", -1)
+
+
 def asched_own(m: Metrics) -> None:
-    m.binding_in_flight(+2)
-    m.binding_in_flight(-1)
     m.loop_lag(0.003)
+    m.unexpected_error("pod_status")
 
 
 @pytest.mark.parametrize(
@@ -163,9 +167,14 @@ def asched_own(m: Metrics) -> None:
             id="cache-size",
         ),
         pytest.param(
+            bindings,
+            {key("scheduler_goroutines", operation="binding"): 1.0},
+            id="binding-goroutines",
+        ),
+        pytest.param(
             asched_own,
             {
-                key("asched_binding_in_flight"): 1.0,
+                key("asched_unexpected_errors_total", component="pod_status"): 1.0,
                 key("asched_event_loop_lag_seconds_bucket", le="0.0032"): 1.0,
                 key("asched_event_loop_lag_seconds_bucket", le="0.0016"): 0.0,
             },

@@ -25,6 +25,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.registry import PluginSpec
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.status import Status
+from asched.metrics import Metrics
 from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
@@ -62,7 +63,9 @@ class Conditions:
 
 
 class Harness:
-    def __init__(self, node_names: tuple[str, ...] = ("n1", "n2", "n3")) -> None:
+    def __init__(
+        self, node_names: tuple[str, ...] = ("n1", "n2", "n3"), metrics: Metrics | None = None
+    ) -> None:
         reg = registry()
         reg.register(PluginSpec(FlakyBinder.name, FlakyBinder))
         plugins = {
@@ -76,6 +79,7 @@ class Harness:
             "bind": [("FlakyBinder", 0)],
         }
         self.services = FakeServices()
+        self.services.metrics = metrics
         self.fwk = Framework(ProfileSpec("test", plugins, {}), reg, self.services)
         self.clock = FakeClock()
         self.cache = Cache()
@@ -86,6 +90,7 @@ class Harness:
             self.clock,
             pre_enqueue=lambda pod: None,
             hints={"test": self.fwk.enqueue_hints()},
+            metrics=metrics,
         )
         self.informer: dict[str, Pod] = {}
         self.events = Recorder()
@@ -107,6 +112,7 @@ class Harness:
             outcomes=outcomes,
             skip=lambda pod: self.cache.is_assumed(pod.uid),
             to_binding=self.assumed.append,
+            metrics=metrics,
         )
         self.binding = BindingCycle(
             cache=self.cache,
@@ -114,6 +120,7 @@ class Harness:
             outcomes=outcomes,
             events=lambda profile: self.events,
             limiter=anyio.CapacityLimiter(4),
+            metrics=metrics,
         )
 
     async def schedule(self, pod: Pod) -> Assumed | None:
