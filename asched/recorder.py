@@ -30,6 +30,13 @@ Guarantees, after client-go's events broadcaster (tools/events/event_broadcaster
 
 Give the recorder its own client (its own qps limiter): kube-scheduler builds a separate
 clientset for events, so Event writes never slow bindings.
+
+Reporting controller: kube-scheduler gives each profile its own recorder from one
+broadcaster (NewRecorder(schedulerName)), so a profile's Events say
+`reportingController: <schedulerName>` and `reportingInstance: <schedulerName>-<hostname>`.
+`for_controller(name)` is that recorder: a view that stamps its own names on what it
+records, while queue, aggregation, rate limit and drain stay this one recorder's. Events
+recorded on the recorder itself carry the names it was built with.
 """
 
 from __future__ import annotations
@@ -115,7 +122,14 @@ def truncate_note(message: str) -> str:
     return cut + suffix
 
 
-_SeriesKey = tuple[str, str, str, str, str]
+# (reporting controller, regarding identity, type, reason, action, note)
+_SeriesKey = tuple[str, str, str, str, str, str]
+
+
+@dataclass(slots=True, frozen=True)
+class _Reporter:
+    controller: str
+    instance: str
 
 
 @dataclass(slots=True)
@@ -123,6 +137,7 @@ class _Series:
     """One aggregated Event: what was written so far and what was observed since."""
 
     key: _SeriesKey
+    reporter: _Reporter
     ref: ObjectReference
     event_type: str
     reason: str
@@ -162,12 +177,10 @@ class EventRecorder:
     ) -> None:
         if max_queued < 1 or max_series < 1 or max_tries < 1:
             raise ValueError("max_queued, max_series and max_tries must be >= 1")
-        if reporting_instance is None:
-            reporting_instance = f"{reporting_controller}-{socket.gethostname()}"
         self._client = client
         self._clock = clock
-        self._controller = reporting_controller[:_FIELD_LENGTH_LIMIT]
-        self._instance = reporting_instance[:_FIELD_LENGTH_LIMIT]
+        self._reporter = _reporter(reporting_controller, reporting_instance)
+        self._views: dict[str, ControllerEvents] = {}
         self._limiter = TokenBucket(qps, burst, clock)
         self._max_queued = max_queued
         self._max_series = max_series
@@ -196,8 +209,29 @@ class EventRecorder:
 
     # ---- the caller's side: never blocks ------------------------------------------------
 
+    def for_controller(self, controller: str, instance: str | None = None) -> ControllerEvents:
+        """The recorder of one reporting controller (a profile's schedulerName), sharing
+        this one's queue; *instance* defaults to `<controller>-<hostname>` as client-go's."""
+        view = self._views.get(controller)
+        if view is None:
+            view = ControllerEvents(self, _reporter(controller, instance))
+            self._views[controller] = view
+        return view
+
     def event(
         self, regarding: Any, event_type: str, reason: str, action: str, message: str
+    ) -> None:
+        self._record(regarding, event_type, reason, action, message, reporter=self._reporter)
+
+    def _record(
+        self,
+        regarding: Any,
+        event_type: str,
+        reason: str,
+        action: str,
+        message: str,
+        *,
+        reporter: _Reporter,
     ) -> None:
         if event_type not in (NORMAL, WARNING):
             log.error("event_type_invalid", event_type=event_type, reason=reason)
@@ -209,7 +243,7 @@ class EventRecorder:
             return
         note = truncate_note(message)
         identity = ref.uid or f"{ref.kind}/{ref.namespace}/{ref.name}"
-        key = (identity, event_type, reason, action, note)
+        key = (reporter.controller, identity, event_type, reason, action, note)
         now, wall = self._clock.now(), self._clock.wall()
         series = self._series.get(key)
         if series is not None:
@@ -220,6 +254,7 @@ class EventRecorder:
             return
         series = _Series(
             key=key,
+            reporter=reporter,
             ref=ref,
             event_type=event_type,
             reason=reason[:_FIELD_LENGTH_LIMIT],
@@ -408,8 +443,8 @@ class EventRecorder:
             "kind": "Event",
             "metadata": {"name": series.name, "namespace": series.namespace},
             "eventTime": micro_time(series.event_time),
-            "reportingController": self._controller,
-            "reportingInstance": self._instance,
+            "reportingController": series.reporter.controller,
+            "reportingInstance": series.reporter.instance,
             "action": series.action,
             "reason": series.reason,
             "regarding": series.ref.to_json(),
@@ -437,6 +472,33 @@ class EventRecorder:
                 self._enqueue(series)
             elif final or now - series.last_seen > self._series_window:
                 self._forget(series)
+
+
+class ControllerEvents:
+    """EventRecorder.for_controller: records as one reporting controller; never blocks."""
+
+    __slots__ = ("_recorder", "_reporter")
+
+    def __init__(self, recorder: EventRecorder, reporter: _Reporter) -> None:
+        self._recorder = recorder
+        self._reporter = reporter
+
+    @property
+    def reporting_controller(self) -> str:
+        return self._reporter.controller
+
+    def event(
+        self, regarding: Any, event_type: str, reason: str, action: str, message: str
+    ) -> None:
+        self._recorder._record(
+            regarding, event_type, reason, action, message, reporter=self._reporter
+        )
+
+
+def _reporter(controller: str, instance: str | None) -> _Reporter:
+    if instance is None:
+        instance = f"{controller}-{socket.gethostname()}"
+    return _Reporter(controller[:_FIELD_LENGTH_LIMIT], instance[:_FIELD_LENGTH_LIMIT])
 
 
 def _series_json(count: int, last_observed: float) -> dict[str, Any]:

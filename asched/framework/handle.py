@@ -7,7 +7,7 @@ not on the scheduler, and unit tests can build a small one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from asched.api import Pod
 from asched.base.clock import Clock
@@ -30,6 +30,21 @@ class EventRecorder(Protocol):
     ) -> None:
         """Record an event about `regarding` (a Pod, or an ObjectRef); never blocks."""
         ...
+
+
+@runtime_checkable
+class ControllerRecorders(Protocol):
+    """Optional: an EventRecorder that records as another reporting controller.
+
+    kube-scheduler gives each profile a recorder whose Events name the profile's
+    schedulerName as reportingController; asched.recorder.EventRecorder has this."""
+
+    def for_controller(self, controller: str) -> EventRecorder: ...
+
+
+def profile_events(events: EventRecorder, profile: str) -> EventRecorder:
+    """`events` as the recorder of one profile, when it can be one."""
+    return events.for_controller(profile) if isinstance(events, ControllerRecorders) else events
 
 
 class Handle(Protocol):

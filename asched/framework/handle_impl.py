@@ -18,7 +18,7 @@ from asched.api.podgroup import pod_group_name
 from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
 from asched.framework.cycle_state import CycleState
-from asched.framework.handle import EventRecorder
+from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.services import PodGroupIndex, SchedulerServices
@@ -81,7 +81,8 @@ class PluginHandle:
 
     @property
     def events(self) -> EventRecorder:
-        return self._services.events
+        """The profile's recorder: its Events name the profile as reportingController."""
+        return profile_events(self._services.events, self._profile_name)
 
     @property
     def parallelism(self) -> int:

@@ -26,7 +26,7 @@ from asched.backend.snapshot import Snapshot
 from asched.base.clock import Clock, RealClock
 from asched.base.errors import report_unexpected
 from asched.client.protocol import KubeClient
-from asched.framework.handle import EventRecorder
+from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, ProfileSpec
@@ -125,6 +125,9 @@ class Scheduler:
         }
         if not self.frameworks:
             raise ValueError("at least one profile is required")
+        # One recorder per profile over the shared one, as kube-scheduler's profiles each
+        # get NewRecorder(schedulerName) from one broadcaster.
+        self._profile_events = {name: profile_events(self.events, name) for name in self.frameworks}
         first = next(iter(self.frameworks.values()))
         hints = {name: fwk.enqueue_hints() for name, fwk in self.frameworks.items()}
         self.queue = SchedulingQueue(
@@ -210,8 +213,8 @@ class Scheduler:
         return inf
 
     def _events_for(self, profile: str) -> EventRecorder:
-        """The event recorder for one profile's events."""
-        return self.events
+        """The event recorder for one profile's events (reportingController = profile)."""
+        return self._profile_events.get(profile, self.events)
 
     def _responsible(self, pod: Pod) -> bool:
         return pod.scheduler_name in self.frameworks
