@@ -17,6 +17,7 @@ Plain HTTP only; kube-scheduler's authenticated HTTPS serving is not mirrored.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from types import TracebackType
 from typing import NoReturn, Self
@@ -25,6 +26,7 @@ import anyio
 import structlog
 from aiohttp import web
 
+from asched.base.errors import StartupError
 from asched.metrics import CONTENT_TYPE, Metrics
 
 log = structlog.get_logger(__name__)
@@ -38,6 +40,10 @@ DEFAULT_PORT = 10259
 
 def _always_ok() -> tuple[bool, str]:
     return True, ""
+
+
+class OpsServerError(StartupError):
+    """The ops endpoints cannot listen where they were told to."""
 
 
 class OpsServer:
@@ -88,6 +94,13 @@ class OpsServer:
         try:
             site = web.TCPSite(runner, self._host, self._requested_port)
             await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            # A port in use or an address not on this host: the user's to fix, one line.
+            where = f"{self._host}:{self._requested_port}"
+            # The event loop's strerror wraps the OS's words; errno gives them plain.
+            why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise OpsServerError(f"cannot serve /healthz and /metrics on {where}: {why}") from exc
         except BaseException:
             await runner.cleanup()
             raise

@@ -93,6 +93,21 @@ def _unreachable(d: Path) -> list[str]:
     return [*args, "--secure-port", "0", "--bind-address", "127.0.0.1", "--log-level", "warning"]
 
 
+# Sockets held open while their case runs, so its port is taken.
+_HELD: list[socket.socket] = []
+
+
+def _port_in_use(d: Path) -> list[str]:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    _HELD.append(s)
+    (d / "port").write_text(str(s.getsockname()[1]))
+    (d / "kubeconfig").write_text(_kubeconfig())
+    args = ["run", "--kubeconfig", str(d / "kubeconfig"), "--bind-address", "127.0.0.1"]
+    return [*args, "--secure-port", (d / "port").read_text(), "--log-level", "warning"]
+
+
 def _garbage_cert(d: Path) -> list[str]:
     (d / "u.crt").write_text("not a certificate\n")
     (d / "u.key").write_text("not a key\n")
@@ -185,6 +200,14 @@ CASES = [
         lambda d: (
             "asched: cannot reach the API server at "
             f"https://127.0.0.1:{(d / 'port').read_text()}: connection refused"
+        ),
+    ),
+    Case(
+        "ops-port-in-use",
+        _port_in_use,
+        lambda d: (
+            "asched: cannot serve /healthz and /metrics on "
+            f"127.0.0.1:{(d / 'port').read_text()}: address already in use"
         ),
     ),
     Case(
