@@ -48,6 +48,8 @@ class RunOptions:
     lease_name: str | None = None
     # Seconds to wait for the API server's first answer before giving up (StartupError).
     api_server_wait: float = DEFAULT_WAIT
+    # False: no columnar fast path (`asched run --no-columnar`).
+    columnar: bool = True
 
 
 def build_registry() -> Registry:
@@ -108,6 +110,7 @@ async def run(opts: RunOptions) -> int:
             event_client, clock, reporting_controller="asched", metrics=metrics
         )
         options = scheduler_options(cfg)
+        options.columnar = opts.columnar
         options.on_synced = gctune.freeze_caches
         sched = Scheduler(client, registry, options, clock=clock, events=recorder, metrics=metrics)
         le = cfg.leader_election

@@ -56,6 +56,13 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="how long to wait for the API server's first answer before exiting "
         "(default 10, as kube-controller-manager)",
     )
+    p.add_argument(
+        "--no-columnar",
+        dest="columnar",
+        action="store_false",
+        help="run every Filter and Score plugin node by node instead of over node columns "
+        "(same decisions, slower; for comparing the two)",
+    )
     p.add_argument("--lease-namespace", default=None)
     p.add_argument("--lease-name", default=None)
     p.add_argument("--log-level", default="info")
@@ -77,6 +84,7 @@ def run_run_command(args: argparse.Namespace) -> int:
         leader_elect=args.leader_elect,
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
+        columnar=args.columnar,
     )
     if args.api_server_wait is not None:
         opts.api_server_wait = args.api_server_wait

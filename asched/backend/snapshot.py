@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from asched.framework.columns import NodeColumns, NodeRows
 from asched.framework.nodeinfo import NodeInfo
 
 
 class Snapshot:
     __slots__ = (
         "_affinity",
+        "_cols",
         "_index",
         "_list",
         "_map",
@@ -23,16 +27,25 @@ class Snapshot:
 
     def __init__(self, node_infos: Sequence[NodeInfo] = ()) -> None:
         self._map: dict[str, NodeInfo] = {ni.name: ni for ni in node_infos}
-        self._list: list[NodeInfo] = list(node_infos)
+        self._cols = NodeColumns()
+        self._list = self._rows(list(node_infos))
         self._index: dict[str, int] = {ni.name: i for i, ni in enumerate(self._list)}
         self._affinity: list[NodeInfo] = []
         self._required_anti_affinity: list[NodeInfo] = []
         self.rebuild_lists(order=None)
 
+    def _rows(self, infos: list[NodeInfo]) -> NodeRows:
+        """The node list, with the columns rebuilt to match it row for row."""
+        self._cols.rebuild(infos)
+        rows = NodeRows(infos, self._cols, np.arange(len(infos), dtype=np.int64))
+        # One list, shared: a replaced NodeInfo is seen by both.
+        self._cols.infos = rows
+        return rows
+
     def rebuild_lists(self, order: Sequence[str] | None) -> None:
         """Recompute the node list (in `order` if given) and the affinity lists."""
         if order is not None:
-            self._list = [self._map[n] for n in order if n in self._map]
+            self._list = self._rows([self._map[n] for n in order if n in self._map])
             self._index = {ni.name: i for i, ni in enumerate(self._list)}
         self._affinity = [ni for ni in self._list if ni.pods_with_affinity]
         self._required_anti_affinity = [
@@ -42,6 +55,11 @@ class Snapshot:
     # SnapshotLister
     def node_infos(self) -> Sequence[NodeInfo]:
         return self._list
+
+    @property
+    def columns(self) -> NodeColumns:
+        """The node list's columns (row i = node_infos()[i]), kept current by _replace."""
+        return self._cols
 
     def get(self, node_name: str) -> NodeInfo | None:
         return self._map.get(node_name)
@@ -62,7 +80,7 @@ class Snapshot:
         i = self._index.get(ni.name)
         if i is None:
             return False
-        self._list[i] = ni
+        self._cols.set_row(i, ni)  # also stores it in the shared node list
         return True
 
     def _drop(self, name: str) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from asched.api import Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEventWithHint
 from asched.framework.nodeinfo import NodeInfo
@@ -109,6 +110,36 @@ class ScorePlugin(Plugin, Protocol):
 @runtime_checkable
 class AsyncScorePlugin(Plugin, Protocol):
     async def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Protocol):
+    """Optional, beside `filter`: the same verdicts for many nodes at once, from columns.
+
+    Return None when every node passes. The runtime uses this only when every Filter
+    plugin left for the pod has it; otherwise it calls `filter` node by node. Answers
+    must equal `filter`'s node for node (asched.framework.columns).
+    """
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    """Optional, beside `score`: raw scores for `rows` (int64), equal to `score`'s."""
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> Int64s: ...
+
+
+@runtime_checkable
+class BatchScoreNormalizer(Protocol):
+    """Optional, beside `normalize_score`: the same rescaling of a raw score array."""
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s: ...
 
 
 @runtime_checkable

@@ -23,11 +23,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.lowlevel
+import numpy as np
 import structlog
 
 from asched.api import Pod
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
+from asched.framework.batch import BatchPlugins, as_rows, filter_pass, normalize, score_raw
+from asched.framework.columns import NodeRows, Unbatchable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.handle_impl import PluginHandle
@@ -142,9 +145,17 @@ class Framework:
     """The runtime of one profile (kube-scheduler frameworkImpl)."""
 
     def __init__(
-        self, profile: ProfileSpec, registry: Registry, services: SchedulerServices
+        self,
+        profile: ProfileSpec,
+        registry: Registry,
+        services: SchedulerServices,
+        *,
+        columnar: bool = True,
     ) -> None:
+        """`columnar=False` turns the batch Filter/Score path off (asched.framework.batch),
+        so every plugin runs node by node: the reference the fast path must equal."""
         self.profile = profile
+        self.columnar = columnar
         self._services = services
         self.waiting_pods = WaitingPods()
         self.handle = PluginHandle(profile.scheduler_name, services, self.waiting_pods, self)
@@ -188,6 +199,9 @@ class Framework:
         self._normalizers: dict[str, ScoreNormalizer] = {
             p.name: p for p in self.score_plugins if isinstance(p, ScoreNormalizer)
         }
+        self._batch = BatchPlugins(
+            {p.name: p for p in self.filter_plugins}, {p.name: p for p in self.score_plugins}
+        )
         self._sample_metrics = False
 
     def _at(self, point: EP, protocol: type[P]) -> list[P]:
@@ -467,6 +481,28 @@ class Framework:
         if n == 0:
             return FilterPass(feasible, 0)
         fns = self.filter_fns(state)
+        rows = as_rows(nodes) if self.columnar else None
+        if rows is not None and not self._services.has_nominated_pods():
+            names = [f[0] for f in fns]
+            if self._batch.covers_filters(names):
+                try:
+                    return filter_pass(
+                        self._batch,
+                        names,
+                        state,
+                        pod,
+                        rows,
+                        start=start,
+                        limit=limit,
+                        statuses=statuses,
+                    )
+                except Unbatchable:
+                    pass  # raised before any status is written
+                except Exception:
+                    # A bug in a batch Filter: the per-node path below gives the exact
+                    # statuses (an Error, if the per-node Filter fails too).
+                    self._crashed(point="BatchFilter", pod=pod.key)
+                    statuses.statuses.clear()
         if not fns:
             return FilterPass([nodes[(start + i) % n] for i in range(min(limit, n))], min(limit, n))
         nominated = self._nominated_nodes(nodes)
@@ -612,8 +648,13 @@ class Framework:
             return table, None
         for name, _, _ in fns:
             self._evaluated(name, "Score", len(nodes))
-        totals = [0] * len(nodes)
         status: Status | None = None
+        rows = as_rows(nodes) if self.columnar else None
+        if rows is not None:
+            table, status = await self._score_columnar(fns, state, pod, rows, table)
+            self._point("Score", status, start)
+            return table, status
+        totals = [0] * len(nodes)
         for name, fn, is_async in fns:
             try:
                 f: Any = fn  # int, or an awaitable of one when is_async
@@ -638,6 +679,56 @@ class Framework:
         self._point("Score", status, start)
         return table, status
 
+    async def _score_columnar(
+        self,
+        fns: Sequence[tuple[str, ScoreFn, bool]],
+        state: CycleState,
+        pod: Pod,
+        nodes: NodeRows,
+        table: ScoreTable,
+    ) -> tuple[ScoreTable, Status | None]:
+        """run_score_plugins over arrays: batch plugins score from the columns, the rest
+        node by node; normalize, check, weigh and total as the per-node loop does."""
+        totals = np.zeros(len(nodes), dtype=np.int64)
+        for name, fn, is_async in fns:
+            try:
+                raw_arr = score_raw(self._batch, name, state, pod, nodes)
+                if raw_arr is None:
+                    f: Any = fn  # int, or an awaitable of one when is_async
+                    if is_async:
+                        raw_list = [int(await f(state, pod, ni)) for ni in nodes]
+                    else:
+                        raw_list = [f(state, pod, ni) for ni in nodes]
+                    raw_arr = np.asarray(raw_list, dtype=np.int64)
+                else:
+                    raw_list = raw_arr.tolist()
+            except Exception as exc:
+                self._crashed(plugin=name, point="Score", pod=pod.key)
+                return table, error(exc, name)
+            norm_arr = (
+                normalize(self._batch, name, state, pod, raw_arr)
+                if name in self._normalizers
+                else raw_arr
+            )
+            if norm_arr is None:
+                status, normalized = self._normalize(name, state, pod, table.nodes, raw_list)
+                if status is not None:
+                    return table, status
+                norm_arr = np.asarray(normalized, dtype=np.int64)
+            else:
+                normalized = raw_list if norm_arr is raw_arr else norm_arr.tolist()
+                if ((norm_arr < MIN_NODE_SCORE) | (norm_arr > MAX_NODE_SCORE)).any():
+                    return table, self._out_of_range(name, table.nodes, normalized)
+            weight = self.score_weights.get(name, 1)
+            weighted_arr = norm_arr * weight
+            totals += weighted_arr
+            table.plugins.append(
+                PluginScores(name, weight, raw_list, normalized, weighted_arr.tolist())
+            )
+        table.totals = totals.tolist()
+        table.totals_array = totals
+        return table, None
+
     def _normalize(
         self, name: str, state: CycleState, pod: Pod, nodes: list[str], raw: list[int]
     ) -> tuple[Status | None, list[int]]:
@@ -654,6 +745,11 @@ class Framework:
             if st is not None and not st.is_success():
                 return st.with_plugin(name), raw
             normalized = [ns.score for ns in scores]
+        st = self._out_of_range(name, nodes, normalized)
+        return (st, raw) if st is not None else (None, normalized)
+
+    @staticmethod
+    def _out_of_range(name: str, nodes: list[str], normalized: list[int]) -> Status | None:
         for node, v in zip(nodes, normalized, strict=True):
             if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
                 return error(
@@ -661,8 +757,8 @@ class Framework:
                     f"it should be in the range [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                     "after normalizing",
                     name,
-                ), raw
-        return None, normalized
+                )
+        return None
 
     # ---- Reserve / Permit -----------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from asched.api import Pod
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
@@ -111,6 +114,8 @@ class ScoreTable:
     nodes: list[str]
     plugins: list[PluginScores] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
+    # The same totals as an int64 array, when the columnar path computed them.
+    totals_array: npt.NDArray[np.int64] | None = None
 
 
 @dataclass(slots=True)

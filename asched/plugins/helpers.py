@@ -17,7 +17,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from asched.api import Node, Pod, Taint, Toleration
+from asched.framework.columns import Int64s
 from asched.framework.registry import ArgsError
 from asched.framework.types import NodeScore
 
@@ -132,6 +135,18 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         score = max_priority * s.score // max_count
         s.score = max_priority - score if reverse else score
+
+
+def default_normalize_scores(max_priority: int, reverse: bool, scores: Int64s) -> Int64s:
+    """default_normalize_score over an array (a new array; the input is not changed)."""
+    max_count = max(0, int(scores.max())) if scores.size else 0
+    if max_count == 0:
+        if reverse:
+            return np.full(len(scores), max_priority, dtype=np.int64)
+        return scores.copy()
+    scaled = max_priority * scores // max_count
+    out: Int64s = max_priority - scaled if reverse else scaled
+    return out
 
 
 # --- taints and tolerations ---------------------------------------------------------

@@ -16,6 +16,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
@@ -148,6 +150,11 @@ class Algorithm:
 
     def select_host(self, table: ScoreTable) -> str:
         """The highest total; ties broken uniformly at random (selectHost)."""
+        arr = table.totals_array
+        if arr is not None:
+            best = np.flatnonzero(arr == arr.max()).tolist()
+            pick = best[0] if len(best) == 1 else self._rng.choice(best)
+            return table.nodes[pick]
         totals = table.totals
         top = max(totals)
         ties = [name for name, total in zip(table.nodes, totals, strict=True) if total == top]

@@ -72,6 +72,9 @@ class Options:
     # Called once the caches have synced (the process owner may tune the GC there).
     on_synced: Callable[[], None] | None = None
     profiles: list[ProfileSpec] = field(default_factory=list)
+    # The columnar Filter/Score path (asched.framework.batch); off runs every plugin
+    # node by node, which decides the same and is the reference to compare against.
+    columnar: bool = True
 
 
 @dataclass(slots=True)
@@ -121,7 +124,8 @@ class Scheduler:
         self.leading = False
         services = _Services(self)
         self.frameworks: dict[str, Framework] = {
-            p.scheduler_name: Framework(p, registry, services) for p in options.profiles
+            p.scheduler_name: Framework(p, registry, services, columnar=options.columnar)
+            for p in options.profiles
         }
         if not self.frameworks:
             raise ValueError("at least one profile is required")

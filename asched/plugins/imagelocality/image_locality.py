@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from asched.api import Node, Pod
+from asched.framework.columns import NodeRows
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.handle import Handle
 from asched.framework.interfaces import PreScorePlugin, ScorePlugin
@@ -116,6 +117,8 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
         return scores
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if isinstance(nodes, NodeRows) and not nodes.columns.has_images[nodes.rows].any():
+            return _SKIP  # what _priorities would conclude, without visiting every node
         scores = self._priorities(pod, nodes)
         if not scores:
             return _SKIP

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from asched.api import Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -50,6 +53,16 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return error("node not found", NAME)
         wanted = pod.node_name
         return None if not wanted or wanted == node.name else _REJECT
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        wanted = pod.node_name
+        if not wanted:
+            return None
+        infos = cols.infos
+        passed = np.fromiter((infos[i].name == wanted for i in rows.tolist()), np.bool_, len(rows))
+        return BatchVerdict(passed, constant_status(_REJECT))
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

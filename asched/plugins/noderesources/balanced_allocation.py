@@ -14,13 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from asched.api import Pod
+from asched.framework.columns import Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.handle import Handle
 from asched.framework.interfaces import PreScorePlugin, ScorePlugin
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, skip
+from asched.plugins.noderesources import array_scorers
 from asched.plugins.noderesources.allocation import (
     ScoredResource,
     allocatable_and_requested,
@@ -80,6 +84,24 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             r - p if a else 0 for a, r, p in zip(allocatable, requested, requests, strict=True)
         ]
         return balanced_improvement(requested, allocated, allocatable)
+
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        if not self._cpu_memory:
+            raise Unbatchable
+        requests = state.get(_PRE_SCORE_KEY)
+        if requests is None:
+            requests = pod_requests(pod, self._resources, use_requested=True)
+            if not any(requests):
+                return np.zeros(len(rows), dtype=np.int64)
+        p0, p1 = requests
+        return array_scorers.balanced_improvement_pair(
+            cols.req_cpu[rows] + p0,
+            cols.alloc_cpu[rows],
+            cols.req_mem[rows] + p1,
+            cols.alloc_mem[rows],
+            p0=p0,
+            p1=p1,
+        )
 
 
 SPEC = PluginSpec(NAME, BalancedAllocation, BalancedAllocationArgs)

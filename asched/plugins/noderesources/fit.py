@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from asched.api import Node, Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -46,7 +47,7 @@ from asched.framework.registry import PluginSpec
 from asched.framework.status import Code, Status, error
 from asched.framework.types import PreFilterResult
 from asched.plugins.helpers import as_node, as_pod, is_extended_resource_name
-from asched.plugins.noderesources import scorers
+from asched.plugins.noderesources import array_scorers, scorers
 from asched.plugins.noderesources.allocation import (
     ScoredResource,
     allocatable_and_requested,
@@ -112,6 +113,14 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         self._scorer = build_scorer(self._args.scoring_strategy)
         self._cpu_memory = is_cpu_memory(self._resources)
         self._statuses: dict[tuple[bool, tuple[str, ...]], Status] = {}
+        # The columnar score, for the strategies that have one over cpu and memory.
+        self._array_pair: array_scorers.PairScorer | None = None
+        if self._cpu_memory and self._args.scoring_strategy.type == LEAST_ALLOCATED:
+            self._array_pair = array_scorers.least_allocated_pair
+        elif self._cpu_memory and self._args.scoring_strategy.type == MOST_ALLOCATED:
+            self._array_pair = array_scorers.most_allocated_pair
+        weights = [r.weight for r in self._args.scoring_strategy.resources]
+        self._w0, self._w1 = (*weights, 0, 0)[:2]
 
     @property
     def name(self) -> str:
@@ -161,6 +170,33 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return None
         return self._status(short[1], tuple(short[0]))
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        """filter() for many nodes: the same comparisons as fits_request, over columns."""
+        s = state.get(_PRE_FILTER_KEY)
+        if s is None or s.scalars:
+            # Extended resources are not columns; the per-node path checks them.
+            raise Unbatchable
+        too_many = cols.pod_count[rows] + 1 > cols.alloc_pods[rows]
+        short = too_many
+        if s.milli_cpu > 0:
+            short = short | (s.milli_cpu > cols.alloc_cpu[rows] - cols.req_cpu[rows])
+        if s.memory > 0:
+            short = short | (s.memory > cols.alloc_mem[rows] - cols.req_mem[rows])
+        if s.ephemeral_storage > 0:
+            short = short | (s.ephemeral_storage > cols.alloc_eph[rows] - cols.req_eph[rows])
+        if not short.any():
+            return None
+        infos = cols.infos
+
+        def status_at(k: int) -> Status:
+            found = fits_request(s, infos[int(rows[k])])
+            assert found is not None, "filter_batch and fits_request disagree"
+            return self._status(found[1], tuple(found[0]))
+
+        return BatchVerdict(~short, status_at)
+
     def _status(self, unresolvable: bool, reasons: tuple[str, ...]) -> Status:
         key = (unresolvable, reasons)
         st = self._statuses.get(key)
@@ -196,6 +232,22 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             node_info, self._resources, requests, use_requested=False
         )
         return self._scorer(requested, allocatable)
+
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        pair = self._array_pair
+        if pair is None:
+            raise Unbatchable  # RequestedToCapacityRatio, or resources beyond cpu+memory
+        requests = state.get(_PRE_SCORE_KEY)
+        if requests is None:
+            requests = pod_requests(pod, self._resources, use_requested=False)
+        return pair(
+            cols.nz_cpu[rows] + requests[0],
+            cols.alloc_cpu[rows],
+            cols.nz_mem[rows] + requests[1],
+            cols.alloc_mem[rows],
+            w0=self._w0,
+            w1=self._w1,
+        )
 
     # --- queueing hints ----------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from asched.api import Pod, Taint
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -52,6 +53,14 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         if tolerations_tolerate(pod.tolerations, _UNSCHEDULABLE_TAINT):
             return None
         return _REJECT
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        unschedulable = cols.unschedulable[rows]
+        if not unschedulable.any() or tolerations_tolerate(pod.tolerations, _UNSCHEDULABLE_TAINT):
+            return None
+        return BatchVerdict(~unschedulable, constant_status(_REJECT))
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # asched reports a spec.unschedulable flip as its own action (kube-scheduler folds

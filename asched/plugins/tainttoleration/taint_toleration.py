@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import structlog
 
 from asched.api import Pod, Toleration
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -44,6 +46,7 @@ from asched.plugins.helpers import (
     as_node,
     as_pod,
     default_normalize_score,
+    default_normalize_scores,
     find_untolerated_taint,
     tolerations_tolerate,
 )
@@ -92,6 +95,19 @@ class TaintToleration(
         )
         return _REJECT
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        """Only nodes with a NoSchedule/NoExecute taint can fail; those run filter()."""
+        tainted = np.flatnonzero(cols.hard_taints[rows])
+        if not tainted.size:
+            return None
+        passed = np.ones(len(rows), dtype=np.bool_)
+        infos = cols.infos
+        for k in tainted.tolist():
+            passed[k] = self.filter(state, pod, infos[int(rows[k])]) is None
+        return BatchVerdict(passed, constant_status(_REJECT))
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod))
         return None
@@ -110,6 +126,17 @@ class TaintToleration(
             for taint in node.taints
             if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate(tolerations, taint)
         )
+
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        """Only nodes with a PreferNoSchedule taint can score above 0."""
+        scores = np.zeros(len(rows), dtype=np.int64)
+        infos = cols.infos
+        for k in np.flatnonzero(cols.prefer_taints[rows]).tolist():
+            scores[k] = self.score(state, pod, infos[int(rows[k])])
+        return scores
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
