@@ -51,7 +51,7 @@ class NodeColumns:
     bytes, pod counts), so arithmetic on them equals the per-node code's.
     """
 
-    __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "infos", "names")
+    __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "_labels", "infos", "names")
 
     alloc_cpu: Int64s
     alloc_mem: Int64s
@@ -78,6 +78,8 @@ class NodeColumns:
         """All rows from scratch: only when the snapshot's node list itself changes."""
         self.infos: list[NodeInfo] = list(infos)
         self.names: list[str] = [ni.name for ni in self.infos]
+        # Label key -> its codes per row; built on first use, then kept current by _write.
+        self._labels: dict[str, LabelColumn] = {}
         n = len(self.infos)
         for name in _INT_COLUMNS:
             setattr(self, name, np.zeros(n, dtype=np.int64))
@@ -88,6 +90,13 @@ class NodeColumns:
 
     def __len__(self) -> int:
         return len(self.infos)
+
+    def label(self, key: str) -> LabelColumn:
+        """The values of label `key` per node, as codes (-1: the node lacks the label)."""
+        col = self._labels.get(key)
+        if col is None:
+            col = self._labels[key] = LabelColumn(key, self.infos)
+        return col
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
         self.infos[i] = ni
@@ -108,6 +117,8 @@ class NodeColumns:
         self.pod_count[i] = len(ni.pods)
         node = ni.node
         self.has_node[i] = node is not None
+        for col in self._labels.values():
+            col.set(i, ni)
         self.has_images[i] = bool(ni.image_states) or (node is not None and bool(node.images))
         if node is None:
             self.unschedulable[i] = self.hard_taints[i] = self.prefer_taints[i] = False
@@ -115,6 +126,36 @@ class NodeColumns:
         self.unschedulable[i] = node.unschedulable
         self.hard_taints[i] = any(t.effect in _DO_NOT_SCHEDULE for t in node.taints)
         self.prefer_taints[i] = any(t.effect == _PREFER_NO_SCHEDULE for t in node.taints)
+
+
+class LabelColumn:
+    """One label key over every node: `codes[row]` indexes `values`, -1 when absent.
+
+    Codes are only ever added, so a value keeps its code while the column lives; plugins
+    map per-value numbers (a domain's pod count) to rows with `per_value[codes]`.
+    """
+
+    __slots__ = ("_code_of", "codes", "key", "values")
+
+    def __init__(self, key: str, infos: Sequence[NodeInfo]) -> None:
+        self.key = key
+        self.values: list[str] = []
+        self._code_of: dict[str, int] = {}
+        self.codes: Int64s = np.full(len(infos), -1, dtype=np.int64)
+        for i, ni in enumerate(infos):
+            self.set(i, ni)
+
+    def set(self, i: int, ni: NodeInfo) -> None:
+        node = ni.node
+        value = None if node is None else node.labels.get(self.key)
+        if value is None:
+            self.codes[i] = -1
+            return
+        code = self._code_of.get(value)
+        if code is None:
+            code = self._code_of[value] = len(self.values)
+            self.values.append(value)
+        self.codes[i] = code
 
 
 class NodeRows(list[NodeInfo]):

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from asched.api import Node, Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
@@ -135,6 +138,40 @@ def filter_node(s: PreFilterState, node: Node) -> Status | None:
         if counts.get(value, 0) + s.self_match[i] - low > c.max_skew:
             return REJECTED
     return None
+
+
+_PASS, _MISSING, _OVER = 0, 1, 2
+_VERDICT_STATUS = {_MISSING: MISSING_LABEL, _OVER: REJECTED}
+
+
+def filter_rows(s: PreFilterState, cols: NodeColumns, rows: Int64s) -> BatchVerdict | None:
+    """filter_node for many nodes: per constraint in order, the first missing label or
+    excess skew decides a node's status, as filter_node's loop does."""
+    verdict = np.zeros(len(rows), dtype=np.int8)
+    for i, c in enumerate(s.constraints):
+        column = cols.label(c.topology_key)
+        codes = column.codes[rows]
+        missing = codes < 0
+        counts = s.counts[i]
+        # The count of every known value, plus a 0 for rows without the label (masked).
+        per_value = np.fromiter(
+            (counts.get(v, 0) for v in column.values), np.int64, len(column.values)
+        )
+        per_value = np.append(per_value, 0)
+        low = 0 if len(counts) < c.min_domains else s.min_match[i]
+        matched = per_value[np.where(missing, len(column.values), codes)]
+        over = ~missing & (matched + s.self_match[i] - low > c.max_skew)
+        undecided = verdict == _PASS
+        verdict[undecided & missing] = _MISSING
+        verdict[undecided & over] = _OVER
+    passed = verdict == _PASS
+    if passed.all():
+        return None
+
+    def status_at(k: int) -> Status:
+        return _VERDICT_STATUS[int(verdict[k])]
+
+    return BatchVerdict(passed, status_at)
 
 
 PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilterPodTopologySpread")

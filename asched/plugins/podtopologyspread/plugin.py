@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Node, Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -56,6 +57,7 @@ from asched.plugins.podtopologyspread.filtering import (
     PreFilterState,
     compute_pre_filter_state,
     filter_node,
+    filter_rows,
     update_with_pod,
 )
 from asched.plugins.podtopologyspread.scoring import (
@@ -134,6 +136,14 @@ class PodTopologySpread(
         if node is None:
             return error("node not found", NAME)
         return filter_node(s, node)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            raise Unbatchable  # the per-node path reports the Error
+        return filter_rows(s, cols, rows)
 
     def add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo

@@ -1,8 +1,9 @@
 """The columnar fast path and the per-node path must make the same decisions.
 
 Hypothesis builds random clusters (allocatable, existing pods, unschedulable nodes,
-taints of every effect, pods that fill nodes past their pod slots) and random pods
-(requests or none, tolerations, a fixed nodeName), then runs the default profile twice
+taints of every effect, zone and rack labels or none, pods that fill nodes past their
+pod slots) and random pods (requests or none, tolerations, a fixed nodeName, topology
+spread constraints over one or two keys), then runs the default profile twice
 over the same snapshot - `Framework(columnar=True)` and `columnar=False` - and compares
 everything the scheduler acts on: the feasible nodes in order, how many were processed
 (the next round-robin start), every rejected node's status (code, reasons, plugin), and
@@ -48,6 +49,9 @@ TOLERATIONS = [
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
 ]
 
+ZONE, RACK = "topology.kubernetes.io/zone", "example.com/rack"
+ZONES = ("zone-a", "zone-b", "zone-c")
+
 milli = st.integers(min_value=0, max_value=8000)
 mebi = st.integers(min_value=0, max_value=16384)
 
@@ -65,9 +69,16 @@ def nodes_and_pods(draw: st.DrawFn) -> tuple[list[Node], list[Pod]]:
             b = b.taint(key, value, effect)
         if draw(st.booleans()) and draw(st.booleans()):
             b = b.unschedulable()
+        zone = draw(st.sampled_from([*ZONES, None]))
+        if zone is not None:
+            b = b.label(ZONE, zone)
+        if draw(st.booleans()):
+            b = b.label(RACK, f"r{i % 3}")
         nodes.append(b.obj())
         for j in range(draw(st.integers(0, 4))):
             p = make_pod(f"e{i}-{j}").node(f"n{i}")
+            if draw(st.booleans()):
+                p = p.label("app", draw(st.sampled_from(["web", "db"])))
             if draw(st.booleans()):
                 p = p.cpu(f"{draw(st.integers(0, 3000))}m")
             if draw(st.booleans()):
@@ -87,6 +98,15 @@ def incoming(draw: st.DrawFn, names: Sequence[str]) -> Pod:
         p = p.toleration(**t)
     if draw(st.integers(0, 5)) == 0:
         p = p.node(draw(st.sampled_from(list(names))))
+    if draw(st.booleans()):
+        p = p.label("app", "web")
+    for key in draw(st.lists(st.sampled_from([ZONE, RACK]), max_size=2, unique=True)):
+        p = p.spread(
+            draw(st.integers(1, 2)),
+            key,
+            {"app": "web"},
+            when=draw(st.sampled_from(["DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"])),
+        )
     return p.obj()
 
 
