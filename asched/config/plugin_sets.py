@@ -37,12 +37,13 @@ log = structlog.get_logger(__name__)
 MULTI_POINT = "multiPoint"
 ALL = "*"
 
-# kube-scheduler v1 getDefaultPlugins (1.34-1.37), in order; weights matter for score only.
+# kube-scheduler v1 getDefaultPlugins (v1.37.2 default_plugins.go), in order; weights matter
+# for score only. The order decides which plugin's reason a node that fails several gets.
 DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
-    ("NodeUnschedulable", None),
     ("NodeName", None),
+    ("NodeUnschedulable", None),
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodePorts", None),

@@ -59,7 +59,7 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.registry import Registry
 from asched.framework.services import SchedulerServices
-from asched.framework.status import Code, Status, error
+from asched.framework.status import Code, Status, error, wrap_error
 from asched.framework.types import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -135,6 +135,11 @@ class ProfileSpec:
         self.plugins = plugins
         self.plugin_args = plugin_args
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+
+
+def _score_failed(name: str, st: Status) -> Status:
+    """A Score plugin's failure as RunScorePlugins words it."""
+    return wrap_error(f'running Score plugins: plugin "{name}" failed with', st, name)
 
 
 def _status_name(st: Status | None) -> str:
@@ -304,7 +309,7 @@ class Framework:
     async def run_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
-        """Returns (merged result, first failure, plugins that rejected or narrowed nodes)."""
+        """Returns (merged result, the failure, plugins that narrowed the nodes)."""
         start = time.perf_counter()
         result: PreFilterResult | None = None
         rejectors: set[str] = set()
@@ -318,7 +323,7 @@ class Framework:
                 r, st = out
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreFilter", pod=pod.key)
-                status = error(exc, p.name)
+                status = wrap_error(f'running PreFilter plugin "{p.name}"', error(exc, p.name))
                 break
             self._plugin(p.name, "PreFilter", st, t)
             if st is None or st.code != Code.SKIP:
@@ -328,8 +333,17 @@ class Framework:
                 continue
             if st is not None and not st.is_success():
                 status = st.with_plugin(p.name)
+                if st.code == Code.UNSCHEDULABLE:
+                    # Preemption may help, and it needs every PreFilter's state: the rest
+                    # still run, and the last Unschedulable is the answer
+                    # (RunPreFilterPlugins, kubernetes#119770).
+                    continue
                 if st.is_rejected():
-                    rejectors.add(p.name)
+                    # Unresolvable (or asched's Pending): stop here. kube-scheduler then
+                    # reports no narrowing plugins; the status names its own plugin.
+                    rejectors = set()
+                else:
+                    status = wrap_error(f'running PreFilter plugin "{p.name}"', status)
                 break
             if r is not None and r.node_names is not None:
                 # Plugins that narrowed the node set are the "rejectors" of the nodes
@@ -379,6 +393,9 @@ class Framework:
                 st = error(exc, name)
             if st is not None and st.code != Code.SUCCESS:
                 st = st.with_plugin(name)
+                if not st.is_rejected():
+                    # Filter plugins may only pass or reject (RunFilterPlugins).
+                    st = wrap_error(f'running "{name}" filter plugin', st)
                 if checks is None:
                     return st
                 first = first or st
@@ -551,9 +568,9 @@ class Framework:
                 st = ext.add_pod(state, pod_to_schedule, pod_to_add, node_info)
             except Exception as exc:
                 self._crashed(plugin=name, point="AddPod", pod=pod_to_schedule.key)
-                return error(exc, name)
+                st = error(exc, name)
             if st is not None and not st.is_success():
-                return st.with_plugin(name)
+                return wrap_error(f'running AddPod on PreFilter plugin "{name}"', st, name)
         return None
 
     def run_pre_filter_extension_remove_pod(
@@ -564,9 +581,9 @@ class Framework:
                 st = ext.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
             except Exception as exc:
                 self._crashed(plugin=name, point="RemovePod", pod=pod_to_schedule.key)
-                return error(exc, name)
+                st = error(exc, name)
             if st is not None and not st.is_success():
-                return st.with_plugin(name)
+                return wrap_error(f'running RemovePod on PreFilter plugin "{name}"', st, name)
         return None
 
     # ---- PostFilter ----------------------------------------------------------------
@@ -615,14 +632,14 @@ class Framework:
                     st = await st
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreScore", pod=pod.key)
-                status = error(exc, p.name)
+                status = wrap_error(f'running PreScore plugin "{p.name}"', error(exc, p.name))
                 break
             if st is not None and st.code == Code.SKIP:
                 state.skip_score_plugins.add(p.name)
                 continue
             self._evaluated(p.name, "PreScore", 1)
             if st is not None and not st.is_success():
-                status = st.with_plugin(p.name)
+                status = wrap_error(f'running PreScore plugin "{p.name}"', st, p.name)
                 break
         self._point("PreScore", status, start)
         return status
@@ -664,7 +681,7 @@ class Framework:
                     raw = [f(state, pod, ni) for ni in nodes]
             except Exception as exc:
                 self._crashed(plugin=name, point="Score", pod=pod.key)
-                status = error(exc, name)
+                status = _score_failed(name, error(exc, name))
                 break
             status, normalized = self._normalize(name, state, pod, table.nodes, raw)
             if status is not None:
@@ -704,7 +721,7 @@ class Framework:
                     raw_list = raw_arr.tolist()
             except Exception as exc:
                 self._crashed(plugin=name, point="Score", pod=pod.key)
-                return table, error(exc, name)
+                return table, _score_failed(name, error(exc, name))
             norm_arr = (
                 normalize(self._batch, name, state, pod, raw_arr)
                 if name in self._normalizers
@@ -741,21 +758,24 @@ class Framework:
                 st = normalizer.normalize_score(state, pod, scores)
             except Exception as exc:
                 self._crashed(plugin=name, point="NormalizeScore", pod=pod.key)
-                return error(exc, name), raw
+                st = error(exc, name)
             if st is not None and not st.is_success():
-                return st.with_plugin(name), raw
+                return wrap_error(
+                    f'running Normalize on Score plugins: plugin "{name}" failed with', st, name
+                ), raw
             normalized = [ns.score for ns in scores]
         st = self._out_of_range(name, nodes, normalized)
         return (st, raw) if st is not None else (None, normalized)
 
     @staticmethod
     def _out_of_range(name: str, nodes: list[str], normalized: list[int]) -> Status | None:
-        for node, v in zip(nodes, normalized, strict=True):
+        # kube-scheduler's wording (normalizeScores), which names no node.
+        for v in normalized:
             if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
                 return error(
-                    f"plugin {name} returns an invalid score {v} for node {node}, "
-                    f"it should be in the range [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                    "after normalizing",
+                    "applying score defaultWeights on Score plugins: "
+                    f'plugin "{name}" returns an invalid score {v}, it should in the range '
+                    f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     name,
                 )
         return None
@@ -769,10 +789,11 @@ class Framework:
                 st = p.reserve(state, pod, node_name)
             except Exception as exc:
                 self._crashed(plugin=p.name, point="Reserve", pod=pod.key)
-                status = error(exc, p.name)
-                break
+                st = error(exc, p.name)
             if st is not None and not st.is_success():
                 status = st.with_plugin(p.name)
+                if not st.is_rejected():
+                    status = wrap_error(f'running Reserve plugin "{p.name}"', status)
                 break
         self._point("Reserve", status, start)
         return status
@@ -796,7 +817,7 @@ class Framework:
                 st, timeout = p.permit(state, pod, node_name)
             except Exception as exc:
                 self._crashed(plugin=p.name, point="Permit", pod=pod.key)
-                status = error(exc, p.name)
+                status = wrap_error(f'running Permit plugin "{p.name}"', error(exc, p.name))
                 break
             if st is None or st.is_success():
                 continue
@@ -806,6 +827,8 @@ class Framework:
             status = st.with_plugin(p.name)
             if st.is_rejected():
                 status = Status(Code.UNSCHEDULABLE, st.reasons, p.name)
+            else:
+                status = wrap_error(f'running Permit plugin "{p.name}"', status)
             break
         if status is None and timeouts:
             self.waiting_pods.add(WaitingPod(pod, node_name, timeouts, self.clock.now()))
@@ -836,10 +859,11 @@ class Framework:
                 st = await p.pre_bind(state, pod, node_name)
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreBind", pod=pod.key)
-                status = error(exc, p.name)
-                break
+                st = error(exc, p.name)
             if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
                 status = st.with_plugin(p.name)
+                if not st.is_rejected():
+                    status = wrap_error(f'running PreBind plugin "{p.name}"', status)
                 break
         self._point("PreBind", status, start)
         return status
@@ -852,11 +876,12 @@ class Framework:
                 st = await p.bind(state, pod, node_name)
             except Exception as exc:
                 self._crashed(plugin=p.name, point="Bind", pod=pod.key)
-                status = error(exc, p.name)
-                break
+                st = error(exc, p.name)
             if st is not None and st.code == Code.SKIP:
                 continue
             status = None if st is None or st.is_success() else st.with_plugin(p.name)
+            if status is not None and not status.is_rejected():
+                status = wrap_error(f'running Bind plugin "{p.name}"', status)
             break
         self._point("Bind", status, start)
         return status

@@ -82,6 +82,12 @@ def error(err: BaseException | str, plugin: str = "") -> Status:
     return Status(Code.ERROR, (str(exc) or type(exc).__name__,), plugin, exc)
 
 
+def wrap_error(prefix: str, st: Status, plugin: str = "") -> Status:
+    """An Error reading "<prefix>: <st's message>", as kube-scheduler's runtime reports a
+    plugin's failure: fwk.AsStatus(fmt.Errorf(prefix + ": %w", status.AsError()))."""
+    return Status(Code.ERROR, (f"{prefix}: {st.message()}",), plugin or st.plugin, st.error)
+
+
 def skip(plugin: str = "") -> Status:
     return Status(Code.SKIP, (), plugin)
 

@@ -121,6 +121,9 @@ class Algorithm:
         if nodes:
             pct = fwk.profile.percentage_of_nodes_to_score
             limit = num_feasible_nodes_to_find(self.percentage if pct is None else pct, len(nodes))
+            if not fwk.score_plugins:
+                # Nothing would rank a second feasible node (findNodesThatPassFilters).
+                limit = 1
             result = await fwk.run_filter_over_nodes(
                 state,
                 pod,

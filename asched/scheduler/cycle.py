@@ -281,8 +281,9 @@ class BindingCycle:
         if rejected:
             a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
-        message = st.message() if rejected else f"Binding rejected: {st.message()}"
-        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected)
+        # The runtime already worded an Error as kube-scheduler does ("running Bind
+        # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
+        self._outcomes.failed(a.qpi, name, a.start, st.message(), error=not rejected)
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

@@ -10,9 +10,9 @@ from asched.config import EXTENSION_POINTS, PluginRef
 from tests.unit.config.fake_registry import fake_registry
 from tests.unit.config.support import config_doc, load_doc, problems_of, profile_doc
 
-DEFAULT_FILTER = (
-    "NodeUnschedulable",
+DEFAULT_FILTER = (  # kube-scheduler v1.37.2 getDefaultPlugins order
     "NodeName",
+    "NodeUnschedulable",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
@@ -203,7 +203,7 @@ def test_merge_rules(plugins: dict[str, Any], changed: dict[str, tuple[Any, ...]
 def test_score_refs_are_name_weight_pairs() -> None:
     profile = load_doc(config_doc(profile_doc())).profiles[0]
     assert profile.plugins["score"][0] == PluginRef("TaintToleration", 3)
-    assert profile.plugins["filter"][0] == PluginRef("NodeUnschedulable", 0)
+    assert profile.plugins["filter"][0] == PluginRef("NodeName", 0)
     name, weight = profile.plugins["score"][1]
     assert (name, weight) == ("NodeAffinity", 2)
     assert profile.score_weights()["PodTopologySpread"] == 2

@@ -267,7 +267,7 @@ async def test_a_plugin_exception_is_an_error_verdict_with_its_name() -> None:
     got = {n.node: n.verdict for n in out.nodes}
     assert got["boom1"].code == Code.ERROR
     assert got["boom1"].plugin == "Boom"
-    assert got["boom1"].message == "kaboom"
+    assert got["boom1"].message == 'running "Boom" filter plugin: kaboom'
     assert got["no1"].code == Code.UNSCHEDULABLE
     assert out.selected == "ok"
     # No Score plugins: every feasible node scores 1 (kube-scheduler).

@@ -664,7 +664,11 @@ async def test_not_eligible_message_through_post_filter() -> None:
 @pytest.mark.parametrize(
     ("nodes", "want_node", "want_error"),
     [
-        ([node("bad", error="true")], None, "preemption: failed to remove pod: p"),
+        (
+            [node("bad", error="true")],
+            None,
+            'preemption: running RemovePod on PreFilter plugin "Broken": failed to remove pod: p',
+        ),
         ([node("bad", error="true"), node("good")], "good", ""),
     ],
     ids=["only-node-errors", "other-node-still-chosen"],

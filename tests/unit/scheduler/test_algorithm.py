@@ -47,7 +47,7 @@ def test_num_feasible_nodes_to_find(percentage: int, nodes: int, expected: int) 
 
 async def test_stops_early_and_round_robins_start() -> None:
     algo = Algorithm(percentage_of_nodes_to_score=0)
-    fwk = framework(scores=())
+    fwk = framework()
     nodes = _nodes(1000)
     feasible, _diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
     assert len(feasible) == 420
@@ -57,9 +57,20 @@ async def test_stops_early_and_round_robins_start() -> None:
     assert feasible[0].name == "n420"
 
 
+async def test_without_score_plugins_the_first_feasible_node_ends_the_pass() -> None:
+    # findNodesThatPassFilters: nothing would rank a second one.
+    algo = Algorithm(percentage_of_nodes_to_score=0)
+    fwk = framework(scores=())
+    nodes = _nodes(3, ok=False, prefix="bad") + _nodes(1000)
+    feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
+    assert [n.name for n in feasible] == ["n0"]
+    assert len(diag.node_to_status) == 3
+    assert algo.next_start_node_index == 4
+
+
 async def test_every_node_is_evaluated_when_few_fit() -> None:
     algo = Algorithm(0)
-    fwk = framework(scores=())
+    fwk = framework()
     nodes = _nodes(150, ok=False) + _nodes(3, prefix="good")
     feasible, diag = await algo.find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), nodes)
     assert sorted(n.name for n in feasible) == ["good0", "good1", "good2"]
@@ -142,7 +153,7 @@ async def test_nominated_node_is_tried_first() -> None:
 
 async def test_nominated_pods_count_during_filtering() -> None:
     services = FakeServices()
-    fwk = framework(scores=(), services=services)
+    fwk = framework(services=services)
     services.nominated["n0"] = [make_pod("big").priority(5).obj()]
     seen: list[tuple[str, int]] = []
 
