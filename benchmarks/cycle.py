@@ -5,12 +5,17 @@ Algorithm, the real Cache and Snapshot) over N nodes, assuming each pod in the c
 the scheduler does, and prints the CPU time per pod. This isolates the algorithm from the
 wire, so a change to the framework runtime can be compared before and after.
 
-    python -m benchmarks.cycle --nodes 5000 --pods 500 [--kind basic|spread]
+    python -m benchmarks.cycle --nodes 5000 --pods 500 [--kind basic|spread] [--no-columnar]
+    python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -111,7 +116,7 @@ class _NoEvents:
         return None
 
 
-async def measure(nodes: int, pods: int, kind: str) -> float:
+async def measure(nodes: int, pods: int, kind: str, columnar: bool = True) -> float:
     """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes."""
     registry = in_tree_registry()
     cfg = default_config(registry)
@@ -125,7 +130,7 @@ async def measure(nodes: int, pods: int, kind: str) -> float:
     for i in range(nodes):
         cache.add_node(decode_node(_node(i)))
     services = _Services(snapshot)
-    fwk = Framework(spec, registry, services)
+    fwk = Framework(spec, registry, services, columnar=columnar)
     algo = Algorithm(0)
     todo = [decode_pod(_pod(i, kind)) for i in range(pods)]
     # The first refresh clones every node into the snapshot; a running scheduler pays
@@ -141,14 +146,98 @@ async def measure(nodes: int, pods: int, kind: str) -> float:
     return (time.process_time() - start) / pods
 
 
+def curve(sizes: Sequence[int], pods: int, kinds: Sequence[str], reps: int) -> list[dict[str, Any]]:
+    """ms/pod for every (kind, size, path), median of `reps`; columnar and per-node runs
+    alternate within each repetition so both see the same machine load."""
+    rows: list[dict[str, Any]] = []
+    for kind in kinds:
+        for n in sizes:
+            samples: dict[bool, list[float]] = {True: [], False: []}
+            for _ in range(reps):
+                for columnar in (True, False):
+                    samples[columnar].append(_measure_in_child(n, pods, kind, columnar))
+            for columnar, ms in samples.items():
+                rows.append(
+                    {
+                        "kind": kind,
+                        "nodes": n,
+                        "path": "columnar" if columnar else "per-node",
+                        "ms_per_pod": statistics.median(ms),
+                        "samples": [round(x, 3) for x in ms],
+                    }
+                )
+                print(
+                    f"kind={kind} nodes={n} path={rows[-1]['path']} "
+                    f"ms_per_pod={rows[-1]['ms_per_pod']:.3f} samples={rows[-1]['samples']}",
+                    flush=True,
+                )
+    return rows
+
+
+def _measure_in_child(nodes: int, pods: int, kind: str, columnar: bool) -> float:
+    """One measurement in a fresh interpreter: earlier sizes' garbage and heap growth
+    would otherwise be charged to later ones."""
+    cmd = [sys.executable, "-m", "benchmarks.cycle", "--nodes", str(nodes), "--pods", str(pods)]
+    cmd += ["--kind", kind] + ([] if columnar else ["--no-columnar"])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return float(out.rsplit("ms_per_pod=", 1)[1].split()[0])
+
+
+def plot(rows: Sequence[dict[str, Any]], path: str) -> None:
+    """The curve as a PNG (needs matplotlib: pip install '.[bench]')."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for kind in sorted({r["kind"] for r in rows}):
+        for path_name, style in (("columnar", "-o"), ("per-node", "--s")):
+            pts = [r for r in rows if r["kind"] == kind and r["path"] == path_name]
+            if pts:
+                ax.plot(
+                    [r["nodes"] for r in pts],
+                    [r["ms_per_pod"] for r in pts],
+                    style,
+                    label=f"{kind}, {path_name}",
+                )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("nodes")
+    ax.set_ylabel("CPU ms per pod (in-process cycle, median)")
+    ax.set_title("asched scheduling cycle cost, default profile")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=300)
     ap.add_argument("--kind", choices=("basic", "spread"), default="basic")
+    ap.add_argument("--no-columnar", dest="columnar", action="store_false")
+    ap.add_argument("--curve", default="", help="comma list of node counts: both paths, both kinds")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--plot", default="", help="with --curve: write the curve as this PNG")
+    ap.add_argument("--json", default="", help="with --curve: write the rows as JSON")
     args = ap.parse_args()
-    per_pod = anyio.run(measure, args.nodes, args.pods, args.kind)
-    print(f"kind={args.kind} nodes={args.nodes} pods={args.pods} ms_per_pod={per_pod * 1e3:.3f}")
+    if args.curve:
+        sizes = [int(x) for x in args.curve.split(",")]
+        rows = curve(sizes, args.pods, ("basic", "spread"), args.reps)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(rows, f, indent=1)
+        if args.plot:
+            plot(rows, args.plot)
+        return
+    per_pod = anyio.run(measure, args.nodes, args.pods, args.kind, args.columnar)
+    path = "columnar" if args.columnar else "per-node"
+    print(
+        f"kind={args.kind} nodes={args.nodes} pods={args.pods} path={path} "
+        f"ms_per_pod={per_pod * 1e3:.3f}"
+    )
 
 
 if __name__ == "__main__":
