@@ -322,6 +322,22 @@ class LeaderElector:
         )
         if await self._update(released):
             log.info("leader_lease_released", lease=self._describe())
+            return
+        # A renewal cancelled mid-flight may have reached the server after all, leaving
+        # our resourceVersion stale (409). Read the Lease once and, if it is still ours,
+        # release that version.
+        try:
+            lease = await self._client.request("GET", self._path)
+        except REQUEST_ERRORS as err:
+            log.warning("lease_release_failed", lease=self._describe(), error=_describe_error(err))
+            return
+        current = LeaderElectionRecord.from_lease(lease)
+        if current.holder_identity != self._identity:
+            return
+        self._metadata = _metadata(lease)
+        released = replace(released, lease_transitions=current.lease_transitions)
+        if await self._update(released):
+            log.info("leader_lease_released", lease=self._describe(), retried=True)
 
     # ---- observation --------------------------------------------------------------------
 

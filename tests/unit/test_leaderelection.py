@@ -331,6 +331,23 @@ async def test_cancelled_leader_releases_only_when_asked(
     assert store.spec["holderIdentity"] == expected_holder
 
 
+async def test_release_after_a_renewal_that_landed_unseen_still_hands_the_lease_back() -> None:
+    # A renewal cancelled by shutdown may reach the server after all: the Lease's
+    # resourceVersion moves on without the elector seeing it, and its release PUT gets 409.
+    store, clock = LeaseStore(), FakeClock()
+    a = make_elector(LeaseClient(store), clock, "a")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(a.run, Work())
+        await settle()
+        assert store.lease is not None
+        store.handle("PUT", PATH, copy.deepcopy(store.lease))  # same holder, newer version
+        tg.cancel_scope.cancel()
+
+    assert store.spec["holderIdentity"] == ""
+    assert store.spec["leaseDurationSeconds"] == 1
+
+
 async def test_a_write_with_a_stale_resource_version_loses_the_race() -> None:
     store, clock = LeaseStore(), FakeClock()
     a = make_elector(LeaseClient(store), clock, "a")
