@@ -42,11 +42,26 @@ class Requirement:
         v = labels.get(self.key)
         if v is None or len(self.values) != 1:
             return False
-        try:
-            have, want = int(v), int(next(iter(self.values)))
-        except ValueError:
+        have, want = parse_int64(v), parse_int64(next(iter(self.values)))
+        if have is None or want is None:
             return False
         return have > want if op == GT else have < want
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def parse_int64(s: str) -> int | None:
+    """Go's strconv.ParseInt(s, 10, 64), or None where it fails (labels.Requirement.Matches).
+
+    Stricter than int(): an optional sign then ASCII digits only - no spaces, underscores
+    or other scripts' digits - and within int64.
+    """
+    digits = s[1:] if s[:1] in ("+", "-") else s
+    if not digits or not (digits.isascii() and digits.isdigit()):
+        return None
+    n = int(s)
+    return n if _INT64_MIN <= n <= _INT64_MAX else None
 
 
 @dataclass(slots=True, frozen=True)

@@ -47,9 +47,11 @@ class Toleration:
             return False
         if self.key and self.key != key:
             return False
-        if self.operator == "Exists":
-            return True
-        return self.value == value
+        if self.operator in ("", "Equal"):
+            return self.value == value
+        # Exists matches any value. Lt/Gt need TaintTolerationComparisonOperators (alpha,
+        # off in 1.37) and, like any unknown operator, tolerate nothing.
+        return self.operator == "Exists"
 
 
 @dataclass(slots=True, frozen=True)

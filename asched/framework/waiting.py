@@ -14,6 +14,7 @@ import anyio
 
 from asched.api import Pod
 from asched.base.clock import Clock
+from asched.base.durations import go_duration
 from asched.framework.status import Code, Status
 
 
@@ -57,7 +58,8 @@ class WaitingPod:
                     await clock.sleep(deadline - clock.now())
                     self.reject(
                         plugin,
-                        f"rejected due to timeout after waiting {timeout:g}s at plugin {plugin}",
+                        f"rejected due to timeout after waiting {go_duration(timeout)} "
+                        f"at plugin {plugin}",
                     )
 
                 tg.start_soon(_timeout)
