@@ -102,10 +102,11 @@ class NodeInfo:
         else:
             self.requested.sub(pod.requests)
             self.non_zero_requested.sub(pod.non_zero_requests)
+        # A set, as kube-scheduler's HostPortInfo: removing any pod that uses a port frees
+        # it, even if another pod on the node (placed around the scheduler) uses it too.
         for hp in pod.host_ports:
-            n = self.used_ports.get(hp, 0) + sign
-            if n > 0:
-                self.used_ports[hp] = n
+            if sign > 0:
+                self.used_ports[hp] = 1
             else:
                 self.used_ports.pop(hp, None)
         self.generation = next_generation()
