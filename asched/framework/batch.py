@@ -102,7 +102,7 @@ def filter_pass(
 
 def _nodes(cols: NodeColumns, rows: Int64s) -> NodeRows:
     infos = cols.infos
-    return NodeRows([infos[i] for i in rows.tolist()], cols, rows)
+    return NodeRows(map(infos.__getitem__, rows.tolist()), cols, rows)
 
 
 def score_raw(

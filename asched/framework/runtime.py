@@ -318,7 +318,9 @@ class Framework:
             t = time.perf_counter()
             try:
                 out: Any = p.pre_filter(state, pod, nodes)
-                if inspect.isawaitable(out):  # an async PreFilter (allowed, see interfaces)
+                # An async PreFilter (allowed, see interfaces); a sync one returns a tuple,
+                # checked first because isawaitable is costly on the per-pod path.
+                if type(out) is not tuple and inspect.isawaitable(out):
                     out = await out
                 r, st = out
             except Exception as exc:
@@ -628,7 +630,8 @@ class Framework:
         for p in self.pre_score_plugins:
             try:
                 st: Any = p.pre_score(state, pod, nodes)
-                if inspect.isawaitable(st):  # an async PreScore (allowed, see interfaces)
+                # An async PreScore (allowed); sync ones return None or a Status.
+                if st is not None and type(st) is not Status and inspect.isawaitable(st):
                     st = await st
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreScore", pod=pod.key)
@@ -658,7 +661,13 @@ class Framework:
         as kube-scheduler's prioritizeNodes gives them.
         """
         start = time.perf_counter()
-        table = ScoreTable([ni.name for ni in nodes])
+        rows_of = as_rows(nodes)
+        names = (
+            list(map(rows_of.columns.names.__getitem__, rows_of.rows.tolist()))
+            if rows_of is not None
+            else [ni.name for ni in nodes]
+        )
+        table = ScoreTable(names)
         fns = self.score_fns(state)
         if not fns:
             table.totals = [1] * len(nodes)
