@@ -29,6 +29,7 @@ from asched.framework.interfaces import (
     BatchScorePlugin,
 )
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.status import Status
 from asched.framework.types import FilterPass, NodeToStatus
 
 
@@ -92,11 +93,16 @@ def filter_pass(
     processed = int(np.searchsorted(cum, limit)) + 1 if int(cum[-1]) >= limit else n
     head = passed[:processed]
     infos = cols.infos
+    rejected: list[tuple[str, Status]] = []
     for k in np.flatnonzero(~head).tolist():
         for name, v in verdicts:
             if not v.passed[k]:
-                statuses.set(infos[rows[k]].name, v.status_at(k).with_plugin(name))
+                rejected.append((infos[rows[k]].name, v.status_at(k).with_plugin(name)))
                 break
+    # Written only once every status is known: a failing status_at leaves `statuses`
+    # as it was, for the per-node path the runtime then falls back to.
+    for node, st in rejected:
+        statuses.set(node, st)
     return FilterPass(_nodes(cols, rows[:processed][head]), processed)
 
 

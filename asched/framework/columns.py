@@ -41,7 +41,7 @@ _INT_COLUMNS = (
     "nz_mem",
     "pod_count",
 )
-_BOOL_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_node", "has_images")
+_BOOL_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images")
 
 
 class NodeColumns:
@@ -67,7 +67,6 @@ class NodeColumns:
     unschedulable: Bools
     hard_taints: Bools
     prefer_taints: Bools
-    has_node: Bools
     # The node reports container images (ImageLocality has nothing to score elsewhere).
     has_images: Bools
 
@@ -116,7 +115,6 @@ class NodeColumns:
         self.nz_mem[i] = nz.memory
         self.pod_count[i] = len(ni.pods)
         node = ni.node
-        self.has_node[i] = node is not None
         for col in self._labels.values():
             col.set(i, ni)
         self.has_images[i] = bool(ni.image_states) or (node is not None and bool(node.images))

@@ -23,15 +23,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.lowlevel
-import numpy as np
 import structlog
 
 from asched.api import Pod
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
-from asched.framework.batch import BatchPlugins, as_rows, filter_pass, normalize, score_raw
-from asched.framework.columns import NodeRows, Unbatchable
+from asched.framework.batch import BatchPlugins, as_rows, filter_pass
+from asched.framework.columns import Unbatchable
 from asched.framework.cycle_state import CycleState
+from asched.framework.evaluations import filter_evaluations
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.handle_impl import PluginHandle
 from asched.framework.interfaces import (
@@ -58,15 +58,12 @@ from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.registry import Registry
+from asched.framework.scoring import ScoreFn, Scorer
 from asched.framework.services import SchedulerServices
 from asched.framework.status import Code, Status, error, wrap_error
 from asched.framework.types import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     FilterPass,
-    NodeScore,
     NodeToStatus,
-    PluginScores,
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
@@ -82,38 +79,12 @@ PLUGIN_METRICS_SAMPLE = 0.10
 _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
 
 FilterFn = Callable[[CycleState, Pod, NodeInfo], "Status | Awaitable[Status | None] | None"]
-ScoreFn = Callable[[CycleState, Pod, NodeInfo], "int | Awaitable[int]"]
 # One Filter check: the plugin's name and its verdict (None is Success).
 FilterCheck = tuple[str, "Status | None"]
 # Nodes filtered between two yields to the event loop: informers and binding cycles run
 # in between, and no chunk of Filter calls holds the loop for long (parallelism.go chunks).
 MIN_CHUNK = 32
 P = TypeVar("P")
-
-
-def filter_evaluations(
-    names: Sequence[str], feasible: int, rejected: Sequence[Status]
-) -> list[tuple[str, int]]:
-    """How often kube-scheduler would have called each Filter plugin in a pass.
-
-    RunFilterPlugins calls the plugins in order and stops at a node's first rejection,
-    so plugin i ran for every feasible node and for every node rejected at plugin i or
-    later (or with an Error there). Counted from the pass's outcome, not per call, so the
-    batch path and the per-node path count alike and the per-node loop pays nothing.
-    Nodes with nominated pods, which take two passes, are counted once.
-    """
-    at = {name: i for i, name in enumerate(names)}
-    stopped_at = [0] * (len(names) + 1)
-    for st in rejected:
-        # A node rejected elsewhere (a PreFilter extension, with nominated pods) ran none.
-        stopped_at[at.get(st.plugin, len(names))] += 1
-    counts: list[tuple[str, int]] = []
-    later = 0  # nodes rejected at this plugin or after it
-    for i in range(len(names) - 1, -1, -1):
-        later += stopped_at[i]
-        counts.append((names[i], feasible + later))
-    counts.reverse()
-    return [(name, n) for name, n in counts if n]
 
 
 def chunk_size(n: int) -> int:
@@ -135,11 +106,6 @@ class ProfileSpec:
         self.plugins = plugins
         self.plugin_args = plugin_args
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-
-
-def _score_failed(name: str, st: Status) -> Status:
-    """A Score plugin's failure as RunScorePlugins words it."""
-    return wrap_error(f'running Score plugins: plugin "{name}" failed with', st, name)
 
 
 def _status_name(st: Status | None) -> str:
@@ -206,6 +172,12 @@ class Framework:
         }
         self._batch = BatchPlugins(
             {p.name: p for p in self.filter_plugins}, {p.name: p for p in self.score_plugins}
+        )
+        self._scorer = Scorer(
+            weights=self.score_weights,
+            normalizers=self._normalizers,
+            batch=self._batch,
+            crashed=self._crashed,
         )
         self._sample_metrics = False
 
@@ -516,12 +488,11 @@ class Framework:
                         statuses=statuses,
                     )
                 except Unbatchable:
-                    pass  # raised before any status is written
+                    pass  # filter_pass writes no status before it succeeds
                 except Exception:
                     # A bug in a batch Filter: the per-node path below gives the exact
                     # statuses (an Error, if the per-node Filter fails too).
                     self._crashed(point="BatchFilter", pod=pod.key)
-                    statuses.statuses.clear()
         if not fns:
             return FilterPass([nodes[(start + i) % n] for i in range(min(limit, n))], min(limit, n))
         nominated = self._nominated_nodes(nodes)
@@ -654,140 +625,15 @@ class Framework:
     async def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[ScoreTable, Status | None]:
-        """Score, NormalizeScore, weight, and total per node (RunScorePlugins).
-
-        Plugin-major: one plugin over every node, then the next, yielding to the event
-        loop between plugins. With no Score plugin (or all skipped) every node totals 1,
-        as kube-scheduler's prioritizeNodes gives them.
-        """
+        """Score, NormalizeScore, weight, and total per node (asched.framework.scoring)."""
         start = time.perf_counter()
-        rows_of = as_rows(nodes)
-        names = (
-            list(map(rows_of.columns.names.__getitem__, rows_of.rows.tolist()))
-            if rows_of is not None
-            else [ni.name for ni in nodes]
-        )
-        table = ScoreTable(names)
         fns = self.score_fns(state)
-        if not fns:
-            table.totals = [1] * len(nodes)
-            return table, None
         for name, _, _ in fns:
             self._evaluated(name, "Score", len(nodes))
-        status: Status | None = None
-        rows = as_rows(nodes) if self.columnar else None
-        if rows is not None:
-            table, status = await self._score_columnar(fns, state, pod, rows, table)
+        table, status = await self._scorer.run(fns, state, pod, nodes, columnar=self.columnar)
+        if fns:
             self._point("Score", status, start)
-            return table, status
-        totals = [0] * len(nodes)
-        for name, fn, is_async in fns:
-            try:
-                f: Any = fn  # int, or an awaitable of one when is_async
-                if is_async:
-                    raw = [int(await f(state, pod, ni)) for ni in nodes]
-                else:
-                    raw = [f(state, pod, ni) for ni in nodes]
-            except Exception as exc:
-                self._crashed(plugin=name, point="Score", pod=pod.key)
-                status = _score_failed(name, error(exc, name))
-                break
-            status, normalized = self._normalize(name, state, pod, table.nodes, raw)
-            if status is not None:
-                break
-            weight = self.score_weights.get(name, 1)
-            weighted = [v * weight for v in normalized]
-            for i, v in enumerate(weighted):
-                totals[i] += v
-            table.plugins.append(PluginScores(name, weight, raw, normalized, weighted))
-            await anyio.lowlevel.checkpoint()
-        table.totals = totals
-        self._point("Score", status, start)
         return table, status
-
-    async def _score_columnar(
-        self,
-        fns: Sequence[tuple[str, ScoreFn, bool]],
-        state: CycleState,
-        pod: Pod,
-        nodes: NodeRows,
-        table: ScoreTable,
-    ) -> tuple[ScoreTable, Status | None]:
-        """run_score_plugins over arrays: batch plugins score from the columns, the rest
-        node by node; normalize, check, weigh and total as the per-node loop does."""
-        totals = np.zeros(len(nodes), dtype=np.int64)
-        for name, fn, is_async in fns:
-            try:
-                raw_arr = score_raw(self._batch, name, state, pod, nodes)
-                if raw_arr is None:
-                    f: Any = fn  # int, or an awaitable of one when is_async
-                    if is_async:
-                        raw_list = [int(await f(state, pod, ni)) for ni in nodes]
-                    else:
-                        raw_list = [f(state, pod, ni) for ni in nodes]
-                    raw_arr = np.asarray(raw_list, dtype=np.int64)
-                else:
-                    raw_list = raw_arr.tolist()
-            except Exception as exc:
-                self._crashed(plugin=name, point="Score", pod=pod.key)
-                return table, _score_failed(name, error(exc, name))
-            norm_arr = (
-                normalize(self._batch, name, state, pod, raw_arr)
-                if name in self._normalizers
-                else raw_arr
-            )
-            if norm_arr is None:
-                status, normalized = self._normalize(name, state, pod, table.nodes, raw_list)
-                if status is not None:
-                    return table, status
-                norm_arr = np.asarray(normalized, dtype=np.int64)
-            else:
-                normalized = raw_list if norm_arr is raw_arr else norm_arr.tolist()
-                if ((norm_arr < MIN_NODE_SCORE) | (norm_arr > MAX_NODE_SCORE)).any():
-                    return table, self._out_of_range(name, table.nodes, normalized)
-            weight = self.score_weights.get(name, 1)
-            weighted_arr = norm_arr * weight
-            totals += weighted_arr
-            table.plugins.append(
-                PluginScores(name, weight, raw_list, normalized, weighted_arr.tolist())
-            )
-        table.totals = totals.tolist()
-        table.totals_array = totals
-        return table, None
-
-    def _normalize(
-        self, name: str, state: CycleState, pod: Pod, nodes: list[str], raw: list[int]
-    ) -> tuple[Status | None, list[int]]:
-        """NormalizeScore when the plugin has one; every result must be in [0, 100]."""
-        normalized = raw
-        normalizer = self._normalizers.get(name)
-        if normalizer is not None:
-            scores = [NodeScore(n, v) for n, v in zip(nodes, raw, strict=True)]
-            try:
-                st = normalizer.normalize_score(state, pod, scores)
-            except Exception as exc:
-                self._crashed(plugin=name, point="NormalizeScore", pod=pod.key)
-                st = error(exc, name)
-            if st is not None and not st.is_success():
-                return wrap_error(
-                    f'running Normalize on Score plugins: plugin "{name}" failed with', st, name
-                ), raw
-            normalized = [ns.score for ns in scores]
-        st = self._out_of_range(name, nodes, normalized)
-        return (st, raw) if st is not None else (None, normalized)
-
-    @staticmethod
-    def _out_of_range(name: str, nodes: list[str], normalized: list[int]) -> Status | None:
-        # kube-scheduler's wording (normalizeScores), which names no node.
-        for v in normalized:
-            if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
-                return error(
-                    "applying score defaultWeights on Score plugins: "
-                    f'plugin "{name}" returns an invalid score {v}, it should in the range '
-                    f"of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    name,
-                )
-        return None
 
     # ---- Reserve / Permit -----------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
