@@ -8,7 +8,7 @@ counted in asched_unexpected_errors_total{component}, and never retried.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -23,13 +23,15 @@ from asched.metrics import Metrics
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
 from asched.recorder import EventRecorder
 from asched.scheduler.podstatus import PodStatusWriter
+from asched.testing import FakeClient
 from tests.builders import make_pod, make_pod_group
 
 
-class FailingFirst:
+class FailingFirst(FakeClient):
     """A KubeClient whose first request raises `error`; later ones succeed."""
 
     def __init__(self, error: Exception) -> None:
+        super().__init__()
         self.error: Exception | None = error
         self.calls: list[tuple[str, str]] = []
 
@@ -48,17 +50,6 @@ class FailingFirst:
         if error is not None:
             raise error
         return {"metadata": {"resourceVersion": "1"}}
-
-    def stream_lines(
-        self, path: str, params: Mapping[str, str] | None = None
-    ) -> AsyncIterator[bytes]:
-        raise NotImplementedError
-
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 TRANSPORT = pytest.param(TransportError("PATCH x: connection reset"), False, id="transport")

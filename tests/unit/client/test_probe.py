@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -15,6 +15,7 @@ from asched.client.probe import (
     wait_for_api_server,
 )
 from asched.client.protocol import ApiError, TransportError
+from asched.testing import FakeClient
 
 HOST = "https://10.0.0.1:6443"
 
@@ -25,10 +26,11 @@ def refused() -> TransportError:
     return err
 
 
-class ScriptedClient:
+class ScriptedClient(FakeClient):
     """Answers GET /version with the next scripted outcome; the last one repeats."""
 
     def __init__(self, *outcomes: Exception | None) -> None:
+        super().__init__()
         self.outcomes = list(outcomes)
         self.calls = 0
 
@@ -48,17 +50,6 @@ class ScriptedClient:
         if outcome is not None:
             raise outcome
         return {"major": "1", "minor": "37"}
-
-    def stream_lines(
-        self, path: str, params: Mapping[str, str] | None = None
-    ) -> AsyncIterator[bytes]:
-        raise NotImplementedError
-
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 async def probe(client: ScriptedClient, clock: FakeClock, wait: float) -> BaseException | None:
