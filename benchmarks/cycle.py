@@ -39,6 +39,7 @@ from asched.plugins.registry import in_tree_registry
 from asched.scheduler.algorithm import Algorithm
 
 ZONES = ("zone-a", "zone-b", "zone-c")
+KINDS = ("basic", "spread", "antiaffinity", "nodeaffinity", "preferred-spread")
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -65,6 +66,31 @@ def _pod(i: int, kind: str) -> dict[str, Any]:
         "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}],
     }
     labels = {"app": "bench"}
+    if kind == "antiaffinity":
+        # scheduler_perf's pod-with-pod-anti-affinity: at most one per hostname.
+        term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    if kind == "nodeaffinity":
+        # scheduler_perf's pod-with-node-affinity: two zones of three.
+        req = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(ZONES[:2])}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [req]}]
+                }
+            }
+        }
+    if kind == "preferred-spread":
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": labels},
+            }
+        ]
     if kind == "spread":
         spec["topologySpreadConstraints"] = [
             {
@@ -216,7 +242,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=300)
-    ap.add_argument("--kind", choices=("basic", "spread"), default="basic")
+    ap.add_argument("--kind", choices=KINDS, default="basic")
     ap.add_argument("--no-columnar", dest="columnar", action="store_false")
     ap.add_argument("--curve", default="", help="comma list of node counts: both paths, both kinds")
     ap.add_argument("--reps", type=int, default=3)

@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from asched.api import Node, Pod
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
@@ -167,6 +170,47 @@ def filter_node(s: PreFilterState, node: Node) -> Status | None:
     if not _satisfies_existing_anti_affinity(s, labels):
         return EXISTING_ANTI_AFFINITY_MISMATCH
     return None
+
+
+_VERDICTS = (AFFINITY_MISMATCH, ANTI_AFFINITY_MISMATCH, EXISTING_ANTI_AFFINITY_MISMATCH)
+
+
+def filter_rows(s: PreFilterState, cols: NodeColumns, rows: Int64s) -> BatchVerdict | None:
+    """filter_node for many nodes: each check reads per-domain counts through the
+    topology key's label column; a node's status is that of the first check it fails."""
+    n = len(rows)
+    verdict = np.zeros(n, dtype=np.int8)  # 0 passes, else 1 + index into _VERDICTS
+    if s.affinity_terms:
+        keys_present = np.ones(n, dtype=np.bool_)
+        pods_exist = np.ones(n, dtype=np.bool_)
+        for t in s.affinity_terms:
+            column = cols.label(t.topology_key)
+            keys_present &= column.codes[rows] >= 0
+            pods_exist &= column.counts_at(s.affinity.get(t.topology_key, {}), rows) > 0
+        # The first-pod rule of _satisfies_affinity, which is the same for every node.
+        if not s.affinity and matches_all(s.affinity_terms, s.pod):
+            pods_exist[:] = True
+        verdict[~(keys_present & pods_exist)] = 1
+    if s.anti:
+        hit = np.zeros(n, dtype=np.bool_)
+        for t in s.anti_affinity_terms:
+            counts = s.anti.get(t.topology_key)
+            if counts:
+                hit |= cols.label(t.topology_key).counts_at(counts, rows) > 0
+        verdict[hit & (verdict == 0)] = 2
+    if s.existing_anti:
+        hit = np.zeros(n, dtype=np.bool_)
+        for key, counts in s.existing_anti.items():
+            hit |= cols.label(key).counts_at(counts, rows) > 0
+        verdict[hit & (verdict == 0)] = 3
+    passed = verdict == 0
+    if passed.all():
+        return None
+
+    def status_at(k: int) -> Status:
+        return _VERDICTS[int(verdict[k]) - 1]
+
+    return BatchVerdict(passed, status_at)
 
 
 PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilterInterPodAffinity")

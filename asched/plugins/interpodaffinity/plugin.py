@@ -14,6 +14,7 @@ from typing import Any
 
 from asched.api import Node, Pod
 from asched.api.affinity import PodAffinityTerm
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -43,6 +44,7 @@ from asched.plugins.interpodaffinity.filtering import (
     PRE_FILTER_KEY,
     compute_pre_filter_state,
     filter_node,
+    filter_rows,
 )
 from asched.plugins.interpodaffinity.namespaces import NAMESPACES, Namespace, namespace_labels
 from asched.plugins.interpodaffinity.scoring import (
@@ -50,6 +52,8 @@ from asched.plugins.interpodaffinity.scoring import (
     PreScoreState,
     node_score,
     normalize,
+    normalize_array,
+    score_rows,
 )
 from asched.plugins.interpodaffinity.terms import (
     WeightedTerm,
@@ -127,6 +131,14 @@ class InterPodAffinity(
             return error("node not found", NAME)
         return filter_node(s, node_info.node)
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            raise Unbatchable  # the per-node path reports the Error
+        return filter_rows(s, cols, rows)
+
     def add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
     ) -> Status | None:
@@ -185,6 +197,9 @@ class InterPodAffinity(
         node = node_info.node
         return node_score(state.read(PRE_SCORE_KEY), node.labels) if node is not None else 0
 
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        return score_rows(state.read(PRE_SCORE_KEY), cols, rows)
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
@@ -192,6 +207,10 @@ class InterPodAffinity(
         if s is not None:
             normalize(s, scores)
         return None
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s:
+        s = state.get(PRE_SCORE_KEY)
+        return scores if s is None else normalize_array(s, scores)
 
     # ---- queueing hints -------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
+from asched.framework.columns import Int64s, NodeColumns
 from asched.framework.cycle_state import StateKey
 from asched.framework.types import MAX_NODE_SCORE, NodeScore
 
@@ -35,6 +38,26 @@ def node_score(s: PreScoreState, labels: Mapping[str, str]) -> int:
         if value is not None:
             score += values.get(value, 0)
     return score
+
+
+def score_rows(s: PreScoreState, cols: NodeColumns, rows: Int64s) -> Int64s:
+    """node_score for many nodes: each key's sums, read through its label column."""
+    out = np.zeros(len(rows), dtype=np.int64)
+    for key, values in s.topology_score.items():
+        out += cols.label(key).counts_at(values, rows)
+    return out
+
+
+def normalize_array(s: PreScoreState, scores: Int64s) -> Int64s:
+    """normalize over an array, with the same float arithmetic."""
+    if not s.topology_score or not scores.size:
+        return scores
+    lo, hi = int(scores.min()), int(scores.max())
+    diff = hi - lo
+    if diff <= 0:
+        return np.zeros(len(scores), dtype=np.int64)
+    out: Int64s = (MAX_NODE_SCORE * ((scores - lo) / diff)).astype(np.int64)
+    return out
 
 
 def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:

@@ -22,9 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from asched.api import Node, Pod
 from asched.api.affinity import PreferredSchedulingTerm
 from asched.api.labels import IN, NodeSelector, NodeSelectorTerm
+from asched.framework.columns import BatchVerdict, Bools, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -45,9 +48,10 @@ from asched.framework.interfaces import (
 )
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.selectors import label_equals_rows, selector_rows, term_rows
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import MAX_NODE_SCORE, NodeScore, PreFilterResult
-from asched.plugins.helpers import as_node, default_normalize_score
+from asched.plugins.helpers import as_node, default_normalize_score, default_normalize_scores
 from asched.plugins.nodeaffinity.args import OBJECT_NAME_FIELD, NodeAffinityArgs
 
 NAME = "NodeAffinity"
@@ -86,6 +90,15 @@ class RequiredNodeAffinity:
             if labels.get(key) != value:
                 return False
         return self.required is None or self.required.matches(labels, node.name)
+
+    def matches_rows(self, cols: NodeColumns, rows: Int64s) -> Bools:
+        """`matches` for many nodes, from the label columns."""
+        out = np.ones(len(rows), dtype=np.bool_)
+        for key, value in self.selector:
+            out &= label_equals_rows(cols, key, value, rows)
+        if self.required is not None:
+            out &= selector_rows(cols, self.required, rows)
+        return out
 
 
 _PRE_FILTER_KEY: StateKey[RequiredNodeAffinity] = StateKey("PreFilter" + NAME)
@@ -177,6 +190,32 @@ class NodeAffinityPlugin(
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        """`filter` from the label columns: the same checks in the same order."""
+        n = len(rows)
+        verdict = np.zeros(n, dtype=np.int8)  # 0 passes; else an index into `rejects`
+        rejects = (_REJECT_ENFORCED, self._reject_label, _REJECT_POD)
+        if self._added_required is not None:
+            verdict[~selector_rows(cols, self._added_required, rows)] = 1
+        if self._label_key:
+            bad = ~label_equals_rows(cols, self._label_key, self._label_value, rows)
+            verdict[bad & (verdict == 0)] = 2
+        required = state.get(_PRE_FILTER_KEY)
+        if required is None:
+            required = RequiredNodeAffinity.of(pod)
+        bad = ~required.matches_rows(cols, rows)
+        verdict[bad & (verdict == 0)] = 3
+        passed = verdict == 0
+        if passed.all():
+            return None
+
+        def status_at(k: int) -> Status:
+            return rejects[int(verdict[k]) - 1]
+
+        return BatchVerdict(passed, status_at)
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if node is None:
@@ -223,11 +262,28 @@ class NodeAffinityPlugin(
             count += LABEL_MATCH_SCORE
         return count
 
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        """`score` from the label columns: the weight of every matching term, summed."""
+        preferred = state.get(_PRE_SCORE_KEY)
+        if preferred is None:
+            preferred = _pod_preferred(pod)
+        scores = np.zeros(len(rows), dtype=np.int64)
+        for weight, term in (*self._added_preferred, *preferred):
+            scores += weight * term_rows(cols, term, rows)
+        if self._label_key:
+            scores += LABEL_MATCH_SCORE * label_equals_rows(
+                cols, self._label_key, self._label_value, rows
+            )
+        return scores
+
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
     ) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
     # --- queueing hints ----------------------------------------------------------
 

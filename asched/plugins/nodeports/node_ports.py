@@ -12,8 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from asched.api import Pod
 from asched.api.pod import HostPort
+from asched.framework.columns import (
+    BatchVerdict,
+    Int64s,
+    NodeColumns,
+    Unbatchable,
+    constant_status,
+)
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -95,6 +104,22 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if wanted is None:
             return error(f'reading "PreFilter{NAME}" from cycleState: not found', NAME)
         return None if fits_ports(wanted, node_info.used_ports) else _REJECT
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        """Only nodes where some pod holds a host port can conflict; those run filter()."""
+        wanted = state.get(_PRE_FILTER_KEY)
+        if wanted is None:
+            raise Unbatchable  # the per-node path reports the Error
+        busy = np.flatnonzero(cols.has_ports[rows])
+        if not busy.size:
+            return None
+        passed = np.ones(len(rows), dtype=np.bool_)
+        infos = cols.infos
+        for k in busy.tolist():
+            passed[k] = fits_ports(wanted, infos[int(rows[k])].used_ports)
+        return BatchVerdict(passed, constant_status(_REJECT))
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from asched.api import Node, Pod
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, NodeRows, Unbatchable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -41,6 +43,7 @@ from asched.plugins.nodememo import MemoCache
 from asched.plugins.podtopologyspread import owners
 from asched.plugins.podtopologyspread.args import (
     DO_NOT_SCHEDULE,
+    LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULTING,
     Args,
@@ -62,8 +65,10 @@ from asched.plugins.podtopologyspread.filtering import (
 )
 from asched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_KEY,
+    compute_pre_score_rows,
     compute_pre_score_state,
     normalize,
+    normalize_rows,
 )
 
 _Q = QueueingHint.QUEUE
@@ -174,21 +179,47 @@ class PodTopologySpread(
             return skip(NAME)
         # System defaults do not require every key, so zoneless nodes still spread by host.
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
-        state.write(
-            PRE_SCORE_KEY,
-            compute_pre_score_state(
+        if isinstance(nodes, NodeRows) and all(
+            c.topology_key != LABEL_HOSTNAME for c in constraints
+        ):
+            s = compute_pre_score_rows(
                 constraints,
                 pod,
                 nodes,
                 all_nodes,
                 require_all_topologies=require_all,
                 memo=self._memo,
-            ),
-        )
+            )
+        else:
+            s = compute_pre_score_state(
+                constraints,
+                pod,
+                nodes,
+                all_nodes,
+                require_all_topologies=require_all,
+                memo=self._memo,
+            )
+        state.write(PRE_SCORE_KEY, s)
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         return state.read(PRE_SCORE_KEY).scores.get(node_info.name, 0)
+
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        s = state.read(PRE_SCORE_KEY)
+        if s.rows is not None and s.row_scores is not None and np.array_equal(s.rows, rows):
+            return s.row_scores
+        names, scores = cols.names, s.scores
+        return np.fromiter((scores.get(names[r], 0) for r in rows.tolist()), np.int64, len(rows))
+
+    def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return scores
+        out = normalize_rows(s, scores)
+        if out is None:
+            raise Unbatchable  # PreScore ran node by node: normalize by name
+        return out
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]

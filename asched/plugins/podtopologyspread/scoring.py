@@ -18,7 +18,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from asched.api import Pod
+from asched.framework.columns import Bools, Int64s, NodeRows
 from asched.framework.cycle_state import StateKey
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.types import MAX_NODE_SCORE, NodeScore
@@ -43,6 +46,10 @@ class PreScoreState:
     weights: list[float] = field(default_factory=list)
     # Feasible node -> raw score.
     scores: dict[str, int] = field(default_factory=dict)
+    # Set by the columnar PreScore: the feasible rows, their raw scores and ignored flags.
+    rows: Int64s | None = None
+    row_scores: Int64s | None = None
+    row_ignored: Bools | None = None
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -115,6 +122,69 @@ def compute_pre_score_state(
             total += score_for_count(count, c.max_skew, s.weights[i])
         s.scores[node.name] = go_round(total)
     return s
+
+
+def compute_pre_score_rows(
+    constraints: tuple[Constraint, ...],
+    pod: Pod,
+    feasible: NodeRows,
+    all_nodes: Sequence[NodeInfo],
+    *,
+    require_all_topologies: bool,
+    memo: MemoCache[MemoEntry] | None = None,
+) -> PreScoreState:
+    """compute_pre_score_state from the label columns, for constraints without the
+    hostname key (whose per-node pod counts have no column). The same domains, weights and
+    float arithmetic, in the same order: `total` adds each constraint's term in turn,
+    and 0.0 where the node lacks the key (adding 0.0 leaves a float unchanged)."""
+    cols, rows = feasible.columns, feasible.rows
+    s = PreScoreState(constraints)
+    codes = [cols.label(c.topology_key).codes[rows] for c in constraints]
+    ignored = np.zeros(len(rows), dtype=np.bool_)
+    if require_all_topologies:
+        for key_codes in codes:
+            ignored |= key_codes < 0
+    kept = ~ignored
+    names = cols.names
+    s.ignored_nodes = {names[r] for r in rows[ignored].tolist()}
+    for i, c in enumerate(constraints):
+        column = cols.label(c.topology_key)
+        present = np.unique(codes[i][kept])
+        domains = {"" if k < 0 else column.values[k]: 0 for k in present.tolist()}
+        s.counts.append(domains)
+        s.weights.append(topology_normalizing_weight(len(domains)))
+    agg = count_domains(constraints, pod, all_nodes, require_all_topologies, memo)
+    total = np.zeros(len(rows), dtype=np.float64)
+    for i, c in enumerate(constraints):
+        m, totals = s.counts[i], agg.counts[i]
+        for value in m:
+            m[value] = totals.get(value, 0)
+        count = cols.label(c.topology_key).counts_at(m, rows)
+        term = count * s.weights[i] + (c.max_skew - 1)
+        total += np.where(codes[i] >= 0, term, 0.0)
+    raw = np.floor(total + 0.5).astype(np.int64)  # go_round
+    raw[ignored] = 0
+    s.rows, s.row_scores, s.row_ignored = rows, raw, ignored
+    kept_rows = rows[kept].tolist()
+    s.scores = dict(zip(map(names.__getitem__, kept_rows), raw[kept].tolist(), strict=True))
+    return s
+
+
+def normalize_rows(s: PreScoreState, scores: Int64s) -> Int64s | None:
+    """normalize over the rows the columnar PreScore saw; None when `scores` are not those."""
+    ignored = s.row_ignored
+    if ignored is None or len(ignored) != len(scores):
+        return None
+    kept = scores[~ignored]
+    if not kept.size:
+        return np.zeros(len(scores), dtype=np.int64)
+    lo, hi = int(kept.min()), max(0, int(kept.max()))
+    if hi == 0:
+        out = np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
+    else:
+        out = MAX_NODE_SCORE * (hi + lo - scores) // hi
+    out[ignored] = 0
+    return out
 
 
 def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
