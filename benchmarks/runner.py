@@ -35,6 +35,7 @@ import structlog
 
 from asched.localcluster import ClusterClient, LocalCluster
 from benchmarks import ceiling, procstat
+from benchmarks.churn import Churn, ensure_priority_class
 from benchmarks.observer import BindObserver
 from benchmarks.profiling import PySpy
 from benchmarks.promtext import counter_by_label, counter_delta, parse_histogram
@@ -236,6 +237,7 @@ async def one_run(
         "quiesce_s": waited,
     }
     obs = BindObserver(admin, namespace, scenario.bound_target)
+    churn = Churn(admin, namespace, scheduler_name) if scenario.churn else None
     proc: SchedulerProcess | None = None
     spy: PySpy | None = None
     if who != ceiling.NAME:
@@ -272,6 +274,7 @@ async def one_run(
                     proc=proc,
                     spy=spy,
                     bare_bind=bare_bind,
+                    churn=churn,
                 )
             )
             tg.cancel_scope.cancel()
@@ -303,9 +306,11 @@ async def _measure(
     proc: SchedulerProcess | None,
     spy: PySpy | None,
     bare_bind: Callable[[], Coroutine[Any, Any, None]],
+    churn: Churn | None = None,
 ) -> dict[str, Any]:
     """From the scheduler's start (or, without *proc*, from *bare_bind*'s start: the
-    ceiling run) to the end of the run: what the run's numbers need."""
+    ceiling run) to the end of the run: what the run's numbers need. Churn, if any,
+    starts once the scheduler is ready and stops when the run ends."""
     result: dict[str, Any] = {}
     requests_before = await _apiserver_requests(admin)
     components_before = _component_cpu(cluster.pids)
@@ -324,6 +329,8 @@ async def _measure(
             with anyio.fail_after(120):
                 result["ready_after_s"] = await proc.wait_ready() - began
             baseline = await proc.metrics()
+        if churn is not None:
+            tg.start_soon(churn.run)
         obs.last_change = began
         result["outcome"] = await _wait_for_end(opts, obs, began, proc)
         ended = time.time()
@@ -348,6 +355,8 @@ async def _measure(
                 result["cpu_seconds_bind_window"] = trace.at(max(times)) - trace.at(min(times))
         tg.cancel_scope.cancel()
     result["began"], result["ended"] = began, ended
+    if churn is not None:
+        result["churn_rounds"] = churn.rounds
     return result
 
 
@@ -526,6 +535,8 @@ async def _run_all(opts: BenchOptions, document: dict[str, Any], work_dir: Path)
         document["control_plane_idle_cpu_rate"] = idle_rate
         log.info("control_plane_idle", cpu_per_second=round(idle_rate, 2))
         async with cluster.admin_client(connections=64, timeout=600) as admin:
+            if scenario.churn:
+                await ensure_priority_class(admin)
             for repetition in range(opts.runs):
                 for who in rotate(opts.schedulers, repetition):
                     run = await one_run(

@@ -3,9 +3,12 @@
 A Scenario is data: the kwok nodes to create, the pods (and PodGroups) to schedule, which
 schedulers can run it, when a run is over, and a check of the placements it ended with.
 Pods follow kube-scheduler's scheduler_perf templates (test/integration/scheduler_perf/
-config/pod-default.yaml, pod-with-topology-spreading.yaml, pod-with-pod-anti-affinity.yaml):
-100m CPU / 500Mi requests; spread pods with maxSkew 5 over topology.kubernetes.io/zone;
-anti-affinity pods that repel each other per kubernetes.io/hostname.
+templates/pod-default.yaml, pod-with-topology-spreading.yaml, pod-with-pod-anti-affinity.yaml,
+pod-with-node-affinity.yaml, pod-with-preferred-topology-spreading.yaml): 100m CPU / 500Mi
+requests; spread pods with maxSkew 5 over topology.kubernetes.io/zone, required or
+preferred; anti-affinity pods that repel each other per kubernetes.io/hostname; node
+affinity pods that need zone1 or zone2. The churn scenario runs benchmarks/churn.py
+beside the measured pods (SchedulingWithMixedChurn).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class Scenario:
     settle_seconds: float | None = None
     verify: Verifier | None = None
     describe: str = ""
+    #: Recreate a node, a pod and a Service every second during the run (churn.py).
+    churn: bool = False
 
     @property
     def bound_target(self) -> int:
@@ -231,10 +236,95 @@ def gang_oversubscribed(p: Params) -> Scenario:
     )
 
 
+AFFINITY_ZONES = ("zone1", "zone2", "zone3")
+
+
+def node_affinity(p: Params) -> Scenario:
+    """SchedulingNodeAffinity's pods. scheduler_perf labels every node zone1; here the
+    nodes rotate over three zones, so Filter rejects a third of them and NodeAffinity's
+    Filter does real work."""
+    nodes = [
+        NodeSpec(s.name, labels={ZONE_LABEL: AFFINITY_ZONES[i % len(AFFINITY_ZONES)]})
+        for i, s in enumerate(node_specs(p.nodes))
+    ]
+    req = {"key": ZONE_LABEL, "operator": "In", "values": list(AFFINITY_ZONES[:2])}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [req]}]
+            }
+        }
+    }
+    allowed = {n.name for n in nodes if n.labels[ZONE_LABEL] in AFFINITY_ZONES[:2]}
+
+    def verify(
+        bound: Mapping[str, Binding], labels: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, Any]:
+        del labels
+        return {"violations": sum(1 for b in bound.values() if b.node not in allowed)}
+
+    return Scenario(
+        name="nodeaffinity",
+        nodes=nodes,
+        pods=[pod_manifest(n, spec={"affinity": affinity}) for n in _names("naff", p.pods)],
+        verify=verify,
+        describe=f"{p.nodes} nodes in zones zone1-3, {p.pods} pods with required node "
+        "affinity to zone1 or zone2",
+    )
+
+
+def preferred_spread(p: Params) -> Scenario:
+    constraint = {
+        "maxSkew": SPREAD_MAX_SKEW,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+    }
+    nodes = zoned_nodes(p.nodes)
+    check = _spread_verifier(nodes)
+
+    def verify(
+        bound: Mapping[str, Binding], labels: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, Any]:
+        out = check(bound, labels)
+        # ScheduleAnyway is a preference: a wider skew is reported, not a violation.
+        out["skew_above_max"] = out.pop("violations")
+        out["violations"] = 0
+        return out
+
+    return Scenario(
+        name="preferred-spread",
+        nodes=nodes,
+        pods=[
+            pod_manifest(
+                n, labels={"color": "blue"}, spec={"topologySpreadConstraints": [constraint]}
+            )
+            for n in _names("pspread", p.pods)
+        ],
+        verify=verify,
+        describe=f"{p.nodes} nodes in 3 zones, {p.pods} pods with a preferred zone spread "
+        f"(ScheduleAnyway, maxSkew {SPREAD_MAX_SKEW})",
+    )
+
+
+def mixed_churn(p: Params) -> Scenario:
+    return Scenario(
+        name="churn",
+        nodes=node_specs(p.nodes),
+        pods=[pod_manifest(n) for n in _names("churn", p.pods)],
+        churn=True,
+        describe=f"{p.nodes} nodes, {p.pods} pods of 100m/500Mi while a node, a 9-CPU "
+        "priority-10 pod and a Service are recreated every second",
+    )
+
+
 SCENARIOS: Mapping[str, Callable[[Params], Scenario]] = {
     "basic": basic,
     "spread": spread,
+    "preferred-spread": preferred_spread,
     "antiaffinity": anti_affinity,
+    "nodeaffinity": node_affinity,
+    "churn": mixed_churn,
     "gang": gang,
     "gang-oversub": gang_oversubscribed,
 }

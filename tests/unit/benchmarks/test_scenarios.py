@@ -89,3 +89,43 @@ def test_basic_pods_follow_scheduler_perf_default() -> None:
     container = pod["spec"]["containers"][0]
     assert container["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
     assert "schedulerName" not in pod["spec"]
+
+
+def test_node_affinity_counts_pods_outside_zone1_and_zone2() -> None:
+    params = Params(nodes=3, pods=2)
+    scenario = SCENARIOS["nodeaffinity"](params)
+    zone_of = {n.name: n.labels[ZONE_LABEL] for n in scenario.nodes}
+    assert sorted(zone_of.values()) == ["zone1", "zone2", "zone3"]
+    by_zone = {z: n for n, z in zone_of.items()}
+    pods = [p["metadata"]["name"] for p in scenario.pods]
+    ok = _verify("nodeaffinity", {pods[0]: by_zone["zone1"], pods[1]: by_zone["zone2"]}, params)
+    bad = _verify("nodeaffinity", {pods[0]: by_zone["zone1"], pods[1]: by_zone["zone3"]}, params)
+    assert (ok["violations"], bad["violations"]) == (0, 1)
+
+
+def test_preferred_spread_reports_skew_without_calling_it_a_violation() -> None:
+    params = Params(nodes=3, pods=7)
+    scenario = SCENARIOS["preferred-spread"](params)
+    constraint = scenario.pods[0]["spec"]["topologySpreadConstraints"][0]
+    assert constraint["whenUnsatisfiable"] == "ScheduleAnyway"
+    zone_a = next(n.name for n in scenario.nodes if n.labels[ZONE_LABEL] == "zone-a")
+    out = _verify(
+        "preferred-spread", {p["metadata"]["name"]: zone_a for p in scenario.pods}, params
+    )
+    assert out["zone_counts"] == [7, 0, 0]
+    assert (out["skew_above_max"], out["violations"]) == (1, 0)
+
+
+def test_churn_scenario_churns_and_its_pod_fits_no_node() -> None:
+    from asched.api.quantity import parse_cpu_milli
+    from benchmarks.churn import PRIORITY_CLASS, churn_node, churn_pod
+
+    scenario = SCENARIOS["churn"](Params(nodes=2, pods=3))
+    assert scenario.churn
+    assert len(scenario.pods) == 3
+    pod = churn_pod("c", "asched-bench")
+    assert pod["spec"]["schedulerName"] == "asched-bench"
+    assert pod["spec"]["priorityClassName"] == PRIORITY_CLASS
+    need = parse_cpu_milli(pod["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+    assert all(need > parse_cpu_milli(n.cpu) for n in scenario.nodes)
+    assert churn_node("c")["status"]["allocatable"]["pods"] == "0"
