@@ -85,7 +85,7 @@ class Scorer:
         """Plugin-major: one plugin over every node, then the next, yielding to the event
         loop after each plugin that ran node by node. With no Score plugin every node
         totals 1, as kube-scheduler's prioritizeNodes gives them."""
-        table = ScoreTable(node_names(nodes))
+        table = ScoreTable(lambda: node_names(nodes))
         if not fns:
             table.totals = [1] * len(nodes)
             return table, None
@@ -105,24 +105,15 @@ class Scorer:
             except Exception as exc:
                 self._crashed(plugin=name, point="Score", pod=pod.key)
                 return table, _score_failed(name, error(exc, name))
-            st, normalized = self._normalize(name, state, pod, table.nodes, raw, rows=rows)
+            st, normalized = self._normalize(name, state, pod, table, raw, rows=rows)
             if st is not None:
                 return table, st
             weight = self._weights.get(name, 1)
             weighted = normalized * weight
             totals += weighted
-            table.plugins.append(
-                PluginScores(
-                    name,
-                    weight,
-                    raw.tolist(),
-                    normalized.tolist(),
-                    weighted.tolist(),
-                )
-            )
+            table.plugins.append(PluginScores(name, weight, raw, normalized, weighted))
             if per_node:
                 await anyio.lowlevel.checkpoint()
-        table.totals = totals.tolist()
         table.totals_array = totals
         return table, None
 
@@ -131,7 +122,7 @@ class Scorer:
         name: str,
         state: CycleState,
         pod: Pod,
-        nodes: list[str],
+        table: ScoreTable,
         raw: Int64s,
         *,
         rows: NodeRows | None,
@@ -144,7 +135,8 @@ class Scorer:
             if batch is not None:
                 normalized = batch
             else:
-                scores = [NodeScore(n, v) for n, v in zip(nodes, raw.tolist(), strict=True)]
+                names = table.nodes  # per-node NormalizeScore works by node name
+                scores = [NodeScore(n, v) for n, v in zip(names, raw.tolist(), strict=True)]
                 try:
                     st = normalizer.normalize_score(state, pod, scores)
                 except Exception as exc:

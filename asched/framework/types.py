@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,31 +92,108 @@ MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1
 
 
-@dataclass(slots=True)
+Int64Array = npt.NDArray[np.int64]
+
+
 class PluginScores:
     """One Score plugin's scores for the scored nodes, at each of the three stages.
 
     Lists are parallel to `ScoreTable.nodes`: `raw` is what Score returned, `normalized`
     what NormalizeScore made of it (equal to raw without a normalizer), `weighted` is
-    normalized times the profile's weight for the plugin.
+    normalized times the profile's weight for the plugin. The runtime stores int64
+    arrays; the lists are made on first read, since only `asched explain`, the testing
+    Runner and tests read them, while every cycle writes them.
     """
 
-    plugin: str
-    weight: int
-    raw: list[int]
-    normalized: list[int]
-    weighted: list[int]
+    __slots__ = ("_normalized", "_raw", "_weighted", "plugin", "weight")
+
+    def __init__(
+        self,
+        plugin: str,
+        weight: int,
+        raw: Int64Array | list[int],
+        normalized: Int64Array | list[int],
+        weighted: Int64Array | list[int],
+    ) -> None:
+        self.plugin, self.weight = plugin, weight
+        self._raw, self._normalized, self._weighted = raw, normalized, weighted
+
+    @property
+    def raw(self) -> list[int]:
+        self._raw = _as_list(self._raw)
+        return self._raw
+
+    @property
+    def normalized(self) -> list[int]:
+        self._normalized = _as_list(self._normalized)
+        return self._normalized
+
+    @property
+    def weighted(self) -> list[int]:
+        self._weighted = _as_list(self._weighted)
+        return self._weighted
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PluginScores):
+            return NotImplemented
+        return (self.plugin, self.weight, self.raw, self.normalized, self.weighted) == (
+            other.plugin,
+            other.weight,
+            other.raw,
+            other.normalized,
+            other.weighted,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return (
+            f"PluginScores({self.plugin!r}, {self.weight}, raw={self.raw}, "
+            f"normalized={self.normalized}, weighted={self.weighted})"
+        )
 
 
-@dataclass(slots=True)
+def _as_list(values: Int64Array | list[int]) -> list[int]:
+    return values if isinstance(values, list) else values.tolist()
+
+
 class ScoreTable:
-    """Every Score plugin's scores for a pod, and each node's total (RunScorePlugins)."""
+    """Every Score plugin's scores for a pod, and each node's total (RunScorePlugins).
 
-    nodes: list[str]
-    plugins: list[PluginScores] = field(default_factory=list)
-    totals: list[int] = field(default_factory=list)
-    # The same totals as an int64 array, when the columnar path computed them.
-    totals_array: npt.NDArray[np.int64] | None = None
+    `nodes` and `totals` may be given as callables/arrays and are materialised on first
+    read: a cycle needs only the best total's index and that one node's name.
+    """
+
+    __slots__ = ("_nodes", "_totals", "plugins", "totals_array")
+
+    def __init__(
+        self,
+        nodes: list[str] | Callable[[], list[str]],
+        plugins: list[PluginScores] | None = None,
+        totals: list[int] | None = None,
+        totals_array: Int64Array | None = None,
+    ) -> None:
+        self._nodes = nodes
+        self.plugins: list[PluginScores] = [] if plugins is None else plugins
+        self._totals: list[int] | None = totals
+        # The totals as an int64 array, when the runtime computed them.
+        self.totals_array = totals_array
+
+    @property
+    def nodes(self) -> list[str]:
+        if not isinstance(self._nodes, list):
+            self._nodes = self._nodes()
+        return self._nodes
+
+    @property
+    def totals(self) -> list[int]:
+        if self._totals is None:
+            self._totals = [] if self.totals_array is None else self.totals_array.tolist()
+        return self._totals
+
+    @totals.setter
+    def totals(self, values: list[int]) -> None:
+        self._totals = values
 
 
 @dataclass(slots=True)
