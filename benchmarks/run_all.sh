@@ -3,7 +3,7 @@
 # Each command starts its own loopback cluster, runs every scheduler RUNS times (medians),
 # stops by itself, and writes benchmarks/results/<scenario>-...json. The table is then
 #   .venv/bin/python -m benchmarks report benchmarks/results/*.json
-# About 100 minutes on 2 cores. RUNS=1 for a quick pass; ASCHED_REF=HEAD (or another ref)
+# About 150 minutes on 2 cores. RUNS=1 for a quick pass; ASCHED_REF=HEAD (or another ref)
 # benchmarks a commit instead of a copy of the checkout's asched/ taken at each start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +22,14 @@ run --scenario basic --nodes 1000 --pods 5000 "${UNTHROTTLED[@]}"
 run --scenario basic --nodes 1000 --pods 5000 "${DEFAULTS[@]}"
 run --scenario basic --nodes 5000 --pods 10000 "${UNTHROTTLED[@]}"
 run --scenario basic --nodes 5000 --pods 10000 "${DEFAULTS[@]}"
+# Scale: 15000 nodes (RSS and per-node cost; the ceiling run is part of every basic run)
+run --scenario basic --nodes 15000 --pods 30000 "${UNTHROTTLED[@]}"
 # C. Constraints (both schedulers)
 run --scenario spread --nodes 1000 --pods 3000 "${UNTHROTTLED[@]}"
 run --scenario antiaffinity --nodes 1000 --pods 1000 "${UNTHROTTLED[@]}"
+run --scenario nodeaffinity --nodes 5000 --pods 10000 "${UNTHROTTLED[@]}"
+run --scenario preferred-spread --nodes 5000 --pods 5000 "${UNTHROTTLED[@]}"
+run --scenario churn --nodes 1000 --pods 5000 "${UNTHROTTLED[@]}"
 # B. Gang (asched only: kube-scheduler has no Coscheduling plugin in-tree)
 run --scenario gang --nodes 1000 --gangs 1000 --gang-size 3 "${UNTHROTTLED[@]}"
 run --scenario gang --nodes 1000 --gangs 20 --gang-size 50 "${UNTHROTTLED[@]}"

@@ -201,7 +201,6 @@ class Cache:
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring `snapshot` up to date, cloning only nodes changed since the last call."""
         rebuild_order = self._order_changed
-        rebuild_affinity = False
         for name in self._dirty:
             ni = self._nodes.get(name)
             old = snapshot.get(name)
@@ -210,14 +209,9 @@ class Cache:
                     snapshot._drop(name)
                     rebuild_order = True
                 continue
-            clone = ni.clone()
-            if not snapshot._replace(clone):
+            if not snapshot._replace(ni.clone()):
                 rebuild_order = True
-            if (old is not None and old.pods_with_affinity) or clone.pods_with_affinity:
-                rebuild_affinity = True
         self._dirty.clear()
         if rebuild_order:
             snapshot.rebuild_lists(list(self._order))
-        elif rebuild_affinity:
-            snapshot.rebuild_lists(None)
         self._order_changed = False

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from asched.framework.columns import NodeColumns, NodeRows
+from asched.framework.columns import NodeColumns, NodeRows, subset
 from asched.framework.nodeinfo import NodeInfo
 
 
@@ -30,9 +30,9 @@ class Snapshot:
         self._cols = NodeColumns()
         self._list = self._rows(list(node_infos))
         self._index: dict[str, int] = {ni.name: i for i, ni in enumerate(self._list)}
-        self._affinity: list[NodeInfo] = []
-        self._required_anti_affinity: list[NodeInfo] = []
-        self.rebuild_lists(order=None)
+        # (columns version, list) caches of the two affinity subsets.
+        self._affinity: tuple[int, NodeRows] | None = None
+        self._required_anti_affinity: tuple[int, NodeRows] | None = None
 
     def _rows(self, infos: list[NodeInfo]) -> NodeRows:
         """The node list, with the columns rebuilt to match it row for row."""
@@ -42,15 +42,10 @@ class Snapshot:
         self._cols.infos = rows
         return rows
 
-    def rebuild_lists(self, order: Sequence[str] | None) -> None:
-        """Recompute the node list (in `order` if given) and the affinity lists."""
-        if order is not None:
-            self._list = self._rows([self._map[n] for n in order if n in self._map])
-            self._index = {ni.name: i for i, ni in enumerate(self._list)}
-        self._affinity = [ni for ni in self._list if ni.pods_with_affinity]
-        self._required_anti_affinity = [
-            ni for ni in self._list if ni.pods_with_required_anti_affinity
-        ]
+    def rebuild_lists(self, order: Sequence[str]) -> None:
+        """Recompute the node list in `order` (nodes were added or removed)."""
+        self._list = self._rows([self._map[n] for n in order if n in self._map])
+        self._index = {ni.name: i for i, ni in enumerate(self._list)}
 
     # SnapshotLister
     def node_infos(self) -> Sequence[NodeInfo]:
@@ -65,10 +60,20 @@ class Snapshot:
         return self._map.get(node_name)
 
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
-        return self._affinity
+        """Nodes with a pod that has pod (anti-)affinity, in node order, from the columns
+        (kept current row by row), remade only when some row changed since the last call."""
+        cols = self._cols
+        if self._affinity is None or self._affinity[0] != cols.version:
+            self._affinity = (cols.version, subset(cols, cols.with_affinity))
+        return self._affinity[1]
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return self._required_anti_affinity
+        cols = self._cols
+        cached = self._required_anti_affinity
+        if cached is None or cached[0] != cols.version:
+            cached = (cols.version, subset(cols, cols.with_required_anti_affinity))
+            self._required_anti_affinity = cached
+        return cached[1]
 
     def num_nodes(self) -> int:
         return len(self._list)

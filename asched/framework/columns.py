@@ -44,8 +44,17 @@ _INT_COLUMNS = (
     "nz_cpu",
     "nz_mem",
     "pod_count",
+    "generation",
 )
-_BOOL_COLUMNS = ("unschedulable", "hard_taints", "prefer_taints", "has_images", "has_ports")
+_BOOL_COLUMNS = (
+    "unschedulable",
+    "hard_taints",
+    "prefer_taints",
+    "has_images",
+    "has_ports",
+    "with_affinity",
+    "with_required_anti_affinity",
+)
 
 
 class NodeColumns:
@@ -55,7 +64,7 @@ class NodeColumns:
     bytes, pod counts), so arithmetic on them equals the per-node code's.
     """
 
-    __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "_labels", "infos", "names")
+    __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "_labels", "epoch", "infos", "names", "version")
 
     alloc_cpu: Int64s
     alloc_mem: Int64s
@@ -67,6 +76,9 @@ class NodeColumns:
     nz_cpu: Int64s
     nz_mem: Int64s
     pod_count: Int64s
+    # NodeInfo.generation: unique per NodeInfo state, so an unchanged value means an
+    # unchanged node (NodeMemo compares it to find the rows changed since its last look).
+    generation: Int64s
     # spec.unschedulable; any NoSchedule/NoExecute taint; any PreferNoSchedule taint.
     unschedulable: Bools
     hard_taints: Bools
@@ -75,12 +87,20 @@ class NodeColumns:
     has_images: Bools
     # Some pod on the node holds a host port (NodePorts has nothing to check elsewhere).
     has_ports: Bools
+    # Some pod on the node has pod (anti-)affinity; some has required anti-affinity.
+    with_affinity: Bools
+    with_required_anti_affinity: Bools
 
     def __init__(self, infos: Sequence[NodeInfo] = ()) -> None:
+        # `epoch` moves when rows are renumbered (rebuild), `version` on every change.
+        self.epoch = 0
+        self.version = 0
         self.rebuild(infos)
 
     def rebuild(self, infos: Sequence[NodeInfo]) -> None:
         """All rows from scratch: only when the snapshot's node list itself changes."""
+        self.epoch += 1
+        self.version += 1
         self.infos: list[NodeInfo] = list(infos)
         self.names: list[str] = [ni.name for ni in self.infos]
         # Label key -> its codes per row; built on first use, then kept current by _write.
@@ -104,6 +124,7 @@ class NodeColumns:
         return col
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
+        self.version += 1
         self.infos[i] = ni
         self.names[i] = ni.name
         self._write(i, ni)
@@ -120,7 +141,10 @@ class NodeColumns:
         self.nz_cpu[i] = nz.milli_cpu
         self.nz_mem[i] = nz.memory
         self.pod_count[i] = len(ni.pods)
+        self.generation[i] = ni.generation
         self.has_ports[i] = bool(ni.used_ports)
+        self.with_affinity[i] = bool(ni.pods_with_affinity)
+        self.with_required_anti_affinity[i] = bool(ni.pods_with_required_anti_affinity)
         node = ni.node
         for col in self._labels.values():
             col.set(i, ni)
@@ -221,6 +245,12 @@ class NodeRows(list[NodeInfo]):
         super().__init__(items)
         self.columns = columns
         self.rows = rows
+
+
+def subset(cols: NodeColumns, mask: Bools) -> NodeRows:
+    """The rows where `mask` holds, in row order, as a NodeRows."""
+    rows = np.flatnonzero(mask)
+    return NodeRows(map(cols.infos.__getitem__, rows.tolist()), cols, rows)
 
 
 class Unbatchable(Exception):

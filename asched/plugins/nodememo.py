@@ -21,7 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
+import numpy as np
+
 from asched.api import Node
+from asched.framework.columns import Bools, Int64s, NodeRows
 from asched.framework.nodeinfo import NodeInfo
 
 T = TypeVar("T")
@@ -31,11 +34,17 @@ E = TypeVar("E")
 class NodeMemo(Generic[T]):
     """What each node contributed last time, with the generation it was computed at."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_epoch", "_gens", "_present")
 
     def __init__(self) -> None:
         # node name -> (generation, Node object, contribution or None)
         self._entries: dict[str, tuple[int, Node | None, T | None]] = {}
+        # For node lists from the snapshot's columns (NodeRows): the generation each row
+        # had when last computed (-1: never), which rows were in the list, and the
+        # columns' epoch those row numbers belong to.
+        self._epoch = -1
+        self._gens: Int64s | None = None
+        self._present: Bools | None = None
 
     def refresh(
         self,
@@ -45,8 +54,64 @@ class NodeMemo(Generic[T]):
     ) -> int:
         """Bring the aggregate up to `nodes`: `apply(old, new)` for each node that changed.
 
-        Returns how many nodes were recomputed (or withdrawn).
+        Returns how many nodes were recomputed (or withdrawn). For a NodeRows the changed
+        rows are found by comparing the generation column with what this memo saw, in
+        one array operation, instead of visiting every node.
         """
+        if isinstance(nodes, NodeRows):
+            cols = nodes.columns
+            gens, present = self._gens, self._present
+            if gens is not None and present is not None and self._epoch == cols.epoch:
+                return self._refresh_rows(nodes, gens, present, compute, apply)
+            changed = self._refresh_all(nodes, compute, apply)
+            self._epoch = cols.epoch
+            self._gens = np.full(len(cols), -1, dtype=np.int64)
+            self._gens[nodes.rows] = cols.generation[nodes.rows]
+            self._present = np.zeros(len(cols), dtype=np.bool_)
+            self._present[nodes.rows] = True
+            return changed
+        self._gens = self._present = None  # a plain list: the row view is no longer known
+        return self._refresh_all(nodes, compute, apply)
+
+    def _refresh_rows(
+        self,
+        nodes: NodeRows,
+        gens: Int64s,
+        present: Bools,
+        compute: Callable[[NodeInfo], T | None],
+        apply: Callable[[T | None, T | None], None],
+    ) -> int:
+        cols, rows = nodes.columns, nodes.rows
+        entries = self._entries
+        now = np.zeros(len(cols), dtype=np.bool_)
+        now[rows] = True
+        current = cols.generation[rows]
+        stale = np.flatnonzero((current != gens[rows]) | ~present[rows])
+        for k in stale.tolist():
+            ni = nodes[k]
+            e = entries.get(ni.name)
+            cur = compute(ni)
+            old = e[2] if e is not None else None
+            if old is not None or cur is not None:
+                apply(old, cur)
+            entries[ni.name] = (ni.generation, ni.node, cur)
+        gens[rows[stale]] = current[stale]
+        left = np.flatnonzero(present & ~now)
+        names = cols.names
+        for r in left.tolist():
+            gone = entries.pop(names[r], None)
+            if gone is not None and gone[2] is not None:
+                apply(gone[2], None)
+        gens[left] = -1
+        self._present = now
+        return len(stale) + len(left)
+
+    def _refresh_all(
+        self,
+        nodes: Sequence[NodeInfo],
+        compute: Callable[[NodeInfo], T | None],
+        apply: Callable[[T | None, T | None], None],
+    ) -> int:
         entries = self._entries
         changed = 0
         for ni in nodes:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from asched.api import Node, Pod
+from asched.backend.snapshot import Snapshot
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from tests.unit.plugins.fakes import FakeHandle
@@ -79,6 +80,7 @@ class Churn:
         self._make_node = make_node_fn
         self._make_pod = make_pod_fn
         self._seq = 0
+        self._columnar = Snapshot()
         self.live: dict[str, NodeInfo] = {}
         for i in range(nodes):
             self.live[f"n{i}"] = NodeInfo(make_node_fn(rng, f"n{i}"))
@@ -113,3 +115,20 @@ class Churn:
 
     def snapshot(self) -> list[NodeInfo]:
         return [ni.clone() for ni in self.live.values()]
+
+    def columnar(self) -> Snapshot:
+        """The same cluster as a real Snapshot kept up to date the way Cache.update_snapshot
+        does (changed rows rewritten in place, the list rebuilt when nodes come or go), so
+        memos see NodeRows and take their row-generation path."""
+        snap = self._columnar
+        renumber = False
+        for name in [n for n in list(snap._map) if n not in self.live]:
+            snap._drop(name)
+            renumber = True
+        for name, ni in self.live.items():
+            old = snap.get(name)
+            if old is None or old.generation != ni.generation:
+                renumber |= not snap._replace(ni.clone())
+        if renumber:
+            snap.rebuild_lists(list(self.live))
+        return snap

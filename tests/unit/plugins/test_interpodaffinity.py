@@ -9,6 +9,7 @@ terms of both sides and hardPodAffinityWeight.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -740,7 +741,10 @@ _SCORING_INCOMING = [
 ]
 
 
-def test_memoized_counts_equal_a_full_recount() -> None:
+@pytest.mark.parametrize("columnar", [False, True], ids=["node-lists", "snapshot-rows"])
+def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
+    """Over plain node lists, and over the snapshot's NodeRows and affinity subsets
+    (where the memo finds changed rows from the generation column)."""
     rng = random.Random(5)
     churn = Churn(rng, _churn_node, _churn_pod)
     # The default namespace is relabelled now and then: that moves no node generation.
@@ -753,9 +757,17 @@ def test_memoized_counts_equal_a_full_recount() -> None:
     for _ in range(150):
         churn.step()
         store = rng.choice(stores)
-        snap = churn.snapshot()
-        with_anti = [ni for ni in snap if ni.pods_with_required_anti_affinity]
-        with_affinity = [ni for ni in snap if ni.pods_with_affinity]
+        snap: Sequence[NodeInfo] = churn.snapshot()
+        with_anti: Sequence[NodeInfo] = [ni for ni in snap if ni.pods_with_required_anti_affinity]
+        with_affinity: Sequence[NodeInfo] = [ni for ni in snap if ni.pods_with_affinity]
+        if columnar:
+            rows = churn.columnar()
+            snap = rows.node_infos()
+            with_anti = rows.have_pods_with_required_anti_affinity()
+            with_affinity = rows.have_pods_with_affinity()
+            assert [ni.name for ni in with_anti] == [
+                ni.name for ni in snap if ni.pods_with_required_anti_affinity
+            ]
         for pod in _CHURN_INCOMING:
             a = pod.affinity
             kw: dict[str, Any] = {

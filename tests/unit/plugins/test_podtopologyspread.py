@@ -8,11 +8,14 @@ from the formulas in the plugin's docstrings.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from asched.api import Node, Pod
+from asched.framework.columns import NodeRows, subset
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import EventResource, QueueingHint
 from asched.framework.nodeinfo import NodeInfo
@@ -37,6 +40,7 @@ from asched.plugins.podtopologyspread.owners import (
 from asched.plugins.podtopologyspread.plugin import PodTopologySpread
 from asched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_KEY,
+    compute_pre_score_rows,
     compute_pre_score_state,
     go_round,
 )
@@ -1015,14 +1019,18 @@ _CHURN_PODS = [
 ]
 
 
-def test_memoized_counts_equal_a_full_recount() -> None:
+@pytest.mark.parametrize("columnar", [False, True], ids=["node-lists", "snapshot-rows"])
+def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
+    """Memoized counts equal a full recount while the cluster churns, over plain node
+    lists and over the snapshot's NodeRows (where the memo finds changed rows from the
+    generation column)."""
     rng = random.Random(11)
     churn = Churn(rng, _churn_node, _churn_pod)
     pl = PodTopologySpread(None, StoreHandle())
     memo: MemoCache[Any] = MemoCache()
     for _ in range(150):
         churn.step()
-        snap = churn.snapshot()
+        snap: Sequence[NodeInfo] = churn.columnar().node_infos() if columnar else churn.snapshot()
         for pod in _CHURN_PODS:
             cs = pl.constraints(pod, "DoNotSchedule")
             got = compute_pre_filter_state(cs, pod, snap, memo)
@@ -1039,7 +1047,10 @@ def test_memoized_counts_equal_a_full_recount() -> None:
                 .spread(1, HOST, WEB, when="ScheduleAnyway")
                 .obj()
             )
-            feasible = [ni for ni in snap if rng.random() < 0.6]
+            keep = [rng.random() < 0.6 for _ in snap]
+            feasible: Sequence[NodeInfo] = [ni for ni, k in zip(snap, keep, strict=True) if k]
+            if isinstance(snap, NodeRows):
+                feasible = subset(snap.columns, np.array(keep, dtype=np.bool_))
             cs = pl.constraints(soft_pod, "ScheduleAnyway")
             for require_all in (True, False):
                 got_s = compute_pre_score_state(
@@ -1053,6 +1064,19 @@ def test_memoized_counts_equal_a_full_recount() -> None:
                     want_s.scores,
                     want_s.ignored_nodes,
                 )
+                if isinstance(feasible, NodeRows):
+                    zone_only = tuple(c for c in cs if c.topology_key != HOST)
+                    rows_s = compute_pre_score_rows(
+                        zone_only, soft_pod, feasible, snap, require_all_topologies=require_all
+                    )
+                    want_z = compute_pre_score_state(
+                        zone_only, soft_pod, feasible, snap, require_all_topologies=require_all
+                    )
+                    assert (rows_s.counts, rows_s.scores, rows_s.ignored_nodes) == (
+                        want_z.counts,
+                        want_z.scores,
+                        want_z.ignored_nodes,
+                    )
 
 
 def test_state_mutations_do_not_reach_the_memo() -> None:
