@@ -92,17 +92,26 @@ def filter_pass(
     # The pass stops at the node that makes `limit` feasible.
     processed = int(np.searchsorted(cum, limit)) + 1 if int(cum[-1]) >= limit else n
     head = passed[:processed]
-    infos = cols.infos
-    rejected: list[tuple[str, Status]] = []
-    for k in np.flatnonzero(~head).tolist():
-        for name, v in verdicts:
-            if not v.passed[k]:
-                rejected.append((infos[rows[k]].name, v.status_at(k).with_plugin(name)))
-                break
+    names = cols.names
+    rejected: dict[str, Status] = {}
+    # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
+    undecided = ~head
+    for name, v in verdicts:
+        mine = undecided & ~v.passed[:processed]
+        if not mine.any():
+            continue
+        undecided &= ~mine
+        # Plugins mostly reject with a handful of shared Status objects: label each once.
+        labelled: dict[int, Status] = {}
+        for k in np.flatnonzero(mine).tolist():
+            st = v.status_at(k)
+            out = labelled.get(id(st))
+            if out is None:
+                out = labelled[id(st)] = st.with_plugin(name)
+            rejected[names[rows[k]]] = out
     # Written only once every status is known: a failing status_at leaves `statuses`
     # as it was, for the per-node path the runtime then falls back to.
-    for node, st in rejected:
-        statuses.set(node, st)
+    statuses.statuses.update(rejected)
     return FilterPass(_nodes(cols, rows[:processed][head]), processed)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -184,11 +185,12 @@ class LabelColumn:
         the node lacks the label. Costs one numpy pass plus one step per counted value,
         so a count over a handful of domains stays cheap on a label with 15000 values."""
         per_value = np.zeros(len(self.values) + 1, dtype=np.int64)  # [-1]: no label
-        code_of = self._code_of
-        for value, n in counts.items():
-            code = code_of.get(value)
-            if code is not None:
-                per_value[code] = n
+        if counts:
+            n = len(counts)
+            codes = np.fromiter(map(self._code_of.get, counts, repeat(-1)), np.int64, n)
+            amounts = np.fromiter(counts.values(), np.int64, n)
+            known = codes >= 0  # a counted value no node carries any more stays out
+            per_value[codes[known]] = amounts[known]
         out: Int64s = per_value[self.codes[rows]]
         return out
 

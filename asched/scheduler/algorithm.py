@@ -135,7 +135,9 @@ class Algorithm:
             if result.error is not None:
                 raise SchedulingError(result.error)
             feasible, processed = result.feasible, result.processed
-            for st in diagnosis.node_to_status.statuses.values():
+            # Rejections share a few Status objects; each distinct one adds its plugin.
+            distinct = {id(st): st for st in diagnosis.node_to_status.statuses.values()}
+            for st in distinct.values():
                 diagnosis.add_plugin_status(st)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
