@@ -33,6 +33,7 @@ from asched.plugins.registry import in_tree_registry
 from asched.recorder import EventRecorder
 from asched.scheduler.scheduler import Options, Scheduler
 from asched.server import OpsServer
+from asched.stalls import StallWatch
 
 log = structlog.get_logger(__name__)
 
@@ -50,6 +51,8 @@ class RunOptions:
     api_server_wait: float = DEFAULT_WAIT
     # False: no columnar fast path (`asched run --no-columnar`).
     columnar: bool = True
+    # > 0: report event-loop stalls longer than this (`--report-stalls-ms`, stalls.py).
+    report_stalls_ms: float = 0.0
 
 
 def build_registry() -> Registry:
@@ -150,6 +153,8 @@ async def run(opts: RunOptions) -> int:
                 )
                 tg.start_soon(recorder.run)
                 tg.start_soon(lag.run)
+                if opts.report_stalls_ms > 0:
+                    tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)
                 tg.start_soon(_on_signals, sched, tg.cancel_scope)
                 await sched.run(elector=elector)
                 with anyio.move_on_after(5):

@@ -7,6 +7,7 @@ Each subcommand lives beside the code it drives and registers itself here throug
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,6 +64,14 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="run every Filter and Score plugin node by node instead of over node columns "
         "(same decisions, slower; for comparing the two)",
     )
+    p.add_argument(
+        "--report-stalls-ms",
+        type=float,
+        default=float(os.environ.get("ASCHED_REPORT_STALLS_MS", "0") or 0),
+        metavar="MS",
+        help="log the stack of whatever holds the event loop longer than MS milliseconds "
+        "(a diagnostic thread; default off, or $ASCHED_REPORT_STALLS_MS)",
+    )
     p.add_argument("--lease-namespace", default=None)
     p.add_argument("--lease-name", default=None)
     p.add_argument("--log-level", default="info")
@@ -85,6 +94,7 @@ def run_run_command(args: argparse.Namespace) -> int:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         columnar=args.columnar,
+        report_stalls_ms=args.report_stalls_ms,
     )
     if args.api_server_wait is not None:
         opts.api_server_wait = args.api_server_wait
