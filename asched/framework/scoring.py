@@ -85,7 +85,7 @@ class Scorer:
         """Plugin-major: one plugin over every node, then the next, yielding to the event
         loop after each plugin that ran node by node. With no Score plugin every node
         totals 1, as kube-scheduler's prioritizeNodes gives them."""
-        table = ScoreTable(lambda: node_names(nodes))
+        table = ScoreTable(lambda: node_names(nodes), name_at=lambda i: nodes[i].name)
         if not fns:
             table.totals = [1] * len(nodes)
             return table, None

@@ -164,7 +164,7 @@ class ScoreTable:
     read: a cycle needs only the best total's index and that one node's name.
     """
 
-    __slots__ = ("_nodes", "_totals", "plugins", "totals_array")
+    __slots__ = ("_name_at", "_nodes", "_totals", "plugins", "totals_array")
 
     def __init__(
         self,
@@ -172,8 +172,11 @@ class ScoreTable:
         plugins: list[PluginScores] | None = None,
         totals: list[int] | None = None,
         totals_array: Int64Array | None = None,
+        *,
+        name_at: Callable[[int], str] | None = None,
     ) -> None:
         self._nodes = nodes
+        self._name_at = name_at
         self.plugins: list[PluginScores] = [] if plugins is None else plugins
         self._totals: list[int] | None = totals
         # The totals as an int64 array, when the runtime computed them.
@@ -184,6 +187,12 @@ class ScoreTable:
         if not isinstance(self._nodes, list):
             self._nodes = self._nodes()
         return self._nodes
+
+    def name_at(self, i: int) -> str:
+        """The name of node i, without making the whole name list."""
+        if self._name_at is not None and not isinstance(self._nodes, list):
+            return self._name_at(i)
+        return self.nodes[i]
 
     @property
     def totals(self) -> list[int]:

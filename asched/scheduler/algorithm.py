@@ -159,7 +159,7 @@ class Algorithm:
         if arr is not None:
             best = np.flatnonzero(arr == arr.max()).tolist()
             pick = best[0] if len(best) == 1 else self._rng.choice(best)
-            return table.nodes[pick]
+            return table.name_at(pick)
         totals = table.totals
         top = max(totals)
         ties = [name for name, total in zip(table.nodes, totals, strict=True) if total == top]
