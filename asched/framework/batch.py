@@ -101,14 +101,24 @@ def filter_pass(
         if not mine.any():
             continue
         undecided &= ~mine
+        ks = np.flatnonzero(mine)
+        failed = [names[r] for r in rows[ks].tolist()]
+        if v.table and (v.codes is not None or len(v.table) == 1):
+            labelled = [st.with_plugin(name) for st in v.table]
+            if v.codes is None:
+                found = [labelled[0]] * len(failed)
+            else:
+                found = [labelled[c - 1] for c in v.codes[ks].tolist()]
+            rejected.update(zip(failed, found, strict=True))
+            continue
         # Plugins mostly reject with a handful of shared Status objects: label each once.
-        labelled: dict[int, Status] = {}
-        for k in np.flatnonzero(mine).tolist():
+        by_id: dict[int, Status] = {}
+        for k, node in zip(ks.tolist(), failed, strict=True):
             st = v.status_at(k)
-            out = labelled.get(id(st))
+            out = by_id.get(id(st))
             if out is None:
-                out = labelled[id(st)] = st.with_plugin(name)
-            rejected[names[rows[k]]] = out
+                out = by_id[id(st)] = st.with_plugin(name)
+            rejected[node] = out
     # Written only once every status is known: a failing status_at leaves `statuses`
     # as it was, for the per-node path the runtime then falls back to.
     statuses.statuses.update(rejected)

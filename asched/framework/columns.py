@@ -265,11 +265,30 @@ class BatchVerdict:
     """A batch Filter's answer for `rows`: which pass, and the status of one that fails.
 
     `status_at(k)` is called only for positions k where `passed[k]` is False, and returns
-    exactly the Status the per-node Filter returns for that node.
+    exactly the Status the per-node Filter returns for that node. A plugin whose statuses
+    come from a fixed set says so with `coded` or `constant` instead, and the runtime
+    then labels the rejections without calling back per node.
     """
 
     passed: Bools
     status_at: Callable[[int], Status]
+    # With `table`: codes[k] >= 1 is the rejection table[codes[k] - 1] (0: passes).
+    codes: npt.NDArray[np.int8] | None = None
+    table: tuple[Status, ...] = ()
+
+    @classmethod
+    def coded(cls, codes: npt.NDArray[np.int8], table: tuple[Status, ...]) -> BatchVerdict:
+        """Rows pass where codes is 0, else fail with table[code - 1]."""
+
+        def status_at(k: int) -> Status:
+            return table[int(codes[k]) - 1]
+
+        return cls(codes == 0, status_at, codes, table)
+
+    @classmethod
+    def constant(cls, passed: Bools, st: Status) -> BatchVerdict:
+        """Every failing row fails with `st`."""
+        return cls(passed, constant_status(st), None, (st,))
 
 
 def constant_status(st: Status) -> Callable[[int], Status]:

@@ -203,14 +203,9 @@ def filter_rows(s: PreFilterState, cols: NodeColumns, rows: Int64s) -> BatchVerd
         for key, counts in s.existing_anti.items():
             hit |= cols.label(key).counts_at(counts, rows) > 0
         verdict[hit & (verdict == 0)] = 3
-    passed = verdict == 0
-    if passed.all():
+    if not verdict.any():
         return None
-
-    def status_at(k: int) -> Status:
-        return _VERDICTS[int(verdict[k]) - 1]
-
-    return BatchVerdict(passed, status_at)
+    return BatchVerdict.coded(verdict, _VERDICTS)
 
 
 PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilterInterPodAffinity")

@@ -207,14 +207,9 @@ class NodeAffinityPlugin(
             required = RequiredNodeAffinity.of(pod)
         bad = ~required.matches_rows(cols, rows)
         verdict[bad & (verdict == 0)] = 3
-        passed = verdict == 0
-        if passed.all():
+        if not verdict.any():
             return None
-
-        def status_at(k: int) -> Status:
-            return rejects[int(verdict[k]) - 1]
-
-        return BatchVerdict(passed, status_at)
+        return BatchVerdict.coded(verdict, rejects)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

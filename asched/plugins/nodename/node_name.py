@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from asched.api import Pod
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -62,7 +62,7 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return None
         infos = cols.infos
         passed = np.fromiter((infos[i].name == wanted for i in rows.tolist()), np.bool_, len(rows))
-        return BatchVerdict(passed, constant_status(_REJECT))
+        return BatchVerdict.constant(passed, _REJECT)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

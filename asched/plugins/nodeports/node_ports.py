@@ -21,7 +21,6 @@ from asched.framework.columns import (
     Int64s,
     NodeColumns,
     Unbatchable,
-    constant_status,
 )
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
@@ -119,7 +118,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         infos = cols.infos
         for k in busy.tolist():
             passed[k] = fits_ports(wanted, infos[int(rows[k])].used_ports)
-        return BatchVerdict(passed, constant_status(_REJECT))
+        return BatchVerdict.constant(passed, _REJECT)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from asched.api import Pod, Taint
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -60,7 +60,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         unschedulable = cols.unschedulable[rows]
         if not unschedulable.any() or tolerations_tolerate(pod.tolerations, _UNSCHEDULABLE_TAINT):
             return None
-        return BatchVerdict(~unschedulable, constant_status(_REJECT))
+        return BatchVerdict.constant(~unschedulable, _REJECT)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # asched reports a spec.unschedulable flip as its own action (kube-scheduler folds

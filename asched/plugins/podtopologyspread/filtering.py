@@ -140,8 +140,7 @@ def filter_node(s: PreFilterState, node: Node) -> Status | None:
     return None
 
 
-_PASS, _MISSING, _OVER = 0, 1, 2
-_VERDICT_STATUS = {_MISSING: MISSING_LABEL, _OVER: REJECTED}
+_PASS, _MISSING, _OVER = 0, 1, 2  # BatchVerdict codes: (MISSING_LABEL, REJECTED)
 
 
 def filter_rows(s: PreFilterState, cols: NodeColumns, rows: Int64s) -> BatchVerdict | None:
@@ -164,14 +163,9 @@ def filter_rows(s: PreFilterState, cols: NodeColumns, rows: Int64s) -> BatchVerd
         undecided = verdict == _PASS
         verdict[undecided & missing] = _MISSING
         verdict[undecided & over] = _OVER
-    passed = verdict == _PASS
-    if passed.all():
+    if not verdict.any():
         return None
-
-    def status_at(k: int) -> Status:
-        return _VERDICT_STATUS[int(verdict[k])]
-
-    return BatchVerdict(passed, status_at)
+    return BatchVerdict.coded(verdict, (MISSING_LABEL, REJECTED))
 
 
 PRE_FILTER_KEY: StateKey[PreFilterState] = StateKey("PreFilterPodTopologySpread")

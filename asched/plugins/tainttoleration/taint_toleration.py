@@ -19,7 +19,7 @@ import numpy as np
 import structlog
 
 from asched.api import Pod, Toleration
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, constant_status
+from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -106,7 +106,7 @@ class TaintToleration(
         infos = cols.infos
         for k in tainted.tolist():
             passed[k] = self.filter(state, pod, infos[int(rows[k])]) is None
-        return BatchVerdict(passed, constant_status(_REJECT))
+        return BatchVerdict.constant(passed, _REJECT)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod))
