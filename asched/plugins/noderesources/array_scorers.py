@@ -8,12 +8,15 @@ tests/unit/plugins/noderesources/test_array_scorers.py checks that with hypothes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from asched.framework.columns import Int64s
 from asched.framework.types import MAX_NODE_SCORE
+
+_MAX_UTILIZATION = 100  # scorers._MAX_UTILIZATION
 
 
 class PairScorer(Protocol):
@@ -43,6 +46,34 @@ def most_allocated_pair(
     s0 = np.where(a0 == 0, 0, np.minimum(r0, a0) * MAX_NODE_SCORE // _safe(a0))
     s1 = np.where(a1 == 0, 0, np.minimum(r1, a1) * MAX_NODE_SCORE // _safe(a1))
     return _weighted_mean(s0, a0, s1, a1, w0=w0, w1=w1)
+
+
+def requested_to_capacity_pair(raw: Callable[[int], int]) -> PairScorer:
+    """RequestedToCapacityRatio.pair over arrays. Utilization is an integer in [0, 100],
+    so the broken-linear function is tabulated once and looked up per node."""
+    lut = np.array([raw(u) for u in range(_MAX_UTILIZATION + 1)], dtype=np.int64)
+
+    def resource(r: Int64s, a: Int64s) -> Int64s:
+        util = np.where(
+            (a <= 0) | (r <= 0),
+            0,
+            np.where(r >= a, _MAX_UTILIZATION, r * _MAX_UTILIZATION // _safe(a)),
+        )
+        # requested > capacity scores as full utilization (_resource_score).
+        out: Int64s = np.where(r > a, lut[_MAX_UTILIZATION], lut[util])
+        return out
+
+    def pair(r0: Int64s, a0: Int64s, r1: Int64s, a1: Int64s, *, w0: int, w1: int) -> Int64s:
+        s0, s1 = resource(r0, a0), resource(r1, a1)
+        c0, c1 = (a0 != 0) & (s0 > 0), (a1 != 0) & (s1 > 0)
+        score = np.where(c0, s0 * w0, 0) + np.where(c1, s1 * w1, 0)
+        weight_sum = np.where(c0, w0, 0) + np.where(c1, w1, 0)
+        mean = score.astype(np.float64) / _safe(weight_sum).astype(np.float64)
+        rounded = np.where(mean >= 0, np.floor(mean + 0.5), -np.floor(-mean + 0.5))
+        out: Int64s = np.where(weight_sum == 0, 0, rounded.astype(np.int64))
+        return out
+
+    return pair
 
 
 def _weighted_mean(s0: Int64s, a0: Int64s, s1: Int64s, a1: Int64s, *, w0: int, w1: int) -> Int64s:

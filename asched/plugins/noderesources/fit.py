@@ -119,6 +119,8 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             self._array_pair = array_scorers.least_allocated_pair
         elif self._cpu_memory and self._args.scoring_strategy.type == MOST_ALLOCATED:
             self._array_pair = array_scorers.most_allocated_pair
+        elif self._cpu_memory and isinstance(self._scorer, scorers.RequestedToCapacityRatio):
+            self._array_pair = array_scorers.requested_to_capacity_pair(self._scorer.raw)
         weights = [r.weight for r in self._args.scoring_strategy.resources]
         self._w0, self._w1 = (*weights, 0, 0)[:2]
 
@@ -236,7 +238,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
         pair = self._array_pair
         if pair is None:
-            raise Unbatchable  # RequestedToCapacityRatio, or resources beyond cpu+memory
+            raise Unbatchable  # resources beyond cpu+memory
         requests = state.get(_PRE_SCORE_KEY)
         if requests is None:
             requests = pod_requests(pod, self._resources, use_requested=False)

@@ -139,6 +139,11 @@ class RequestedToCapacityRatio:
         self._weights = tuple(weights)
         self._raw = broken_linear(shape)
 
+    @property
+    def raw(self) -> Callable[[int], int]:
+        """The broken-linear score of a utilization in [0, 100]."""
+        return self._raw
+
     def _resource_score(self, requested: int, capacity: int) -> int:
         if capacity == 0 or requested > capacity:
             return self._raw(_MAX_UTILIZATION)

@@ -397,3 +397,30 @@ def test_inter_pod_affinity_batch_keeps_the_per_node_status_order() -> None:
     assert got["statuses"] == want["statuses"]
     assert got["statuses"]["a"][1] == ("node(s) didn't match pod anti-affinity rules",)
     assert got["feasible"] == want["feasible"] == ["b"]
+
+
+shape_points = st.lists(
+    st.tuples(st.integers(0, 100), st.integers(0, 100)),
+    min_size=1,
+    max_size=4,
+    unique_by=lambda x: x[0],
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(ints, ints, ints, ints), min_size=1, max_size=20),
+    w0=weights,
+    w1=weights,
+    shape=shape_points,
+)
+def test_requested_to_capacity_ratio_array_equals_the_scalar_one(
+    rows: list[tuple[int, int, int, int]], w0: int, w1: int, shape: list[tuple[int, int]]
+) -> None:
+    """The tabulated broken-linear function and weighted mean, node for node."""
+    shape = sorted(shape)
+    scalar = scorers.RequestedToCapacityRatio((w0, w1), shape)
+    pair = array_scorers.requested_to_capacity_pair(scalar.raw)
+    r0, a0, r1, a1 = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
+    got = pair(r0, a0, r1, a1, w0=w0, w1=w1)
+    assert got.tolist() == [scalar.pair(*row) for row in rows]
