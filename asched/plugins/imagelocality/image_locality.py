@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from asched.api import Node, Pod
-from asched.framework.columns import NodeRows
+from asched.framework.columns import Int64s, NodeColumns, NodeRows, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.handle import Handle
 from asched.framework.interfaces import PreScorePlugin, ScorePlugin
@@ -131,6 +133,17 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
             # PreScore disabled in this profile: score this node on its own.
             scores = self._priorities(pod, (node_info,))
         return scores.get(node_info.name, 0)
+
+    def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
+        """PreScore already scored every node; only nodes with images can be above 0."""
+        scores = state.get(_PRE_SCORE_KEY)
+        if scores is None:
+            raise Unbatchable  # PreScore disabled: the per-node path scores node by node
+        out = np.zeros(len(rows), dtype=np.int64)
+        names = cols.names
+        for k in np.flatnonzero(cols.has_images[rows]).tolist():
+            out[k] = scores.get(names[int(rows[k])], 0)
+        return out
 
 
 SPEC = PluginSpec(NAME, ImageLocality, None)

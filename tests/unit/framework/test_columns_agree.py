@@ -5,7 +5,8 @@ taints of every effect, zone, rack and numeric labels or none, pods that fill no
 their pod slots, existing pods with host ports and required anti-affinity) and random pods
 (requests or none, tolerations, a fixed nodeName, topology spread constraints over one or
 two keys, a nodeSelector, required and preferred node affinity with every operator and
-matchFields, required and preferred pod (anti-)affinity, host ports), then runs the
+matchFields, required and preferred pod (anti-)affinity, host ports, images some nodes
+hold), then runs the
 default profile twice
 over the same snapshot - `Framework(columnar=True)` and `columnar=False` - and compares
 everything the scheduler acts on: the feasible nodes in order, how many were processed
@@ -58,6 +59,7 @@ HOST, GEN = "kubernetes.io/hostname", "example.com/gen"
 ZONES = ("zone-a", "zone-b", "zone-c")
 # Values for the numeric label: what Go's ParseInt takes and refuses.
 GENS = ("1", "2", "10", "+3", "007", "-1", "x", "")
+IMAGES = ("nginx:1.27", "redis:7", "example.com/big:2")
 PORTS = [(8080, "TCP", ""), (8080, "UDP", ""), (8080, "TCP", "10.0.0.1"), (9090, "TCP", "")]
 
 
@@ -128,6 +130,9 @@ def nodes_and_pods(draw: st.DrawFn) -> tuple[list[Node], list[Pod]]:
             b = b.label(RACK, f"r{i % 3}")
         if draw(st.booleans()):
             b = b.label(GEN, draw(st.sampled_from(GENS)))
+        if draw(st.integers(0, 2)) == 0:
+            images = draw(st.lists(st.sampled_from(IMAGES), min_size=1, max_size=2, unique=True))
+            b = b.image(images, draw(st.integers(1, 2000)) * 1024 * 1024)
         nodes.append(b.label(HOST, f"n{i}").obj())
         for j in range(draw(st.integers(0, 4))):
             p = make_pod(f"e{i}-{j}").node(f"n{i}")
@@ -149,7 +154,15 @@ def nodes_and_pods(draw: st.DrawFn) -> tuple[list[Node], list[Pod]]:
 
 # What an incoming pod may ask for; each pod draws at most two, so that every feature is
 # often met alone, where a wrong batch answer is not hidden behind another plugin's.
-FEATURES = ("tolerations", "node_name", "selector", "node_affinity", "ports", "pod_affinity")
+FEATURES = (
+    "tolerations",
+    "node_name",
+    "selector",
+    "node_affinity",
+    "ports",
+    "pod_affinity",
+    "image",
+)
 
 
 @st.composite
@@ -175,6 +188,8 @@ def incoming(draw: st.DrawFn, names: Sequence[str]) -> Pod:
         na = draw(node_affinity(names))
         if na:
             p = p.affinity({"nodeAffinity": na})
+    if "image" in features:
+        p = p.image(draw(st.sampled_from(IMAGES)))
     if "ports" in features:
         for _ in range(draw(st.integers(1, 2))):
             port, proto, ip = draw(st.sampled_from(PORTS))
