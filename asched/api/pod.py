@@ -21,6 +21,7 @@ from asched.api.affinity import (
 )
 from asched.api.errors import DecodeError
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
+from asched.api.nodefeatures import infer_for_scheduling
 from asched.api.podrequests import PodRequests
 from asched.api.resources import Resource
 
@@ -86,6 +87,8 @@ class Pod:
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     volumes: tuple[Volume, ...] = ()
+    # The node features the pod needs (nodedeclaredfeatures InferForPodScheduling).
+    required_features: frozenset[str] = frozenset()
     phase: str = "Pending"
     nominated_node_name: str = ""
     # The PodScheduled condition as last written, so repeated failures do not re-patch it.
@@ -194,6 +197,7 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             host_ports=_host_ports(spec),
             images=_images(spec, containers),
             volumes=_volumes(spec),
+            required_features=infer_for_scheduling(spec),
             phase=str(status.get("phase") or "Pending"),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
             scheduled_condition=cond,

@@ -51,6 +51,8 @@ def node_update_action(old: Node, new: Node) -> ActionType:
         action |= ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         action |= ActionType.UPDATE_NODE_ANNOTATION
+    if old.declared_features != new.declared_features:
+        action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return action
 
 

@@ -2,7 +2,8 @@
 
 Order, and why:
 1. Namespaces, objects (PVCs), existing pods (bound through spec.nodeName) and the pods
-   to schedule are all created BEFORE the scheduler starts. The scheduler's first list
+   to schedule are all created BEFORE the scheduler starts; an existing pod's scenario
+   `status` (in-place resize) is merged in once kwok runs it. The scheduler's first list
    then holds every pod, so its queue orders them by priority (PrioritySort) with no
    creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
    name, not creation: observed), so scenarios whose outcome depends on it compare
@@ -25,6 +26,7 @@ import anyio
 import structlog
 
 from asched.localcluster import ApiError, ClusterClient, LocalCluster
+from asched.localcluster.rest import STRATEGIC_MERGE_PATCH
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
 from tests.differential.schedulers import Running, Side, run_scheduler
@@ -65,6 +67,30 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
             pods += [p.pod(t, side) for t in p.scenario.pods]
             for body in pods:
                 tg.start_soon(post, f"/api/v1/namespaces/{p.namespace(side)}/pods", body)
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            for e in p.scenario.existing:
+                if e.status:
+                    tg.start_soon(_patch_status, admin, p.namespace(side), e.name, e.status)
+
+
+async def _patch_status(
+    admin: ClusterClient, namespace: str, name: str, status: Mapping[str, Any]
+) -> None:
+    """Merge *status* into an existing pod's status once kwok has run it: kwok's pod-ready
+    stage writes the whole status of a pod it has not started yet."""
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+    async def running() -> bool | None:
+        pod = await admin.get(path)
+        return True if (pod.get("status") or {}).get("phase") == "Running" else None
+
+    with anyio.fail_after(30):
+        await poll(running, interval=POLL)
+    # Strategic merge: conditions merge by type, beside kwok's.
+    await admin.patch(
+        f"{path}/status", {"status": dict(status)}, content_type=STRATEGIC_MERGE_PATCH
+    )
 
 
 def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:

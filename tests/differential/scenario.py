@@ -64,6 +64,7 @@ _NODE_KEYS = frozenset(
         "images",
         "unschedulable",
         "extra",
+        "declared_features",
     }
 )
 _POD_KEYS = frozenset(
@@ -79,6 +80,7 @@ _POD_KEYS = frozenset(
         "spec",
         "kube_spec",
         "node",
+        "status",
     }
 )
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
@@ -96,6 +98,8 @@ class NodeTemplate:
     #: status.images entries, written after kwok marked the node Ready.
     images: tuple[Mapping[str, Any], ...] = ()
     unschedulable: bool = False
+    #: status.declaredFeatures (NodeDeclaredFeatures), written like images.
+    declared_features: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -111,6 +115,8 @@ class PodTemplate:
     kube_spec: Mapping[str, Any] = field(default_factory=dict)
     #: Existing pods: the scenario-local node they are bound to.
     node: str = ""
+    #: Existing pods: merged into status once kwok runs the pod (in-place resize).
+    status: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def gated(self) -> bool:
@@ -199,13 +205,20 @@ def _node(raw: Mapping[str, Any], where: str) -> NodeTemplate:
         taints=taints,
         extra={k: str(v) for k, v in (raw.get("extra") or {}).items()},
     )
-    return NodeTemplate(spec, tuple(raw.get("images", ())), bool(raw.get("unschedulable")))
+    return NodeTemplate(
+        spec,
+        tuple(raw.get("images", ())),
+        bool(raw.get("unschedulable")),
+        tuple(str(f) for f in raw.get("declared_features", ())),
+    )
 
 
 def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     _check_keys(raw, _POD_KEYS, where)
     if existing != ("node" in raw):
         raise ScenarioError(f"{where}: `node` is required for existing pods and only for them")
+    if "status" in raw and not existing:
+        raise ScenarioError(f"{where}: `status` is for existing pods only")
     b = make_pod(raw["name"])
     if "cpu" in raw:
         b.cpu(str(raw["cpu"]))
@@ -228,7 +241,13 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     if "priorityClassName" in raw:
         body["spec"]["priorityClassName"] = raw["priorityClassName"]
     deep_merge(body["spec"], raw.get("spec") or {})
-    return PodTemplate(raw["name"], body, dict(raw.get("kube_spec") or {}), raw.get("node", ""))
+    return PodTemplate(
+        raw["name"],
+        body,
+        dict(raw.get("kube_spec") or {}),
+        raw.get("node", ""),
+        dict(raw.get("status") or {}),
+    )
 
 
 def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:

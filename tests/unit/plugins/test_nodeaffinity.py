@@ -624,4 +624,5 @@ def test_pre_score_fails_on_a_preferred_term_that_does_not_parse(
 def test_pre_score_ignores_bad_values_of_weight_zero_terms() -> None:
     pod = make_pod("p").affinity(preferred((0, {"matchExpressions": [expr("a", "Gt", "x")]}))).obj()
     st = plugin().pre_score(CycleState(), pod, [])
-    assert st is not None and st.code == Code.SKIP
+    assert st is not None
+    assert st.code == Code.SKIP
