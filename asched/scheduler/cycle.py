@@ -35,7 +35,7 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler.algorithm import Algorithm, SchedulingError
-from asched.scheduler.diagnosis import FitError, NoNodesAvailable
+from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.outcome import ERROR, UNSCHEDULABLE, Outcomes
 
 log = structlog.get_logger(__name__)
@@ -150,7 +150,7 @@ class SchedulingCycle:
             st = fwk.run_permit(state, assumed, node)
         if st is not None and st.code != Code.WAIT:
             _release(fwk, self._cache, assumed, state)
-            self._rejected_after_assume(fwk, qpi, st, start)
+            self._rejected_after_assume(fwk, qpi, st, start, node)
             # The room the pod held is free again. kube-scheduler sends no event here
             # (only handleBindingCycleError does); asched keeps its earlier behaviour
             # until the fidelity work settles it with a differential scenario.
@@ -185,12 +185,15 @@ class SchedulingCycle:
             fit.nominated_node_name = result.nominated_node_name
 
     def _rejected_after_assume(
-        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float
+        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float, node: str
     ) -> None:
         rejected = st.is_rejected()
+        message = st.message()
         if rejected:
             qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
-        self._outcomes.failed(qpi, fwk.profile_name, start, st.message(), error=not rejected)
+            # schedulingCycle wraps a Reserve or Permit rejection in a one-node FitError.
+            message = one_node_fit_message(qpi.pod.key, node, st)
+        self._outcomes.failed(qpi, fwk.profile_name, start, message, error=not rejected)
 
 
 class BindingCycle:
@@ -227,13 +230,14 @@ class BindingCycle:
     async def _run(self, a: Assumed) -> None:
         fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
         st = await fwk.wait_on_permit(assumed)
+        at_permit = st is not None
         if st is None:
             async with self._limiter:
                 st = await fwk.run_pre_bind(state, assumed, node)
                 if st is None:
                     st = await fwk.run_bind(state, assumed, node)
         if st is not None:
-            self._failed(a, st)
+            self._failed(a, st, at_permit=at_permit)
             return
         self._outcomes.bound(a.qpi, fwk.profile_name, a.start)
         self._events(fwk.profile_name).event(
@@ -260,7 +264,7 @@ class BindingCycle:
         """
         self._outcomes.dropped(a.qpi)
 
-    def _failed(self, a: Assumed, st: Status) -> None:
+    def _failed(self, a: Assumed, st: Status, *, at_permit: bool = False) -> None:
         fwk, assumed, node = a.fwk, a.pod, a.node
         _release(fwk, self._cache, assumed, a.state)
         # Forgetting an assumed pod frees its room: a pod delete for the queue
@@ -278,12 +282,17 @@ class BindingCycle:
             self._outcomes.dropped(a.qpi)
             return
         rejected = st.is_rejected()
+        message = st.message()
         if rejected:
             a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+            if at_permit:
+                # bindingCycle wraps a WaitOnPermit rejection in a one-node FitError;
+                # PreBind and Bind statuses go on unchanged.
+                message = one_node_fit_message(assumed.key, node, st)
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
-        self._outcomes.failed(a.qpi, name, a.start, st.message(), error=not rejected)
+        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected)
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

@@ -203,7 +203,7 @@ async def test_reserve_failure_unreserves_forgets_and_requeues() -> None:
     assert await h.schedule(pod) is None
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["reserve failed"]
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 reserve failed."]
     # Gate registers every event, and the freed room was announced while the pod was in
     # flight, so it waits out its backoff instead of sitting in the pool.
     assert h.queue.where(pod.uid) == "backoff"
@@ -215,7 +215,7 @@ async def test_permit_rejection_unreserves_and_requeues() -> None:
     assert await h.schedule(pod) is None
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["permit rejected"]
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 permit rejected."]
     assert h.conditions.written[0][:2] == ("p", "Unschedulable")
     assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
 
@@ -233,7 +233,7 @@ async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle()
     assert h.binder.bound == []
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["gang timed out"]
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 gang timed out."]
     assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
 
 
