@@ -120,7 +120,9 @@ async def test_unreserve_is_idempotent() -> None:
         await c.settle()  # the waiting members are rejected and their Unreserve echoes
         pl.unreserve(CycleState(), a1, "n1")
         pl.unreserve(CycleState(), make_pod("x").pod_group("a").obj(), "n1")
-    assert c.failed_scheduling("a2")[-1].startswith("0/1 nodes are available: 1 rejection in Unreserve")
+    assert c.failed_scheduling("a2")[-1].startswith(
+        "0/1 nodes are available: 1 rejection in Unreserve"
+    )
     assert len(c.group_events()) == 1
     assert pl.manager._groups["default/a"].backoff_until == first_backoff
     assert pl.manager.gate_holder == ""
