@@ -216,12 +216,18 @@ class SchedulingQueue:
         return moved
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None = None, new: object | None = None
+        self,
+        event: ClusterEvent,
+        old: object | None = None,
+        new: object | None = None,
+        *,
+        keep: str = "",
     ) -> int:
         """A cluster event happened: move the pool's pods it may help; returns how many moved.
 
         Only pods filed under a plugin that registered a matching event are looked at;
-        wildcard events (UnschedulableTimeout, ForceActivate) look at every pod.
+        wildcard events (UnschedulableTimeout, ForceActivate) look at every pod. The pod
+        with uid *keep* is left where it is (kube-scheduler's preCheck filter).
         """
         if not self._hints.of_interest(event):
             return 0
@@ -232,6 +238,8 @@ class SchedulingQueue:
             keys = self._hints.plugins_for(profiles, event)
             keys.extend((profile, ANY_PLUGIN) for profile in profiles)
             candidates = self._pool.filed_under(keys)
+        if keep:
+            candidates = [qpi for qpi in candidates if qpi.uid != keep]
         return self._move_pods(candidates, event, old, new)
 
     # ---- the scheduling loop's side ------------------------------------------------

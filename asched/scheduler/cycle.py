@@ -71,7 +71,7 @@ class MoveRequests(Protocol):
     """Tell the queue that something changed (here: resources were freed)."""
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None, new: object | None
+        self, event: ClusterEvent, old: object | None, new: object | None, *, keep: str = ""
     ) -> int: ...
 
 
@@ -151,10 +151,9 @@ class SchedulingCycle:
         if st is not None and st.code != Code.WAIT:
             _release(fwk, self._cache, assumed, state)
             self._rejected_after_assume(fwk, qpi, st, start, node)
-            # The room the pod held is free again. kube-scheduler sends no event here
-            # (only handleBindingCycleError does); asched keeps its earlier behaviour
-            # until the fidelity work settles it with a differential scenario.
-            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+            # No queue event: schedulingCycle only unreserves and forgets after a Reserve
+            # or Permit failure (handleBindingCycleError is the one that sends
+            # AssignedPodDelete).
             return
 
         log.debug(
@@ -265,11 +264,25 @@ class BindingCycle:
         self._outcomes.dropped(a.qpi)
 
     def _failed(self, a: Assumed, st: Status, *, at_permit: bool = False) -> None:
-        fwk, assumed, node = a.fwk, a.pod, a.node
+        fwk, assumed = a.fwk, a.pod
         _release(fwk, self._cache, assumed, a.state)
         # Forgetting an assumed pod frees its room: a pod delete for the queue
-        # (handleBindingCycleError).
-        self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        # (handleBindingCycleError). After a rejection the move comes once the pod is
+        # back in the queue and leaves that pod alone, so the event does not count as
+        # having happened during its flight; after an error it comes at once.
+        rejected = st.is_rejected()
+        if not rejected:
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        try:
+            self._report_failure(a, st, at_permit=at_permit)
+        finally:
+            if rejected:
+                self._queue.move_all_to_active_or_backoff(
+                    ev.ASSIGNED_POD_DELETE, assumed, None, keep=assumed.uid
+                )
+
+    def _report_failure(self, a: Assumed, st: Status, *, at_permit: bool) -> None:
+        fwk, assumed, node = a.fwk, a.pod, a.node
         name = fwk.profile_name
         if isinstance(st.error, ApiError) and st.error.conflict:
             # Someone else bound it (or it changed under us): the informer brings the truth.

@@ -204,9 +204,10 @@ async def test_reserve_failure_unreserves_forgets_and_requeues() -> None:
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
     assert h.failed_scheduling() == ["0/1 nodes are available: 1 reserve failed."]
-    # Gate registers every event, and the freed room was announced while the pod was in
-    # flight, so it waits out its backoff instead of sitting in the pool.
-    assert h.queue.where(pod.uid) == "backoff"
+    # schedulingCycle sends no queue event after a Reserve failure (only the binding
+    # cycle's handleBindingCycleError does): nothing happened while the pod was in
+    # flight, so it waits in the unschedulable pool.
+    assert h.queue.where(pod.uid) == "unschedulable"
 
 
 async def test_permit_rejection_unreserves_and_requeues() -> None:
@@ -217,7 +218,7 @@ async def test_permit_rejection_unreserves_and_requeues() -> None:
     assert not h.cache.is_assumed(pod.uid)
     assert h.failed_scheduling() == ["0/1 nodes are available: 1 permit rejected."]
     assert h.conditions.written[0][:2] == ("p", "Unschedulable")
-    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+    assert h.queue.where(pod.uid) == "unschedulable"
 
 
 async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle() -> None:
@@ -234,7 +235,9 @@ async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle()
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
     assert h.failed_scheduling() == ["0/1 nodes are available: 1 gang timed out."]
-    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+    # handleBindingCycleError defers the AssignedPodDelete move after a rejection and
+    # leaves the pod itself out of it: the pod is not retried because of its own release.
+    assert h.queue.where(pod.uid) == "unschedulable"
 
 
 async def test_bind_error_forgets_and_retries_after_backoff() -> None:
