@@ -890,6 +890,13 @@ SPLITS = {
         [pdb("x", {"app": "x"}, 5), pdb("t", {"tier": "t"}, 0)],
         ["a"],
     ),
+    # podIsViolating returns at the first budget that goes negative: the later budget
+    # "t" is not charged for a, so it still has room for b.
+    "budgets-after-the-violated-one-are-not-charged": (
+        [_labelled("a", app="x", tier="t"), _labelled("b", tier="t")],
+        [pdb("x", {"app": "x"}, 0), pdb("t", {"tier": "t"}, 1)],
+        ["a"],
+    ),
 }
 
 
