@@ -50,6 +50,8 @@ _SCENARIO_KEYS = frozenset(
         "expect_spread",
         "known_difference",
         "interchangeable",
+        "then",
+        "within",
     }
 )
 _NODE_KEYS = frozenset(
@@ -84,6 +86,9 @@ _POD_KEYS = frozenset(
     }
 )
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
+_ACTION_KEYS = frozenset({"delete", "relabel", "labels"})
+#: Seconds a `then` scenario's pods have to get bound after the actions.
+DEFAULT_WITHIN = 5.0
 
 
 class ScenarioError(ValueError):
@@ -140,6 +145,18 @@ class KnownDifference:
 
 
 @dataclass(frozen=True, slots=True)
+class Action:
+    """A change made once the first round has settled: delete a pod, or replace its labels.
+
+    Only pods are changed, never nodes: the nodes are shared by all sides, pods are not.
+    """
+
+    pod: str
+    delete: bool = False
+    labels: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     id: str
     plugins: tuple[str, ...]
@@ -164,6 +181,10 @@ class Scenario:
     #: Node label whose per-domain pod counts (sorted) must agree between the runs.
     expect_spread: str = ""
     known_difference: KnownDifference | None = None
+    #: Actions after the first settle; the pods then have `within` seconds to be bound
+    #: (time-dependent cases: a requeue after a delete or a relabel).
+    then: tuple[Action, ...] = ()
+    within: float = DEFAULT_WITHIN
     source: str = ""
 
     def node(self, name: str) -> NodeTemplate:
@@ -258,6 +279,20 @@ def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
     return KnownDifference(raw["doc"], differs, raw.get("asched", ""), raw.get("kube", ""))
 
 
+def _action(raw: Mapping[str, Any], where: str) -> Action:
+    _check_keys(raw, _ACTION_KEYS, where)
+    if ("delete" in raw) == ("relabel" in raw):
+        raise ScenarioError(f"{where}: one of `delete: <pod>` or `relabel: <pod>` (with labels)")
+    if "delete" in raw:
+        if "labels" in raw:
+            raise ScenarioError(f"{where}: `labels` goes with `relabel`")
+        return Action(str(raw["delete"]), delete=True)
+    labels = raw.get("labels")
+    if not isinstance(labels, Mapping):
+        raise ScenarioError(f"{where}: `relabel` needs `labels` (the pod's new labels)")
+    return Action(str(raw["relabel"]), labels={str(k): str(v) for k, v in labels.items()})
+
+
 def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
     where = f"{source}:{raw.get('id', '?')}"
     _check_keys(raw, _SCENARIO_KEYS, where)
@@ -290,6 +325,8 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         expect_same_node=tuple(raw.get("expect_same_node", ())),
         expect_spread=raw.get("expect_spread", ""),
         known_difference=None if diff is None else _known_difference(diff, f"{where}.known"),
+        then=tuple(_action(a, f"{where}.then[{i}]") for i, a in enumerate(raw.get("then", ()))),
+        within=float(raw.get("within", DEFAULT_WITHIN)),
         source=source,
     )
     _validate(scenario, where)
@@ -314,6 +351,9 @@ def _validate(s: Scenario, where: str) -> None:
     for node in s.expect_nodes.values():
         if node not in node_names:
             raise ScenarioError(f"{where}: expect_nodes names unknown node {node}")
+    for action in s.then:
+        if action.pod not in pod_names:
+            raise ScenarioError(f"{where}: `then` names unknown pod {action.pod}")
 
 
 def load_scenarios(paths: Iterable[Path] | None = None) -> list[Scenario]:

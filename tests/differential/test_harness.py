@@ -60,6 +60,9 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         ({"pods": [{"name": "p1"}, {"name": "p1"}]}, "pod names must be unique"),
         ({"known_difference": {"doc": "x", "differs": ["colour"]}}, "non-empty subset"),
         ({"pods": [{"name": "p1", "status": {"phase": "Running"}}]}, "for existing pods only"),
+        ({"then": [{"delete": "p9"}]}, "`then` names unknown pod p9"),
+        ({"then": [{"relabel": "p1"}]}, "`relabel` needs `labels`"),
+        ({"then": [{"delete": "p1", "relabel": "p1"}]}, "one of `delete: <pod>`"),
     ],
     ids=[
         "unknown-key",
@@ -72,6 +75,9 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         "duplicate-pod",
         "unknown-comparison",
         "status-on-new-pod",
+        "then-unknown-pod",
+        "relabel-without-labels",
+        "delete-and-relabel",
     ],
 )
 def test_invalid_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
