@@ -119,7 +119,9 @@ class PodHandler:
                 return
             self._cache.add_pod(pod)
             self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, pod)
-        elif self._schedulable(pod) and pod.deletion_timestamp is None:
+        elif self._schedulable(pod):
+            # Being deleted or not: kube-scheduler's addPodToSchedulingQueue queues it,
+            # and skipPodSchedule answers the deleting one with its own event.
             self._queue.add(pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from asched.api import Pod
@@ -15,9 +17,10 @@ from tests.builders import PodBuilder, make_pod
 class RecordingQueue:
     def __init__(self) -> None:
         self.moves: list[ClusterEvent] = []
+        self.added: list[str] = []
 
     def add(self, pod: Pod) -> None:
-        pass
+        self.added.append(pod.name)
 
     def update(self, old: Pod, new: Pod) -> None:
         pass
@@ -93,3 +96,11 @@ def test_binding_is_an_assigned_pod_add() -> None:
     h.on_add(pending)
     h.on_update(pending, pod("p").cpu("1").node("n1").obj())
     assert queue.moves == [ev.ASSIGNED_POD_ADD]
+
+
+def test_pending_pod_being_deleted_is_queued() -> None:
+    # addPodToSchedulingQueue does not look at deletionTimestamp: the pod is queued, and
+    # skipPodSchedule answers it with "skip schedule deleting pod" when it is popped.
+    h, queue = handler()
+    h.on_add(dataclasses.replace(pod("going").obj(), deletion_timestamp=1.0))
+    assert queue.added == ["going"]
