@@ -132,12 +132,15 @@ class SchedulingCycle:
             )
             return
         except NoNodesAvailable as exc:
+            # schedulingAlgorithm clears the nomination here (clearNominatedNode), as it
+            # does on an error, on a fit error without PostFilter plugins, after a Reserve
+            # or Permit failure and in handleBindingCycleError.
             self._observe_algorithm(start)
-            self._outcomes.failed(qpi, name, start, str(exc), error=False)
+            self._outcomes.failed(qpi, name, start, str(exc), error=False, nominated="")
             return
         except SchedulingError as exc:
             self._observe_algorithm(start)
-            self._outcomes.failed(qpi, name, start, exc.status.message(), error=True)
+            self._outcomes.failed(qpi, name, start, exc.status.message(), error=True, nominated="")
             return
         self._observe_algorithm(start)
 
@@ -174,6 +177,7 @@ class SchedulingCycle:
         self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError
     ) -> None:
         if not fwk.post_filter_plugins:
+            fit.nominated_node_name = ""  # no preemption: the nomination is cleared
             return
         result, st = await fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
         if st is not None and st.code == Code.ERROR:
@@ -192,7 +196,9 @@ class SchedulingCycle:
             qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
             # schedulingCycle wraps a Reserve or Permit rejection in a one-node FitError.
             message = one_node_fit_message(qpi.pod.key, node, st)
-        self._outcomes.failed(qpi, fwk.profile_name, start, message, error=not rejected)
+        self._outcomes.failed(
+            qpi, fwk.profile_name, start, message, error=not rejected, nominated=""
+        )
 
 
 class BindingCycle:
@@ -305,7 +311,7 @@ class BindingCycle:
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
-        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected)
+        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected, nominated="")
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

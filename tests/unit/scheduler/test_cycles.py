@@ -9,6 +9,7 @@ written, and what Unreserve saw.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -208,6 +209,18 @@ async def test_reserve_failure_unreserves_forgets_and_requeues() -> None:
     # cycle's handleBindingCycleError does): nothing happened while the pod was in
     # flight, so it waits in the unschedulable pool.
     assert h.queue.where(pod.uid) == "unschedulable"
+
+
+@pytest.mark.parametrize("fail", [{"reserve": "fail"}, {"permit": "reject"}])
+async def test_reserve_or_permit_failure_clears_the_nomination(fail: dict[str, str]) -> None:
+    # schedulingCycle returns clearNominatedNode with a Reserve or Permit failure:
+    # status (the condition writer's nominated "") and memory (the nominator) both.
+    h = Harness()
+    pod = dataclasses.replace(_pod("p", **fail), nominated_node_name="n1")
+    h.queue.nominator.add_nominated(pod, "n1")
+    assert await h.schedule(pod) is None
+    assert h.conditions.written[0][3] == ""
+    assert h.queue.nominator.nominated_pods_for_node("n1") == []
 
 
 async def test_permit_rejection_unreserves_and_requeues() -> None:
