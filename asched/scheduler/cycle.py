@@ -211,8 +211,11 @@ class BindingCycle:
         events: Callable[[str], EventRecorder],
         limiter: anyio.CapacityLimiter,
         metrics: CycleMetrics | None = None,
+        nominate: Callable[[Pod, str], None] | None = None,
     ) -> None:
-        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight."""
+        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight;
+        `nominate(pod, node)` patches the pod's nominatedNodeName."""
+        self._nominate = nominate
         self._metrics = metrics
         self._cache = cache
         self._queue = queue
@@ -234,6 +237,13 @@ class BindingCycle:
 
     async def _run(self, a: Assumed) -> None:
         fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
+        if self._nominate is not None and fwk.waiting_pods.get(assumed.uid) is not None:
+            # NominatedNodeNameForExpectation (beta, on): bindingCycle patches the chosen
+            # node as nominatedNodeName when WaitOnPermit will wait (WillWaitOnPermit), so
+            # other components see where the pod is going. (Its other trigger, a PreBind
+            # pre-flight that has work to do, has no counterpart: asched's PreBind plugins
+            # bind no volumes.)
+            self._nominate(assumed, node)
         st = await fwk.wait_on_permit(assumed)
         at_permit = st is not None
         if st is None:

@@ -197,6 +197,7 @@ class Scheduler:
             events=self._events_for,
             limiter=anyio.CapacityLimiter(options.max_concurrent_binds),
             metrics=metrics,
+            nominate=self.status_writer.set_nominated,
         )
 
     # ---- wiring --------------------------------------------------------------------

@@ -115,6 +115,7 @@ class Harness:
             to_binding=self.assumed.append,
             metrics=metrics,
         )
+        self.nominations: list[tuple[str, str]] = []
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -122,6 +123,7 @@ class Harness:
             events=lambda profile: self.events,
             limiter=anyio.CapacityLimiter(4),
             metrics=metrics,
+            nominate=lambda pod, node: self.nominations.append((pod.name, node)),
         )
 
     async def schedule(self, pod: Pod) -> Assumed | None:
@@ -232,6 +234,23 @@ async def test_permit_rejection_unreserves_and_requeues() -> None:
     assert h.failed_scheduling() == ["0/1 nodes are available: 1 permit rejected."]
     assert h.conditions.written[0][:2] == ("p", "Unschedulable")
     assert h.queue.where(pod.uid) == "unschedulable"
+
+
+async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> None:
+    # NominatedNodeNameForExpectation: bindingCycle patches nominatedNodeName when
+    # WillWaitOnPermit, not for a pod that goes straight to Bind.
+    h = Harness()
+    direct = await h.schedule(_pod("direct", prefer="n2"))
+    assert direct is not None
+    await h.binding.run(direct)
+    assert h.nominations == []
+    waiting = await h.schedule(_pod("p", permit="wait", prefer="n3"))
+    assert waiting is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(h.binding.run, waiting)
+        await anyio.wait_all_tasks_blocked()
+        assert h.nominations == [("p", "n3")]
+        assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
 
 
 async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle() -> None:
