@@ -64,6 +64,35 @@ def parse_int64(s: str) -> int | None:
     return n if _INT64_MIN <= n <= _INT64_MAX else None
 
 
+def gt_lt_value_errors(req: Requirement, path: str) -> list[str]:
+    """The parse errors labels.NewRequirement reports for a Gt/Lt requirement at *path*.
+
+    Each value ParseInt rejects is an error worded as apimachinery's field.Invalid on
+    `<path>.values[i]` prints it. Other operators give none (the API server's validation
+    already refused what NewRequirement would refuse there).
+    """
+    if req.operator not in (GT, LT):
+        return []
+    return [
+        f"{path}.values[{i}]: Invalid value: {_go_quote(v)}: "
+        "for 'Gt', 'Lt' operators, the value must be an integer"
+        for i, v in enumerate(sorted(req.values))
+        if parse_int64(v) is None
+    ]
+
+
+def _go_quote(s: str) -> str:
+    """Go's %q for the printable ASCII a label value is made of."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def go_aggregate(messages: list[str]) -> str:
+    """apimachinery's utilerrors Aggregate.Error(): one message alone, several
+    deduplicated in order as "[m1, m2]"."""
+    seen = list(dict.fromkeys(messages))
+    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
+
+
 @dataclass(slots=True, frozen=True)
 class LabelSelector:
     """A parsed metav1.LabelSelector; `requirements` includes matchLabels."""

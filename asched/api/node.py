@@ -39,6 +39,8 @@ class Node:
     allocatable: Resource = field(default_factory=Resource)
     images: tuple[ContainerImage, ...] = ()
     ready: bool = False
+    # status.declaredFeatures, as listed (NodeDeclaredFeatures).
+    declared_features: tuple[str, ...] = ()
 
 
 def decode_node(raw: dict[str, Any]) -> Node:
@@ -71,6 +73,7 @@ def decode_node(raw: dict[str, Any]) -> Node:
                 for i in status.get("images") or ()
             ),
             ready=ready,
+            declared_features=tuple(str(f) for f in status.get("declaredFeatures") or ()),
         )
     except (ValueError, TypeError, AttributeError) as exc:
         msg = str(exc)

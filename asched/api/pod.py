@@ -1,10 +1,10 @@
 """The scheduler's view of a Pod, decoded once per resourceVersion.
 
 Requests are aggregated the way kube-scheduler does it (component-helpers
-resource.PodRequests): regular containers summed, restartable init containers (sidecars)
-added to that sum and accumulated in start order, each plain init container counted with
-the sidecars started before it, the max of both taken, pod-level requests overriding,
-then spec.overhead added. `non_zero_requests` is the same with kube-scheduler's scoring
+resource.PodRequests, see podrequests.py): sidecars and init containers as the sidecar
+KEP says, the max with what the pod's status says the kubelet allocated and actuated
+(in-place resize), pod-level requests (cpu, memory, hugepages) overriding, then
+spec.overhead added. `non_zero_requests` is the same with kube-scheduler's scoring
 defaults (100m CPU, 200Mi memory) for containers that leave them unset.
 """
 
@@ -21,17 +21,11 @@ from asched.api.affinity import (
 )
 from asched.api.errors import DecodeError
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
-from asched.api.resources import (
-    CPU,
-    DEFAULT_MEMORY_REQUEST,
-    DEFAULT_MILLI_CPU_REQUEST,
-    MEMORY,
-    Resource,
-)
+from asched.api.nodefeatures import infer_for_scheduling
+from asched.api.podrequests import PodRequests
+from asched.api.resources import Resource
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
-# Resources that pod-level spec.resources may set (PodLevelResources).
-_POD_LEVEL = (CPU, MEMORY)
 
 
 @dataclass(slots=True, frozen=True)
@@ -93,6 +87,8 @@ class Pod:
     host_ports: tuple[HostPort, ...] = ()
     images: tuple[str, ...] = ()
     volumes: tuple[Volume, ...] = ()
+    # The node features the pod needs (nodedeclaredfeatures InferForPodScheduling).
+    required_features: frozenset[str] = frozenset()
     phase: str = "Pending"
     nominated_node_name: str = ""
     # The PodScheduled condition as last written, so repeated failures do not re-patch it.
@@ -116,52 +112,6 @@ def _tolerations(raw: Any) -> tuple[Toleration, ...]:
         )
         for t in raw or ()
     )
-
-
-def _container_requests(
-    containers: list[Any], path: str, non_zero: bool
-) -> list[tuple[Resource, bool]]:
-    out = []
-    for i, c in enumerate(containers):
-        reqs = (c.get("resources") or {}).get("requests") or {}
-        r = Resource.from_list(reqs, f"{path}[{i}].resources.requests")
-        if non_zero:
-            if CPU not in reqs:
-                r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
-            if MEMORY not in reqs:
-                r.memory = DEFAULT_MEMORY_REQUEST
-        out.append((r, c.get("restartPolicy") == "Always"))
-    return out
-
-
-def _aggregate(spec: dict[str, Any], non_zero: bool) -> Resource:
-    total = Resource()
-    for r, _ in _container_requests(spec.get("containers") or [], "spec.containers", non_zero):
-        total.add(r)
-    sidecars = Resource()
-    init_max = Resource()
-    inits = _container_requests(spec.get("initContainers") or [], "spec.initContainers", non_zero)
-    for r, restartable in inits:
-        if restartable:
-            total.add(r)
-            sidecars.add(r)
-            init_max.set_max(sidecars)
-        else:
-            tmp = r.copy()
-            tmp.add(sidecars)
-            init_max.set_max(tmp)
-    total.set_max(init_max)
-    pod_level = (spec.get("resources") or {}).get("requests")
-    if pod_level:
-        pl = Resource.from_list(pod_level, "spec.resources.requests")
-        if CPU in pod_level:
-            total.milli_cpu = pl.milli_cpu
-        if MEMORY in pod_level:
-            total.memory = pl.memory
-    overhead = spec.get("overhead")
-    if overhead:
-        total.add(Resource.from_list(overhead, "spec.overhead"))
-    return total
 
 
 def _host_ports(spec: dict[str, Any]) -> tuple[HostPort, ...]:
@@ -189,6 +139,18 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
     return tuple(out)
 
 
+def _images(spec: dict[str, Any], containers: list[Any]) -> tuple[str, ...]:
+    """Every image the pod pulls, duplicates kept: containers, init containers, then
+    image volumes' `image.reference` (ImageLocality's sumImageScores counts all three,
+    in its sum and in its image count)."""
+    images = [str(c.get("image") or "") for c in containers]
+    for v in spec.get("volumes") or ():
+        image = v.get("image")
+        if image is not None:
+            images.append(str(image.get("reference") or ""))
+    return tuple(images)
+
+
 def decode_pod(raw: dict[str, Any]) -> Pod:
     """Decode a core/v1 Pod; raises DecodeError naming the pod and the field."""
     meta = raw.get("metadata") or {}
@@ -206,6 +168,7 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
                     str(c.get("message", "")),
                 )
         deletion = meta.get("deletionTimestamp")
+        requests, non_zero = PodRequests(spec, status).requests_and_non_zero()
         return Pod(
             namespace=str(meta.get("namespace") or ""),
             name=str(meta.get("name") or ""),
@@ -229,11 +192,12 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             scheduling_gates=tuple(
                 str(g.get("name", "")) for g in spec.get("schedulingGates") or ()
             ),
-            requests=_aggregate(spec, non_zero=False),
-            non_zero_requests=_aggregate(spec, non_zero=True),
+            requests=requests,
+            non_zero_requests=non_zero,
             host_ports=_host_ports(spec),
-            images=tuple(str(c.get("image") or "") for c in containers),
+            images=_images(spec, containers),
             volumes=_volumes(spec),
+            required_features=infer_for_scheduling(spec),
             phase=str(status.get("phase") or "Pending"),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
             scheduled_condition=cond,

@@ -82,12 +82,25 @@ class Cache:
             for name in img.names:
                 self._images.setdefault(name, {})[node.name] = img.size_bytes
         ni.set_node(node)
-        ni.image_states = {
-            name: ImageStateSummary(img.size_bytes, len(self._images.get(name, ())))
-            for img in node.images
-            for name in img.names
-        }
+        ni.image_states = self._image_summaries(node)
         self._dirty.add(node.name)
+
+    def _image_summaries(self, node: Node) -> dict[str, ImageStateSummary]:
+        """The node's images with the cache-wide state of each, as of now.
+
+        kube-scheduler's NodeInfo shares each image's cache-wide state and counts its
+        nodes when the snapshot clones the NodeInfo (ImageStateSummary.Snapshot), not
+        when the node was added: a node added before the other holders of its images
+        still sees them all in the first snapshot. The size is the one first recorded
+        for the image (addNodeImageStates keeps it).
+        """
+        out: dict[str, ImageStateSummary] = {}
+        for img in node.images:
+            for name in img.names:
+                holders = self._images.get(name)
+                if holders and name not in out:
+                    out[name] = ImageStateSummary(next(iter(holders.values())), len(holders))
+        return out
 
     def _forget_images(self, node_name: str) -> None:
         ni = self._nodes.get(node_name)
@@ -209,7 +222,10 @@ class Cache:
                     snapshot._drop(name)
                     rebuild_order = True
                 continue
-            if not snapshot._replace(ni.clone()):
+            clone = ni.clone()
+            if ni.node.images:
+                clone.image_states = self._image_summaries(ni.node)
+            if not snapshot._replace(clone):
                 rebuild_order = True
         self._dirty.clear()
         if rebuild_order:

@@ -216,12 +216,20 @@ class SchedulingQueue:
         return moved
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None = None, new: object | None = None
+        self,
+        event: ClusterEvent,
+        old: object | None = None,
+        new: object | None = None,
+        *,
+        keep: str = "",
+        pre_check: Callable[[Pod], bool] | None = None,
     ) -> int:
         """A cluster event happened: move the pool's pods it may help; returns how many moved.
 
         Only pods filed under a plugin that registered a matching event are looked at;
-        wildcard events (UnschedulableTimeout, ForceActivate) look at every pod.
+        wildcard events (UnschedulableTimeout, ForceActivate) look at every pod. The pod
+        with uid *keep*, and pods *pre_check* refuses, are left where they are
+        (kube-scheduler's PreEnqueueCheck).
         """
         if not self._hints.of_interest(event):
             return 0
@@ -232,6 +240,10 @@ class SchedulingQueue:
             keys = self._hints.plugins_for(profiles, event)
             keys.extend((profile, ANY_PLUGIN) for profile in profiles)
             candidates = self._pool.filed_under(keys)
+        if keep:
+            candidates = [qpi for qpi in candidates if qpi.uid != keep]
+        if pre_check is not None:
+            candidates = [qpi for qpi in candidates if pre_check(qpi.pod)]
         return self._move_pods(candidates, event, old, new)
 
     # ---- the scheduling loop's side ------------------------------------------------

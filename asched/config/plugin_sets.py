@@ -58,6 +58,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    # applyFeatureGates appends it: NodeDeclaredFeatures is GA and locked on in 1.37.
+    ("NodeDeclaredFeatures", None),
 )
 
 # Plugins v1 refuses by name (validation.go invalidPluginsByVersion).

@@ -52,6 +52,8 @@ class ActionType(IntFlag):
     UPDATE_NODE_SPEC_UNSCHEDULABLE = 1 << 11
     # Any other update (objects without a finer classification, such as PodGroups).
     UPDATE_OTHER = 1 << 12
+    # status.declaredFeatures changed (kube-scheduler UpdateNodeDeclaredFeature).
+    UPDATE_NODE_DECLARED_FEATURE = 1 << 13
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -65,6 +67,7 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_NODE_SPEC_UNSCHEDULABLE
         | UPDATE_OTHER
+        | UPDATE_NODE_DECLARED_FEATURE
     )
     ALL = ADD | DELETE | UPDATE
 

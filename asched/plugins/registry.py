@@ -26,6 +26,7 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.volumes:VOLUME_ZONE_SPEC",
     "asched.plugins.imagelocality:SPEC",
     "asched.plugins.defaultbinder:SPEC",
+    "asched.plugins.nodedeclaredfeatures:SPEC",
     "asched.plugins.podtopologyspread:SPEC",
     "asched.plugins.interpodaffinity:SPEC",
     "asched.plugins.defaultpreemption:SPEC",

@@ -5,18 +5,25 @@
 - Filtering starts where the previous cycle stopped (round robin) and stops early once
   enough feasible nodes are found, so every node gets its turn.
 - A pod with a nominated node (from preemption) tries that node first.
-- Scoring is skipped when one node is feasible; the best total wins, ties at random.
+- Scoring is skipped when one node is feasible; the best total wins. Ties are not broken
+  at random: kube-scheduler 1.37 puts the scored nodes, in the order filtering found them,
+  into a container/heap (NewSortedScoredNodes) and pops the top; its Randomizer field is
+  only set when extenders score, and asched has none. Which tied node that is follows
+  from the order alone (go_heap_top), so asched's choice is deterministic given the
+  round-robin start; kube-scheduler's is deterministic given its feasible order, which
+  its 16 parallel filter workers make in completion order, so the two agree on ties
+  only when that order is the node order.
 The plugins themselves run in the profile's Framework (run_filter_over_nodes,
 run_score_plugins); this module decides which nodes, how many, and which one wins.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
@@ -54,13 +61,38 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+def go_heap_top(totals: npt.NDArray[np.int64]) -> int:
+    """The index container/heap.Pop returns after heap.Init on *totals* with kube-scheduler's
+    nodeScoreHeap.Less (higher TotalScore first, equal Randomizer).
+
+    heap.Init sifts each element down from the last parent to the root, moving it only
+    below a strictly greater child, and prefers the right child only when it is strictly
+    greater than the left. So the element ending at the root of a subtree is its own
+    root if that holds the subtree's maximum, else the root-to-be of the child subtree
+    with the larger maximum (the left one on a tie). Subtree maxima are computed level
+    by level; the descent is O(log n).
+    """
+    n = len(totals)
+    sub = totals.astype(np.int64, copy=True)
+    for level in range(n.bit_length() - 1, 0, -1):
+        lo, hi = (1 << level) - 1, min((1 << (level + 1)) - 1, n)
+        if lo >= n:
+            continue
+        children = np.arange(lo, hi)
+        np.maximum.at(sub, (children - 1) // 2, sub[lo:hi])
+    k = 0
+    while totals[k] != sub[k]:
+        left, right = 2 * k + 1, 2 * k + 2
+        k = right if right < n and sub[right] > sub[left] else left
+    return k
+
+
 class Algorithm:
     """Per-scheduler state of the algorithm: the round-robin start index."""
 
-    def __init__(self, percentage_of_nodes_to_score: int, rng: random.Random | None = None) -> None:
+    def __init__(self, percentage_of_nodes_to_score: int) -> None:
         self.percentage = percentage_of_nodes_to_score
         self.next_start_node_index = 0
-        self._rng = rng or random.Random()
 
     async def schedule_pod(
         self,
@@ -154,13 +186,13 @@ class Algorithm:
         return table
 
     def select_host(self, table: ScoreTable) -> str:
-        """The highest total; ties broken uniformly at random (selectHost)."""
+        """The highest total; among ties the one kube-scheduler's score heap pops first
+        (schedulePod: NewSortedScoredNodes(priorityList).Pop())."""
         arr = table.totals_array
-        if arr is not None:
-            best = np.flatnonzero(arr == arr.max()).tolist()
-            pick = best[0] if len(best) == 1 else self._rng.choice(best)
-            return table.name_at(pick)
-        totals = table.totals
-        top = max(totals)
-        ties = [name for name, total in zip(table.nodes, totals, strict=True) if total == top]
-        return ties[0] if len(ties) == 1 else self._rng.choice(ties)
+        if arr is None:
+            arr = np.asarray(table.totals, dtype=np.int64)
+        top = arr.max()
+        best = np.flatnonzero(arr == top)
+        if len(best) == 1:
+            return table.name_at(int(best[0]))
+        return table.name_at(go_heap_top(arr))

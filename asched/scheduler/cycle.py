@@ -35,7 +35,7 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler.algorithm import Algorithm, SchedulingError
-from asched.scheduler.diagnosis import FitError, NoNodesAvailable
+from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.outcome import ERROR, UNSCHEDULABLE, Outcomes
 
 log = structlog.get_logger(__name__)
@@ -71,7 +71,7 @@ class MoveRequests(Protocol):
     """Tell the queue that something changed (here: resources were freed)."""
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None, new: object | None
+        self, event: ClusterEvent, old: object | None, new: object | None, *, keep: str = ""
     ) -> int: ...
 
 
@@ -132,12 +132,15 @@ class SchedulingCycle:
             )
             return
         except NoNodesAvailable as exc:
+            # schedulingAlgorithm clears the nomination here (clearNominatedNode), as it
+            # does on an error, on a fit error without PostFilter plugins, after a Reserve
+            # or Permit failure and in handleBindingCycleError.
             self._observe_algorithm(start)
-            self._outcomes.failed(qpi, name, start, str(exc), error=False)
+            self._outcomes.failed(qpi, name, start, str(exc), error=False, nominated="")
             return
         except SchedulingError as exc:
             self._observe_algorithm(start)
-            self._outcomes.failed(qpi, name, start, exc.status.message(), error=True)
+            self._outcomes.failed(qpi, name, start, exc.status.message(), error=True, nominated="")
             return
         self._observe_algorithm(start)
 
@@ -150,11 +153,10 @@ class SchedulingCycle:
             st = fwk.run_permit(state, assumed, node)
         if st is not None and st.code != Code.WAIT:
             _release(fwk, self._cache, assumed, state)
-            self._rejected_after_assume(fwk, qpi, st, start)
-            # The room the pod held is free again. kube-scheduler sends no event here
-            # (only handleBindingCycleError does); asched keeps its earlier behaviour
-            # until the fidelity work settles it with a differential scenario.
-            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+            self._rejected_after_assume(fwk, qpi, st, start, node)
+            # No queue event: schedulingCycle only unreserves and forgets after a Reserve
+            # or Permit failure (handleBindingCycleError is the one that sends
+            # AssignedPodDelete).
             return
 
         log.debug(
@@ -175,6 +177,7 @@ class SchedulingCycle:
         self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError
     ) -> None:
         if not fwk.post_filter_plugins:
+            fit.nominated_node_name = ""  # no preemption: the nomination is cleared
             return
         result, st = await fwk.run_post_filter(state, pod, fit.diagnosis.node_to_status)
         if st is not None and st.code == Code.ERROR:
@@ -185,12 +188,17 @@ class SchedulingCycle:
             fit.nominated_node_name = result.nominated_node_name
 
     def _rejected_after_assume(
-        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float
+        self, fwk: Framework, qpi: QueuedPodInfo, st: Status, start: float, node: str
     ) -> None:
         rejected = st.is_rejected()
+        message = st.message()
         if rejected:
             qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
-        self._outcomes.failed(qpi, fwk.profile_name, start, st.message(), error=not rejected)
+            # schedulingCycle wraps a Reserve or Permit rejection in a one-node FitError.
+            message = one_node_fit_message(qpi.pod.key, node, st)
+        self._outcomes.failed(
+            qpi, fwk.profile_name, start, message, error=not rejected, nominated=""
+        )
 
 
 class BindingCycle:
@@ -203,8 +211,11 @@ class BindingCycle:
         events: Callable[[str], EventRecorder],
         limiter: anyio.CapacityLimiter,
         metrics: CycleMetrics | None = None,
+        nominate: Callable[[Pod, str], None] | None = None,
     ) -> None:
-        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight."""
+        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight;
+        `nominate(pod, node)` patches the pod's nominatedNodeName."""
+        self._nominate = nominate
         self._metrics = metrics
         self._cache = cache
         self._queue = queue
@@ -226,14 +237,22 @@ class BindingCycle:
 
     async def _run(self, a: Assumed) -> None:
         fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
+        if self._nominate is not None and fwk.waiting_pods.get(assumed.uid) is not None:
+            # NominatedNodeNameForExpectation (beta, on): bindingCycle patches the chosen
+            # node as nominatedNodeName when WaitOnPermit will wait (WillWaitOnPermit), so
+            # other components see where the pod is going. (Its other trigger, a PreBind
+            # pre-flight that has work to do, has no counterpart: asched's PreBind plugins
+            # bind no volumes.)
+            self._nominate(assumed, node)
         st = await fwk.wait_on_permit(assumed)
+        at_permit = st is not None
         if st is None:
             async with self._limiter:
                 st = await fwk.run_pre_bind(state, assumed, node)
                 if st is None:
                     st = await fwk.run_bind(state, assumed, node)
         if st is not None:
-            self._failed(a, st)
+            self._failed(a, st, at_permit=at_permit)
             return
         self._outcomes.bound(a.qpi, fwk.profile_name, a.start)
         self._events(fwk.profile_name).event(
@@ -260,12 +279,26 @@ class BindingCycle:
         """
         self._outcomes.dropped(a.qpi)
 
-    def _failed(self, a: Assumed, st: Status) -> None:
-        fwk, assumed, node = a.fwk, a.pod, a.node
+    def _failed(self, a: Assumed, st: Status, *, at_permit: bool = False) -> None:
+        fwk, assumed = a.fwk, a.pod
         _release(fwk, self._cache, assumed, a.state)
         # Forgetting an assumed pod frees its room: a pod delete for the queue
-        # (handleBindingCycleError).
-        self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        # (handleBindingCycleError). After a rejection the move comes once the pod is
+        # back in the queue and leaves that pod alone, so the event does not count as
+        # having happened during its flight; after an error it comes at once.
+        rejected = st.is_rejected()
+        if not rejected:
+            self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
+        try:
+            self._report_failure(a, st, at_permit=at_permit)
+        finally:
+            if rejected:
+                self._queue.move_all_to_active_or_backoff(
+                    ev.ASSIGNED_POD_DELETE, assumed, None, keep=assumed.uid
+                )
+
+    def _report_failure(self, a: Assumed, st: Status, *, at_permit: bool) -> None:
+        fwk, assumed, node = a.fwk, a.pod, a.node
         name = fwk.profile_name
         if isinstance(st.error, ApiError) and st.error.conflict:
             # Someone else bound it (or it changed under us): the informer brings the truth.
@@ -278,12 +311,17 @@ class BindingCycle:
             self._outcomes.dropped(a.qpi)
             return
         rejected = st.is_rejected()
+        message = st.message()
         if rejected:
             a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+            if at_permit:
+                # bindingCycle wraps a WaitOnPermit rejection in a one-node FitError;
+                # PreBind and Bind statuses go on unchanged.
+                message = one_node_fit_message(assumed.key, node, st)
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
-        self._outcomes.failed(a.qpi, name, a.start, st.message(), error=not rejected)
+        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected, nominated="")
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

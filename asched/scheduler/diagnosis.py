@@ -73,6 +73,16 @@ class FitError(Exception):
         return self.message()
 
 
+def one_node_fit_message(pod_key: str, node: str, status: Status) -> str:
+    """How kube-scheduler words a Reserve, Permit or WaitOnPermit rejection: as a FitError
+    with NumAllNodes 1 and the node's status (schedulingCycle, bindingCycle):
+    "0/1 nodes are available: 1 <reason>."."""
+    diagnosis = Diagnosis()
+    diagnosis.node_to_status.set(node, status)
+    diagnosis.add_plugin_status(status)
+    return FitError(pod_key, 1, diagnosis).message()
+
+
 class NoNodesAvailable(Exception):
     def __str__(self) -> str:
         return NO_NODES_AVAILABLE

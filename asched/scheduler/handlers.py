@@ -32,8 +32,19 @@ class QueueSink(Protocol):
     def delete(self, pod: Pod) -> None: ...
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None, new: object | None
+        self,
+        event: ClusterEvent,
+        old: object | None,
+        new: object | None,
+        *,
+        pre_check: Callable[[Pod], bool] | None = None,
     ) -> int: ...
+
+
+def _le_priority(pod: Pod) -> Callable[[Pod], bool]:
+    """getLEPriorityPreCheck: only pods of equal or lower priority."""
+    priority = pod.priority
+    return lambda p: p.priority <= priority
 
 
 def node_update_action(old: Node, new: Node) -> ActionType:
@@ -51,6 +62,8 @@ def node_update_action(old: Node, new: Node) -> ActionType:
         action |= ActionType.UPDATE_NODE_CONDITION
     if old.annotations != new.annotations:
         action |= ActionType.UPDATE_NODE_ANNOTATION
+    if old.declared_features != new.declared_features:
+        action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return action
 
 
@@ -117,7 +130,9 @@ class PodHandler:
                 return
             self._cache.add_pod(pod)
             self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, pod)
-        elif self._schedulable(pod) and pod.deletion_timestamp is None:
+        elif self._schedulable(pod):
+            # Being deleted or not: kube-scheduler's addPodToSchedulingQueue queues it,
+            # and skipPodSchedule answers the deleting one with its own event.
             self._queue.add(pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:
@@ -140,6 +155,16 @@ class PodHandler:
         elif self._schedulable(new):
             if self._schedulable(old):
                 self._queue.update(old, new)
+                if (
+                    old.nominated_node_name
+                    and old.nominated_node_name != new.nominated_node_name
+                    and not self._cache.is_assumed(new.uid)
+                ):
+                    # updatePodInSchedulingQueue: the old nominated node lost a pod that
+                    # lower or equal priority pods counted as if it were assigned there.
+                    self._queue.move_all_to_active_or_backoff(
+                        ev.ASSIGNED_POD_DELETE, old, None, pre_check=_le_priority(old)
+                    )
             else:
                 self._queue.add(new)
         elif self._schedulable(old):
@@ -154,6 +179,12 @@ class PodHandler:
         self._on_gone(pod)
         if was_assigned:
             self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, pod, None)
+        elif pod.nominated_node_name:
+            # deletePodFromSchedulingQueue: a nominated pod's deletion frees its node for
+            # the lower or equal priority pods that counted it there.
+            self._queue.move_all_to_active_or_backoff(
+                ev.ASSIGNED_POD_DELETE, pod, None, pre_check=_le_priority(pod)
+            )
 
     def on_decode_error(self, key: str, error: DecodeError) -> None:
         self._on_invalid(key, error)

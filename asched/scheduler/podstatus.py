@@ -34,6 +34,8 @@ class _Update:
     reason: str
     message: str
     nominated_node_name: str | None
+    #: False: a nomination-only patch (no PodScheduled condition).
+    condition: bool = True
 
 
 def _rfc3339(ts: float) -> str:
@@ -64,6 +66,19 @@ class PodStatusWriter:
         )
         self._wake.set()
 
+    def set_nominated(self, pod: Pod, node: str) -> None:
+        """Patch only `nominatedNodeName` (NominatedNodeNameForExpectation: the binding
+        cycle announces the node before waiting at Permit). A pending condition update for
+        the pod keeps its condition and takes the new nomination."""
+        pending = self._pending.get(pod.uid)
+        if pending is not None:
+            pending.nominated_node_name = node
+        else:
+            self._pending[pod.uid] = _Update(
+                pod.namespace, pod.name, pod.uid, "", "", "", node, condition=False
+            )
+        self._wake.set()
+
     def forget(self, uid: str) -> None:
         self._pending.pop(uid, None)
 
@@ -84,8 +99,9 @@ class PodStatusWriter:
 
     async def _send(self, upd: _Update, limiter: anyio.Semaphore) -> None:
         try:
-            status: dict[str, object] = {
-                "conditions": [
+            status: dict[str, object] = {}
+            if upd.condition:
+                status["conditions"] = [
                     {
                         "type": "PodScheduled",
                         "status": upd.status,
@@ -94,8 +110,7 @@ class PodStatusWriter:
                         "lastProbeTime": None,
                         "lastTransitionTime": _rfc3339(self._clock.wall()),
                     }
-                ],
-            }
+                ]
             if upd.nominated_node_name is not None:
                 status["nominatedNodeName"] = upd.nominated_node_name or None
             body = {"metadata": {"uid": upd.uid}, "status": status}

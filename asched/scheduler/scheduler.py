@@ -197,6 +197,7 @@ class Scheduler:
             events=self._events_for,
             limiter=anyio.CapacityLimiter(options.max_concurrent_binds),
             metrics=metrics,
+            nominate=self.status_writer.set_nominated,
         )
 
     # ---- wiring --------------------------------------------------------------------
@@ -228,9 +229,22 @@ class Scheduler:
         return None if fwk is None else fwk.run_pre_enqueue(pod)
 
     def skip_pod(self, pod: Pod) -> bool:
-        """kube-scheduler skipPodSchedule: deleted, or already assumed/bound."""
+        """kube-scheduler skipPodSchedule: deleted, or already assumed/bound.
+
+        A pod being deleted gets kube-scheduler's Warning event, FailedScheduling
+        "skip schedule deleting pod: <ns>/<name>", from its profile.
+        """
         current = self.pod_informer.store.get(pod.key)
-        if current is None or current.uid != pod.uid or current.deletion_timestamp is not None:
+        if current is None or current.uid != pod.uid:
+            return True
+        if current.deletion_timestamp is not None:
+            self._events_for(current.scheduler_name).event(
+                current,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {current.namespace}/{current.name}",
+            )
             return True
         return bool(current.node_name) or self.cache.is_assumed(pod.uid)
 

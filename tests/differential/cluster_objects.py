@@ -13,11 +13,12 @@ from typing import Any
 
 from asched.localcluster import ApiError, ClusterClient
 
-LOW, HIGH, HIGH_NEVER = "low", "high", "high-never"
+LOW, MID, HIGH, HIGH_NEVER = "low", "mid", "high", "high-never"
 OVERHEAD_RUNTIME = "diff-overhead"
 
 PRIORITY_CLASSES: tuple[dict[str, Any], ...] = (
     {"metadata": {"name": LOW}, "value": 10},
+    {"metadata": {"name": MID}, "value": 100},
     {"metadata": {"name": HIGH}, "value": 1000},
     {"metadata": {"name": HIGH_NEVER}, "value": 1000, "preemptionPolicy": "Never"},
 )

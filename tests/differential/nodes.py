@@ -1,9 +1,10 @@
 """The scenarios' kwok nodes: created once for both runs, completed, deleted at the end.
 
-Two things NodeSpec cannot say are written after creation: `spec.unschedulable` (a plain
-patch) and `status.images` for ImageLocality. Images go through the status subresource
-once kwok has marked the node Ready, because kwok's node-initialize stage rewrites the
-status of a node that is not Ready yet; its later heartbeats leave images alone.
+Things NodeSpec cannot say are written after creation: `spec.unschedulable` (a plain
+patch), `status.images` for ImageLocality and `status.declaredFeatures` for
+NodeDeclaredFeatures. The status fields go through the status subresource once kwok has
+marked the node Ready, because kwok's node-initialize stage rewrites the status of a node
+that is not Ready yet; its later heartbeats leave them alone.
 """
 
 from __future__ import annotations
@@ -31,9 +32,13 @@ async def _complete(admin: ClusterClient, placements: Sequence[Placement]) -> No
                 path = f"/api/v1/nodes/{p.node_name(n.name)}"
                 if n.unschedulable:
                     tg.start_soon(patch, path, {"spec": {"unschedulable": True}})
+                status: dict[str, Any] = {}
                 if n.images:
-                    images = [dict(i) for i in n.images]
-                    tg.start_soon(patch, f"{path}/status", {"status": {"images": images}})
+                    status["images"] = [dict(i) for i in n.images]
+                if n.declared_features:
+                    status["declaredFeatures"] = list(n.declared_features)
+                if status:
+                    tg.start_soon(patch, f"{path}/status", {"status": status})
 
 
 @asynccontextmanager

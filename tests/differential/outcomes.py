@@ -87,6 +87,15 @@ class Snapshot:
     def reasons(self, key: Key) -> list[str]:
         return [e.get("reason", "") for e in self.events.get(key, ())]
 
+    def bound(self, key: Key) -> bool:
+        """Bound, with its Scheduled event."""
+        pod = self.pods.get(key)
+        return (
+            pod is not None
+            and bool(pod["spec"].get("nodeName"))
+            and (SCHEDULED in self.reasons(key))
+        )
+
     def settled(self, key: Key) -> bool:
         """Bound with its Scheduled event, or failed and not waiting on a preemption."""
         pod = self.pods.get(key)

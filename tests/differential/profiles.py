@@ -61,6 +61,11 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
             }
         },
     },
+    "no-score": {
+        # No Score plugin at all: kube-scheduler stops filtering at the first feasible
+        # node (findNodesThatPassFilters) and skips PreScore and Score (prioritizeNodes).
+        "plugins": {"score": {"disabled": [{"name": "*"}]}},
+    },
     "seed": {
         # The seed article's plugin arguments: only nodes labelled node-type=gpu.
         "pluginConfig": [

@@ -2,7 +2,8 @@
 
 Order, and why:
 1. Namespaces, objects (PVCs), existing pods (bound through spec.nodeName) and the pods
-   to schedule are all created BEFORE the scheduler starts. The scheduler's first list
+   to schedule are all created BEFORE the scheduler starts; an existing pod's scenario
+   `status` (in-place resize) is merged in once kwok runs it. The scheduler's first list
    then holds every pod, so its queue orders them by priority (PrioritySort) with no
    creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
    name, not creation: observed), so scenarios whose outcome depends on it compare
@@ -11,7 +12,9 @@ Order, and why:
    settled (bound with a Scheduled event, or a FailedScheduling event and no pending
    nomination), then until nothing changed for QUIET seconds (retries after backoff can
    still write), bounded by SETTLE_TIMEOUT: an unsettled pod is an outcome, not a crash.
-3. The outcome is read, the scheduler stopped, and the side's pods force-deleted; the run
+3. Scenarios with `then` actions (delete or relabel a pod) get them now, all at once; their
+   pods then have `within` seconds to get bound, and their outcome is read after that.
+4. The outcome is read, the scheduler stopped, and the side's pods force-deleted; the run
    returns only once none is left, so the other side starts from the same cluster state.
 """
 
@@ -25,8 +28,10 @@ import anyio
 import structlog
 
 from asched.localcluster import ApiError, ClusterClient, LocalCluster
+from asched.localcluster.rest import STRATEGIC_MERGE_PATCH
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
+from tests.differential.scenario import Action
 from tests.differential.schedulers import Running, Side, run_scheduler
 from tests.integration.helpers import poll
 
@@ -65,6 +70,30 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
             pods += [p.pod(t, side) for t in p.scenario.pods]
             for body in pods:
                 tg.start_soon(post, f"/api/v1/namespaces/{p.namespace(side)}/pods", body)
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            for e in p.scenario.existing:
+                if e.status:
+                    tg.start_soon(_patch_status, admin, p.namespace(side), e.name, e.status)
+
+
+async def _patch_status(
+    admin: ClusterClient, namespace: str, name: str, status: Mapping[str, Any]
+) -> None:
+    """Merge *status* into an existing pod's status once kwok has run it: kwok's pod-ready
+    stage writes the whole status of a pod it has not started yet."""
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+    async def running() -> bool | None:
+        pod = await admin.get(path)
+        return True if (pod.get("status") or {}).get("phase") == "Running" else None
+
+    with anyio.fail_after(30):
+        await poll(running, interval=POLL)
+    # Strategic merge: conditions merge by type, beside kwok's.
+    await admin.patch(
+        f"{path}/status", {"status": dict(status)}, content_type=STRATEGIC_MERGE_PATCH
+    )
 
 
 def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
@@ -98,6 +127,49 @@ async def _settle(
                 return snap
         else:
             quiet_since = None
+        await anyio.sleep(POLL)
+
+
+async def _act_and_wait(
+    admin: ClusterClient, run: str, side: Side, acting: Sequence[Placement], alive: Running
+) -> Snapshot:
+    """Apply every `then` action at once, then give the pods each scenario's `within`
+    seconds to get bound: the snapshot is taken when all are bound or at the deadline,
+    so a pod that waits longer (a missing or wrong queueing hint leaves it in the
+    unschedulable pool until the periodic flush) counts as not scheduled."""
+    limiter = anyio.Semaphore(_CONCURRENCY)
+
+    async def act(p: Placement, action: Action) -> None:
+        path = f"/api/v1/namespaces/{p.namespace(side)}/pods/{action.pod}"
+        async with limiter:
+            if action.delete:
+                await admin.delete(path, params={"gracePeriodSeconds": 0})
+            else:
+                labels: dict[str, Any] = dict(action.labels or {})
+                labels[RUN_LABEL] = run_label(run, side)
+                # A merge patch of labels: null removes those the action leaves out.
+                pod = await admin.get(path)
+                for old in pod["metadata"].get("labels") or {}:
+                    labels.setdefault(old, None)
+                await admin.patch(path, {"metadata": {"labels": labels}})
+
+    async with anyio.create_task_group() as tg:
+        for p in acting:
+            for action in p.scenario.then:
+                tg.start_soon(act, p, action)
+    began = anyio.current_time()
+    deadline = began + max(p.scenario.within for p in acting)
+    keys = [(p.namespace(side), t.name) for p in acting for t in p.scenario.pods]
+    while True:
+        alive.check_alive()
+        snap = await Snapshot.take(admin, run, side)
+        if anyio.current_time() >= deadline or all(snap.bound(k) for k in keys):
+            log.info(
+                "differential_then_done",
+                side=side.name,
+                seconds=round(anyio.current_time() - began, 1),
+            )
+            return snap
         await anyio.sleep(POLL)
 
 
@@ -154,12 +226,17 @@ async def run_side(
     try:
         await _create_all(admin, placements, side)
         created = anyio.current_time()
+        acting = [p for p in placements if p.scenario.then]
         async with run_scheduler(side, cluster, work_dir) as alive:
             snap = await _settle(admin, run, side, _waiting_for(placements, side), alive)
+            final = await _act_and_wait(admin, run, side, acting, alive) if acting else snap
         settled = anyio.current_time()
         nodes = await admin.list("/api/v1/nodes")
         labels = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in nodes}
-        outcomes = {p.scenario.id: snap.scenario_outcome(p, side, labels) for p in placements}
+        outcomes = {
+            p.scenario.id: (final if p.scenario.then else snap).scenario_outcome(p, side, labels)
+            for p in placements
+        }
     finally:
         with anyio.CancelScope(shield=True):
             await _cleanup(admin, placements, run, side)

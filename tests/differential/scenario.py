@@ -50,6 +50,8 @@ _SCENARIO_KEYS = frozenset(
         "expect_spread",
         "known_difference",
         "interchangeable",
+        "then",
+        "within",
     }
 )
 _NODE_KEYS = frozenset(
@@ -64,6 +66,7 @@ _NODE_KEYS = frozenset(
         "images",
         "unschedulable",
         "extra",
+        "declared_features",
     }
 )
 _POD_KEYS = frozenset(
@@ -79,9 +82,13 @@ _POD_KEYS = frozenset(
         "spec",
         "kube_spec",
         "node",
+        "status",
     }
 )
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
+_ACTION_KEYS = frozenset({"delete", "relabel", "labels"})
+#: Seconds a `then` scenario's pods have to get bound after the actions.
+DEFAULT_WITHIN = 5.0
 
 
 class ScenarioError(ValueError):
@@ -96,6 +103,8 @@ class NodeTemplate:
     #: status.images entries, written after kwok marked the node Ready.
     images: tuple[Mapping[str, Any], ...] = ()
     unschedulable: bool = False
+    #: status.declaredFeatures (NodeDeclaredFeatures), written like images.
+    declared_features: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -111,6 +120,8 @@ class PodTemplate:
     kube_spec: Mapping[str, Any] = field(default_factory=dict)
     #: Existing pods: the scenario-local node they are bound to.
     node: str = ""
+    #: Existing pods: merged into status once kwok runs the pod (in-place resize).
+    status: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def gated(self) -> bool:
@@ -131,6 +142,18 @@ class KnownDifference:
     #: Substrings of asched's and kube-scheduler's FailedScheduling messages.
     asched: str = ""
     kube: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A change made once the first round has settled: delete a pod, or replace its labels.
+
+    Only pods are changed, never nodes: the nodes are shared by all sides, pods are not.
+    """
+
+    pod: str
+    delete: bool = False
+    labels: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +181,10 @@ class Scenario:
     #: Node label whose per-domain pod counts (sorted) must agree between the runs.
     expect_spread: str = ""
     known_difference: KnownDifference | None = None
+    #: Actions after the first settle; the pods then have `within` seconds to be bound
+    #: (time-dependent cases: a requeue after a delete or a relabel).
+    then: tuple[Action, ...] = ()
+    within: float = DEFAULT_WITHIN
     source: str = ""
 
     def node(self, name: str) -> NodeTemplate:
@@ -199,13 +226,20 @@ def _node(raw: Mapping[str, Any], where: str) -> NodeTemplate:
         taints=taints,
         extra={k: str(v) for k, v in (raw.get("extra") or {}).items()},
     )
-    return NodeTemplate(spec, tuple(raw.get("images", ())), bool(raw.get("unschedulable")))
+    return NodeTemplate(
+        spec,
+        tuple(raw.get("images", ())),
+        bool(raw.get("unschedulable")),
+        tuple(str(f) for f in raw.get("declared_features", ())),
+    )
 
 
 def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     _check_keys(raw, _POD_KEYS, where)
     if existing != ("node" in raw):
         raise ScenarioError(f"{where}: `node` is required for existing pods and only for them")
+    if "status" in raw and not existing:
+        raise ScenarioError(f"{where}: `status` is for existing pods only")
     b = make_pod(raw["name"])
     if "cpu" in raw:
         b.cpu(str(raw["cpu"]))
@@ -228,7 +262,13 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     if "priorityClassName" in raw:
         body["spec"]["priorityClassName"] = raw["priorityClassName"]
     deep_merge(body["spec"], raw.get("spec") or {})
-    return PodTemplate(raw["name"], body, dict(raw.get("kube_spec") or {}), raw.get("node", ""))
+    return PodTemplate(
+        raw["name"],
+        body,
+        dict(raw.get("kube_spec") or {}),
+        raw.get("node", ""),
+        dict(raw.get("status") or {}),
+    )
 
 
 def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
@@ -237,6 +277,20 @@ def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
     if not differs or not differs <= COMPARISONS:
         raise ScenarioError(f"{where}.differs: must be a non-empty subset of {sorted(COMPARISONS)}")
     return KnownDifference(raw["doc"], differs, raw.get("asched", ""), raw.get("kube", ""))
+
+
+def _action(raw: Mapping[str, Any], where: str) -> Action:
+    _check_keys(raw, _ACTION_KEYS, where)
+    if ("delete" in raw) == ("relabel" in raw):
+        raise ScenarioError(f"{where}: one of `delete: <pod>` or `relabel: <pod>` (with labels)")
+    if "delete" in raw:
+        if "labels" in raw:
+            raise ScenarioError(f"{where}: `labels` goes with `relabel`")
+        return Action(str(raw["delete"]), delete=True)
+    labels = raw.get("labels")
+    if not isinstance(labels, Mapping):
+        raise ScenarioError(f"{where}: `relabel` needs `labels` (the pod's new labels)")
+    return Action(str(raw["relabel"]), labels={str(k): str(v) for k, v in labels.items()})
 
 
 def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
@@ -271,6 +325,8 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         expect_same_node=tuple(raw.get("expect_same_node", ())),
         expect_spread=raw.get("expect_spread", ""),
         known_difference=None if diff is None else _known_difference(diff, f"{where}.known"),
+        then=tuple(_action(a, f"{where}.then[{i}]") for i, a in enumerate(raw.get("then", ()))),
+        within=float(raw.get("within", DEFAULT_WITHIN)),
         source=source,
     )
     _validate(scenario, where)
@@ -295,6 +351,9 @@ def _validate(s: Scenario, where: str) -> None:
     for node in s.expect_nodes.values():
         if node not in node_names:
             raise ScenarioError(f"{where}: expect_nodes names unknown node {node}")
+    for action in s.then:
+        if action.pod not in pod_names:
+            raise ScenarioError(f"{where}: `then` names unknown pod {action.pod}")
 
 
 def load_scenarios(paths: Iterable[Path] | None = None) -> list[Scenario]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.differential.compare import differences, known_difference_problems
+from tests.differential.harness import reference_drift
 from tests.differential.layout import SCENARIO_LABEL, Placement
 from tests.differential.outcomes import PodOutcome, ScenarioOutcome
 from tests.differential.scenario import (
@@ -58,6 +59,10 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         ({"interchangeable": True, "expect_scheduled": ["p1"]}, "is a count exactly when"),
         ({"pods": [{"name": "p1"}, {"name": "p1"}]}, "pod names must be unique"),
         ({"known_difference": {"doc": "x", "differs": ["colour"]}}, "non-empty subset"),
+        ({"pods": [{"name": "p1", "status": {"phase": "Running"}}]}, "for existing pods only"),
+        ({"then": [{"delete": "p9"}]}, "`then` names unknown pod p9"),
+        ({"then": [{"relabel": "p1"}]}, "`relabel` needs `labels`"),
+        ({"then": [{"delete": "p1", "relabel": "p1"}]}, "one of `delete: <pod>`"),
     ],
     ids=[
         "unknown-key",
@@ -69,6 +74,10 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         "names-with-interchangeable",
         "duplicate-pod",
         "unknown-comparison",
+        "status-on-new-pod",
+        "then-unknown-pod",
+        "relabel-without-labels",
+        "delete-and-relabel",
     ],
 )
 def test_invalid_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
@@ -206,3 +215,10 @@ def test_known_difference_must_be_exactly_as_documented() -> None:
     s2 = dataclasses.replace(s, expect_same_node=("p1",))
     problems = known_difference_problems(s2, b, k, differences(s2, b, k))
     assert [p for p in problems if p.startswith("undocumented: [node]")]
+
+
+def test_reference_drift_names_the_two_reference_runs() -> None:
+    s = dataclasses.replace(scenario(), expect_same_node=("p1",))
+    assert reference_drift(s, outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_A, p2=FAILED)) == ()
+    drift = reference_drift(s, outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_B, p2=FAILED))
+    assert drift == ("[node] p1: run 1 a, run 2 b",)

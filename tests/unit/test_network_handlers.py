@@ -87,6 +87,47 @@ async def test_pod_status_writer(error: Exception, is_bug: bool) -> None:
     assert [e["event"] for e in crashes(logs)] == (["pod_status_update_crashed"] if is_bug else [])
 
 
+class Recording(FakeClient):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[tuple[str, Any]] = []
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        self.bodies.append((path.split("/")[6], body))
+        await anyio.lowlevel.checkpoint()
+        return {}
+
+
+async def test_pod_status_writer_nomination_only_and_merged() -> None:
+    client = Recording()
+    writer = PodStatusWriter(client, FakeClock())
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_nominated(make_pod("a").uid("ua").obj(), "n1")
+        await anyio.wait_all_tasks_blocked()
+        # A condition update still pending takes the later nomination with it.
+        writer.set_unschedulable(make_pod("b").uid("ub").obj(), "Unschedulable", "no nodes")
+        writer.set_nominated(make_pod("b").uid("ub").obj(), "n2")
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    (name_a, body_a), (name_b, body_b) = client.bodies
+    assert (name_a, body_a) == (
+        "a",
+        {"metadata": {"uid": "ua"}, "status": {"nominatedNodeName": "n1"}},
+    )
+    assert name_b == "b"
+    assert body_b["status"]["nominatedNodeName"] == "n2"
+    assert body_b["status"]["conditions"][0]["message"] == "no nodes"
+
+
 @pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])
 async def test_podgroup_status_writer(error: Exception, is_bug: bool) -> None:
     client, metrics = FailingFirst(error), Metrics(process_metrics=False)

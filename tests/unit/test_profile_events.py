@@ -8,6 +8,7 @@ that recorder; the queue, aggregation and drain stay the shared recorder's.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from typing import cast
 
@@ -110,4 +111,35 @@ async def test_plugins_record_as_their_profile() -> None:
     assert sorted(body["reportingController"] for _, _, body in api.requests) == [
         "asched",
         "custom-scheduler",
+    ]
+
+
+async def test_deleting_pod_is_skipped_with_kube_schedulers_event() -> None:
+    # skipPodSchedule: a pod being deleted gets a Warning FailedScheduling
+    # "skip schedule deleting pod: <ns>/<name>" from its profile and is not scheduled.
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock)
+    registry = in_tree_registry()
+    options = scheduler_options(load_config(TWO_PROFILES, registry))
+    sched = Scheduler(cast(KubeClient, object()), registry, options, clock=clock, events=recorder)
+    live = make_pod("live").scheduler("custom-scheduler").obj()
+    going = dataclasses.replace(
+        make_pod("going").scheduler("custom-scheduler").obj(), deletion_timestamp=1.0
+    )
+    for pod in (live, going):
+        sched.pod_informer.store.upsert(pod.key, pod, "1")
+
+    assert sched.skip_pod(going)
+    assert not sched.skip_pod(live)
+    await recorder.drain()
+    assert [
+        (body["reportingController"], body["type"], body["reason"], body["note"])
+        for _, _, body in api.requests
+    ] == [
+        (
+            "custom-scheduler",
+            "Warning",
+            "FailedScheduling",
+            "skip schedule deleting pod: default/going",
+        )
     ]

@@ -80,7 +80,9 @@ def split_by_pdb_violation(
     """(violating, non_violating): would evicting the pods, in this order, break a budget?
 
     Each budget's allowance is spent by the pods it selects in order; a pod is violating
-    when some budget it belongs to goes below zero with it.
+    when some budget it belongs to goes below zero with it. As in kube-scheduler's
+    FilterVictimsWithPDBViolation (podIsViolating), the budgets after the first one that
+    goes below zero are not charged for that pod.
     """
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
     violating: list[Pod] = []
@@ -95,5 +97,6 @@ def split_by_pdb_violation(
                 allowed[i] -= 1
                 if allowed[i] < 0:
                     violated = True
+                    break
         (violating if violated else non_violating).append(pod)
     return violating, non_violating

@@ -105,9 +105,23 @@ class DefaultPreemption(PostFilterPlugin):
             st = Status(st.code, (f"preemption: {st.message()}",), NAME, st.error)
         return result, st
 
+    def _latest(self, pod: Pod) -> Pod:
+        """The preemptor as the informer has it now (Evaluator.Preempt step 0 reads it
+        from the pod lister): its nomination may have changed since it was queued.
+
+        A pod the view no longer has (deleted meanwhile) is taken as queued, where
+        kube-scheduler answers `pod "<name>" not found` as an Error: only a deleted pod,
+        whose status nobody reads any more, would see the difference.
+        """
+        for p in self._handle.pods_in_namespace(pod.namespace):
+            if p.uid == pod.uid:
+                return p
+        return pod
+
     async def _preempt(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
+        pod = self._latest(pod)
         nominated = statuses.get(pod.nominated_node_name) if pod.nominated_node_name else None
         eligible, why = self.pod_eligible_to_preempt_others(pod, nominated)
         if not eligible:

@@ -61,6 +61,7 @@ from asched.plugins.interpodaffinity.terms import (
     required_terms,
     resolve,
     resolve_all,
+    term_matches,
 )
 from asched.plugins.nodememo import MemoCache
 
@@ -214,6 +215,7 @@ class InterPodAffinity(
 
     # ---- queueing hints -------------------------------------------------------------
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """kube-scheduler v1.37.2 InterPodAffinity.EventsToRegister, hint for hint."""
         return (
             # Add: an assigned pod may satisfy affinity; UpdatePodLabel: labels may now
             # match affinity or stop matching anti-affinity; Delete: an anti-affinity
@@ -225,25 +227,30 @@ class InterPodAffinity(
                 ),
                 self._hint_pod_change,
             ),
-            # UpdateNodeTaint stands in for node adds that arrive while the node is not ready
-            # (kubernetes #110175).
+            # The pod's own labels: they may now satisfy its own affinity or stop
+            # matching other pods' anti-affinity.
             ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
-                ),
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
+                self._hint_target_label_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
                 self._hint_node_change,
             ),
         )
 
     def _hint_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """isSchedulableAfterPodChange."""
+        """isSchedulableAfterAssignedPodChange."""
         old_pod = old if isinstance(old, Pod) else None
         new_pod = new if isinstance(new, Pod) else None
         if old_pod is None and new_pod is None:
             return _Q
-        if any(p is not None and not p.node_name for p in (old_pod, new_pod)):
-            return _SKIP  # unassigned pods never count
+        # Neither assigned nor nominated: it never counts.
+        if any(
+            p is not None and not p.node_name and not p.nominated_node_name
+            for p in (old_pod, new_pod)
+        ):
+            return _SKIP
         terms, anti = _required(pod)
         ns = pod.namespace
         if old_pod is not None and new_pod is not None:
@@ -251,24 +258,62 @@ class InterPodAffinity(
                 terms, ns, new_pod
             ):
                 return _Q
-            if existing_terms_match_all(anti, ns, old_pod) and not existing_terms_match_all(
-                anti, ns, new_pod
-            ):
+            if _matches_any(anti, ns, old_pod) and not _matches_any(anti, ns, new_pod):
                 return _Q
             return _SKIP
         if new_pod is not None:
             return _Q if existing_terms_match_all(terms, ns, new_pod) else _SKIP
         assert old_pod is not None
-        return _Q if existing_terms_match_all(anti, ns, old_pod) else _SKIP
-
-    def _hint_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """isSchedulableAfterNodeChange: the node carries a topology key of a required term."""
-        if not isinstance(new, Node):
+        if _matches_any(anti, ns, old_pod):
             return _Q
-        terms, anti = _required(pod)
-        if any(t.topology_key in new.labels for t in terms + anti):
+        # The deleted pod's own required anti-affinity may have kept the pod out.
+        _, deleted_anti = _required(old_pod)
+        if _matches_any(deleted_anti, old_pod.namespace, pod):
             return _Q
         return _SKIP
+
+    def _hint_target_label_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """isSchedulableAfterTargetPodUpdateLabel: always Queue (for the pod itself)."""
+        modified = new if isinstance(new, Pod) else None
+        if modified is not None and modified.uid != pod.uid:
+            return _SKIP
+        return _Q
+
+    def _hint_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange."""
+        if not isinstance(new, Node):
+            return _Q
+        original = old if isinstance(old, Node) else None
+        terms, anti = _required(pod)
+        for t in terms:
+            key = t.topology_key
+            if original is None:
+                if key in new.labels:
+                    return _Q
+                continue
+            if key in new.labels and (
+                key not in original.labels or original.labels[key] != new.labels[key]
+            ):
+                return _Q
+        for t in anti:
+            key = t.topology_key
+            if original is None:
+                return _Q  # any node added may be outside the anti-affinity's domains
+            if key in original.labels and (
+                key not in new.labels or original.labels[key] != new.labels[key]
+            ):
+                return _Q
+        return _SKIP
+
+
+def _matches_any(terms: Sequence[PodAffinityTerm], owner_namespace: str, pod: Pod) -> bool:
+    """podMatchesAnyAffinityTerms for unresolved terms (queueing hints: no ns labels)."""
+    return any(term_matches(t, owner_namespace, pod, _NO_NS_LABELS) for t in terms)
+
+
+_NO_NS_LABELS: dict[str, str] = {}
 
 
 def _required(pod: Pod) -> tuple[tuple[PodAffinityTerm, ...], tuple[PodAffinityTerm, ...]]:

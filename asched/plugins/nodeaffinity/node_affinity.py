@@ -26,7 +26,7 @@ import numpy as np
 
 from asched.api import Node, Pod
 from asched.api.affinity import PreferredSchedulingTerm
-from asched.api.labels import IN, NodeSelector, NodeSelectorTerm
+from asched.api.labels import IN, NodeSelector, NodeSelectorTerm, go_aggregate, gt_lt_value_errors
 from asched.framework.columns import BatchVerdict, Bools, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
@@ -112,6 +112,23 @@ def _weighted(terms: Sequence[PreferredSchedulingTerm]) -> _Weighted:
 def _pod_preferred(pod: Pod) -> _Weighted:
     na = pod.affinity.node_affinity if pod.affinity is not None else None
     return _weighted(na.preferred) if na is not None else ()
+
+
+def _preferred_parse_error(pod: Pod) -> str:
+    """component-helpers nodeaffinity.NewPreferredSchedulingTerms' error for the pod's
+    preferred terms, "" when they parse: a Gt/Lt value ParseInt rejects. Weight-0 and
+    empty terms are skipped but keep their index in the path ("[i].matchExpressions[j]").
+    """
+    na = pod.affinity.node_affinity if pod.affinity is not None else None
+    if na is None:
+        return ""
+    errs: list[str] = []
+    for i, t in enumerate(na.preferred):
+        if t.weight == 0:
+            continue
+        for j, req in enumerate(t.term.match_expressions):
+            errs += gt_lt_value_errors(req, f"[{i}].matchExpressions[{j}]")
+    return go_aggregate(errs) if errs else ""
 
 
 def _named_nodes(required: NodeSelector) -> frozenset[str] | None:
@@ -232,6 +249,10 @@ class NodeAffinityPlugin(
     # --- PreScore / Score --------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        # NodeAffinity.PreScore: a preferred term that does not parse fails the cycle.
+        parse_error = _preferred_parse_error(pod)
+        if parse_error:
+            return error(parse_error, NAME)
         preferred = _pod_preferred(pod)
         if not preferred and not self._added_preferred and not self._label_key:
             return _SKIP

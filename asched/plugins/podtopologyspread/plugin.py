@@ -242,28 +242,35 @@ class PodTopologySpread(
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, pod_actions), self._hint_pod_change
             ),
-            # The rejected pod itself gained a toleration (matters under nodeTaintsPolicy Honor).
+            # The rejected pod itself: a new toleration (matters under nodeTaintsPolicy
+            # Honor) or new labels (its own constraints' selectors may count it now).
             ClusterEventWithHint(
-                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATION),
-                self._hint_own_toleration_change,
+                ClusterEvent(
+                    EventResource.UNSCHEDULED_POD,
+                    ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL,
+                ),
+                self._hint_target_pod_change,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, node_actions), self._hint_node_change
             ),
         )
 
-    def _hint_own_toleration_change(
+    def _hint_target_pod_change(
         self, pod: Pod, old: object | None, new: object | None
     ) -> QueueingHint:
-        if not isinstance(old, Pod) or not isinstance(new, Pod) or old.uid != pod.uid:
+        """isSchedulableAfterTargetPodChange."""
+        if not isinstance(old, Pod) or not isinstance(new, Pod):
             return _Q
-        if old.tolerations == new.tolerations:
+        if new.uid != pod.uid:
             return _SKIP
-        honors = any(c.honor_node_taints for c in self.constraints(pod, DO_NOT_SCHEDULE))
-        return _Q if honors else _SKIP
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        if old.tolerations != new.tolerations and any(c.honor_node_taints for c in constraints):
+            return _Q
+        return _label_change(old, new, constraints)
 
     def _hint_pod_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """isSchedulableAfterPodChange: only assigned pods of the namespace matter."""
+        """isSchedulableAfterAssignedPodChange: assigned or nominated pods of the namespace."""
         old_pod = old if isinstance(old, Pod) else None
         new_pod = new if isinstance(new, Pod) else None
         if old_pod is None and new_pod is None:
@@ -273,18 +280,7 @@ class PodTopologySpread(
                 return _SKIP
         constraints = self.constraints(pod, DO_NOT_SCHEDULE)
         if old_pod is not None and new_pod is not None:
-            if (
-                new_pod.uid == pod.uid
-                and old_pod.tolerations != new_pod.tolerations
-                and any(c.honor_node_taints for c in constraints)
-            ):
-                return _Q
-            if old_pod.labels == new_pod.labels:
-                return _SKIP
-            changed = any(
-                c.matches(old_pod.labels) != c.matches(new_pod.labels) for c in constraints
-            )
-            return _Q if changed else _SKIP
+            return _label_change(old_pod, new_pod, constraints)
         p = new_pod if new_pod is not None else old_pod
         assert p is not None
         return _Q if any(c.matches(p.labels) for c in constraints) else _SKIP
@@ -314,5 +310,15 @@ class PodTopologySpread(
 
 
 def _involved(other: Pod, pod: Pod) -> bool:
-    """involvedInTopologySpreading: the pod itself, or an assigned pod of its namespace."""
-    return other.uid == pod.uid or (other.node_name != "" and other.namespace == pod.namespace)
+    """involvedInTopologySpreading: assigned or nominated, in the pod's namespace."""
+    return bool(other.node_name or other.nominated_node_name) and other.namespace == pod.namespace
+
+
+def _label_change(old: Pod, new: Pod, constraints: Sequence[Constraint]) -> QueueingHint:
+    """isSchedulableAfterPodLabelChange: queue when some constraint's selector matches one
+    version of the labels and not the other."""
+    if old.labels == new.labels:
+        return _SKIP
+    if any(c.matches(old.labels) != c.matches(new.labels) for c in constraints):
+        return _Q
+    return _SKIP

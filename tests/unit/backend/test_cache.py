@@ -167,3 +167,25 @@ def test_host_ports_accounting() -> None:
     assert len(ni.used_ports) == 1
     cache.remove_pod(pod)
     assert not ni.used_ports
+
+
+def test_image_counts_are_taken_when_the_snapshot_clones_the_node() -> None:
+    # kube-scheduler shares each image's cache-wide state between the NodeInfos and counts
+    # its nodes at snapshot time (ImageStateSummary.Snapshot): the node added first sees
+    # the holders added after it in the first snapshot.
+    cache = Cache()
+    cache.add_node(make_node("a").image(["img:v1"], 100).image(["other:v1"], 7).obj())
+    cache.add_node(make_node("b").image(["img:v1"], 100).obj())
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    a, b = snap.get("a"), snap.get("b")
+    assert a is not None
+    assert b is not None
+    assert (a.image_states["img:v1"].num_nodes, b.image_states["img:v1"].num_nodes) == (2, 2)
+    assert a.image_states["other:v1"].num_nodes == 1
+    cache.remove_node("b")
+    cache.add_node(make_node("c").obj())  # a not touched: its snapshot clone stays as it was
+    cache.update_snapshot(snap)
+    a = snap.get("a")
+    assert a is not None
+    assert a.image_states["img:v1"].num_nodes == 2

@@ -268,6 +268,21 @@ async def test_event_moves_pod_rejected_by_a_plugin_that_registered_it(
     assert env.q.where(qpi.uid) == where
 
 
+async def test_keep_and_pre_check_leave_pods_where_they_are(env: Env) -> None:
+    # kube-scheduler's PreEnqueueCheck on MoveAllToActiveOrBackoffQueue.
+    env.q.add(make_pod("low").priority(10).obj())
+    low = await env.pop_and_fail("A")
+    env.q.add(make_pod("high").priority(1000).obj())
+    high = await env.pop_and_fail("A")
+    moved = env.q.move_all_to_active_or_backoff(
+        NODE_ADD, None, None, pre_check=lambda p: p.priority <= 100
+    )
+    assert moved == 1
+    assert (env.q.where(low.uid), env.q.where(high.uid)) == ("backoff", "unschedulable")
+    assert env.q.move_all_to_active_or_backoff(NODE_ADD, None, None, keep=high.uid) == 0
+    assert env.q.where(high.uid) == "unschedulable"
+
+
 async def test_event_after_backoff_expired_goes_straight_to_active(env: Env) -> None:
     env.q.add(make_pod("p").obj())
     qpi = await env.pop_and_fail("A")

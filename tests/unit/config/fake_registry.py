@@ -154,6 +154,7 @@ IN_TREE_POINTS: dict[str, set[str]] = {
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
+    "NodeDeclaredFeatures": {"preFilter", "filter"},
 }
 ARGS_TYPES: dict[str, type] = {
     "NodeResourcesFit": FitArgs,

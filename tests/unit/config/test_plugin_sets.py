@@ -23,6 +23,7 @@ DEFAULT_FILTER = (  # kube-scheduler v1.37.2 getDefaultPlugins order
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_FILTER = (
     "NodeAffinity",
@@ -34,6 +35,7 @@ DEFAULT_PRE_FILTER = (
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_SCORE = (
     "TaintToleration",

@@ -7,6 +7,7 @@ statuses handed to PostFilter come from running those same filters on every node
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,13 @@ class Services(FakeServices):
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         assert request is PDB_INFORMER
         return self.pdbs
+
+    #: Pending pods as the informer has them (the snapshot only holds assigned ones).
+    pending: Sequence[Pod] = ()
+
+    def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
+        assigned = super().pods_in_namespace(namespace)
+        return [*assigned, *(p for p in self.pending if p.namespace == namespace)]
 
 
 class FirstOffset(random.Random):
@@ -650,6 +658,20 @@ def test_eligibility_with_terminating_pod_on_nominated_node(
     )
 
 
+async def test_preemptor_is_read_again_from_the_informer() -> None:
+    # Evaluator.Preempt re-reads the preemptor from the pod lister: the nomination the
+    # informer has now decides eligibility, not the one the pod was queued with.
+    e = env([node("n1")], [running("t", "n1", "1").terminating().obj()])
+    queued = preemptor().obj()
+    e.services.pending = [dataclasses.replace(queued, nominated_node_name="n1")]
+    result, st = await e.preempt(queued)
+    assert result is None
+    assert st is not None
+    assert st.message() == (
+        "preemption: not eligible due to a terminating pod on the nominated node."
+    )
+
+
 async def test_not_eligible_message_through_post_filter() -> None:
     e = env([node("n1")], [running("t", "n1", "1").terminating().obj()])
     pod = preemptor().nominated("n1").obj()
@@ -888,6 +910,13 @@ SPLITS = {
     "any-spent-budget-violates": (
         [_labelled("a", app="x", tier="t")],
         [pdb("x", {"app": "x"}, 5), pdb("t", {"tier": "t"}, 0)],
+        ["a"],
+    ),
+    # podIsViolating returns at the first budget that goes negative: the later budget
+    # "t" is not charged for a, so it still has room for b.
+    "budgets-after-the-violated-one-are-not-charged": (
+        [_labelled("a", app="x", tier="t"), _labelled("b", tier="t")],
+        [pdb("x", {"app": "x"}, 0), pdb("t", {"tier": "t"}, 1)],
         ["a"],
     ),
 }

@@ -16,7 +16,7 @@ import pytest
 
 from asched.api import Node, Pod
 from asched.framework.cycle_state import CycleState
-from asched.framework.events import EventResource, QueueingHint
+from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError
 from asched.framework.status import Code, Status
@@ -690,6 +690,98 @@ def test_pod_hint(old: Pod | None, new: Pod | None, want: QueueingHint) -> None:
 def test_node_hint(new: Node, want: QueueingHint) -> None:
     target = incoming().pod_affinity(ZONE, DB).obj()
     assert _hint(EventResource.NODE, target, None, new) == want
+
+
+def test_registered_events_are_kube_schedulers() -> None:
+    # InterPodAffinity.EventsToRegister (v1.37.2): assigned pods added, relabelled or
+    # deleted; the target pod's own label updates; nodes added or relabelled.
+    events = [
+        (r.event.resource, r.event.action)
+        for r in InterPodAffinity(None, StoreHandle()).events_to_register()
+    ]
+    assert events == [
+        (EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+    ]
+
+
+# Two anti-affinity terms: the any-versus-all cases tell them apart.
+_TWO_ANTI = (
+    incoming()
+    .pod_affinity(HOST, {"app": "cache"}, anti=True)
+    .pod_affinity(ZONE, {"tier": "batch"}, anti=True)
+    .obj()
+)
+_REPELLER = (
+    make_pod("repeller").labels({"app": "loner"}).node("n1").pod_affinity(ZONE, WEB, anti=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("target", "old", "new", "want"),
+    [
+        # Deletion: any anti-affinity term matching the deleted pod is enough.
+        pytest.param(_TWO_ANTI, on("c", "n1", {"app": "cache"}), None, Q, id="delete-any-anti"),
+        # Deletion: the target matches the deleted pod's own required anti-affinity.
+        pytest.param(incoming().obj(), _REPELLER.obj(), None, Q, id="delete-reverse-anti"),
+        pytest.param(
+            incoming({"app": "api"}).obj(), _REPELLER.obj(), None, SKIP, id="delete-reverse-other"
+        ),
+        # Relabel: stops matching any one of the anti-affinity terms.
+        pytest.param(
+            _TWO_ANTI,
+            on("x", "n1", {"app": "cache"}),
+            on("x", "n1", {"app": "web"}),
+            Q,
+            id="update-stops-matching-one-anti-term",
+        ),
+        # A pod only nominated (not bound) counts like an assigned one.
+        pytest.param(
+            _TARGET,
+            None,
+            make_pod("db").labels(DB).nominated("n1").obj(),
+            Q,
+            id="nominated-pod-added",
+        ),
+    ],
+)
+def test_pod_hint_follows_is_schedulable_after_assigned_pod_change(
+    target: Pod, old: Pod | None, new: Pod | None, want: QueueingHint
+) -> None:
+    assert _hint(EventResource.POD, target, old, new) == want
+
+
+def test_target_label_update_queues() -> None:
+    assert _hint(EventResource.UNSCHEDULED_POD, _TARGET, _TARGET, _TARGET) == Q
+    other = make_pod("other").obj()
+    assert _hint(EventResource.UNSCHEDULED_POD, _TARGET, other, other) == SKIP
+
+
+_AFFINE = incoming().pod_affinity(ZONE, DB).obj()
+_ANTI_ZONE = incoming().pod_affinity(ZONE, DB, anti=True).obj()
+
+
+@pytest.mark.parametrize(
+    ("target", "old", "new", "want"),
+    [
+        pytest.param(_AFFINE, None, node("n9", "z9"), Q, id="affinity-node-added-with-key"),
+        pytest.param(_AFFINE, None, node("n9"), SKIP, id="affinity-node-added-without-key"),
+        pytest.param(_AFFINE, node("n9"), node("n9", "z1"), Q, id="affinity-key-gained"),
+        pytest.param(_AFFINE, node("n9", "z1"), node("n9", "z2"), Q, id="affinity-domain-moved"),
+        pytest.param(_AFFINE, node("n9", "z1"), node("n9", "z1"), SKIP, id="affinity-same-domain"),
+        pytest.param(_AFFINE, node("n9", "z1"), node("n9"), SKIP, id="affinity-key-lost"),
+        pytest.param(_ANTI_ZONE, None, node("n9"), Q, id="anti-any-node-added"),
+        pytest.param(_ANTI_ZONE, node("n9", "z1"), node("n9"), Q, id="anti-key-lost"),
+        pytest.param(_ANTI_ZONE, node("n9", "z1"), node("n9", "z2"), Q, id="anti-domain-moved"),
+        pytest.param(_ANTI_ZONE, node("n9"), node("n9", "z1"), SKIP, id="anti-key-gained"),
+        pytest.param(incoming().obj(), None, node("n9", "z1"), SKIP, id="no-terms"),
+    ],
+)
+def test_node_hint_follows_is_schedulable_after_node_change(
+    target: Pod, old: Node | None, new: Node, want: QueueingHint
+) -> None:
+    assert _hint(EventResource.NODE, target, old, new) == want
 
 
 # ---- memoized counting --------------------------------------------------------------

@@ -583,3 +583,46 @@ def test_node_change_hint(
     old: Node | None, new: Node, args: dict[str, Any] | None, want: QueueingHint
 ) -> None:
     assert hint(args)(AFFINE, old, new) is want
+
+
+@pytest.mark.parametrize(
+    ("terms", "want"),
+    [
+        # One bad value: the field.Invalid message alone; the path keeps the term index.
+        (
+            [
+                (10, {"matchExpressions": [expr("zone", "In", "a")]}),
+                (5, {"matchExpressions": [expr("disk", "In", "ssd"), expr("size", "Gt", "1e3")]}),
+            ],
+            '[1].matchExpressions[1].values[0]: Invalid value: "1e3": '
+            "for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        # Two: an Aggregate, "[a, b]".
+        (
+            [
+                (1, {"matchExpressions": [expr("a", "Lt", "x")]}),
+                (1, {"matchExpressions": [expr("b", "Gt", "99999999999999999999")]}),
+            ],
+            "[[0].matchExpressions[0].values[0]: Invalid value: \"x\": for 'Gt', 'Lt' "
+            "operators, the value must be an integer, [1].matchExpressions[0].values[0]: "
+            "Invalid value: \"99999999999999999999\": for 'Gt', 'Lt' operators, the value "
+            "must be an integer]",
+        ),
+    ],
+)
+def test_pre_score_fails_on_a_preferred_term_that_does_not_parse(
+    terms: list[tuple[int, dict[str, Any]]], want: str
+) -> None:
+    # NodeAffinity.PreScore returns getPodPreferredNodeAffinity's parse error
+    # (nodeaffinity.NewPreferredSchedulingTerms); the runtime wraps it.
+    pod = make_pod("p").affinity(preferred(*terms)).obj()
+    st = plugin().pre_score(CycleState(), pod, [])
+    assert st is not None
+    assert (st.code, st.message()) == (Code.ERROR, want)
+
+
+def test_pre_score_ignores_bad_values_of_weight_zero_terms() -> None:
+    pod = make_pod("p").affinity(preferred((0, {"matchExpressions": [expr("a", "Gt", "x")]}))).obj()
+    st = plugin().pre_score(CycleState(), pod, [])
+    assert st is not None
+    assert st.code == Code.SKIP

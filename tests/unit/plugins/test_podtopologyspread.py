@@ -17,7 +17,7 @@ import pytest
 from asched.api import Node, Pod
 from asched.framework.columns import NodeRows, subset
 from asched.framework.cycle_state import CycleState
-from asched.framework.events import EventResource, QueueingHint
+from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError
 from asched.framework.status import Code, Status
@@ -928,6 +928,52 @@ def test_own_toleration_hint(policy: str, want: QueueingHint) -> None:
     )
     target = old.obj()
     assert _hint(EventResource.UNSCHEDULED_POD, target, old.obj(), new.obj()) == want
+
+
+def test_registered_events_are_kube_schedulers() -> None:
+    # PodTopologySpread.EventsToRegister (v1.37.2).
+    events = [
+        (r.event.resource, r.event.action)
+        for r in PodTopologySpread(None, StoreHandle()).events_to_register()
+    ]
+    assert events == [
+        (EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (
+            EventResource.UNSCHEDULED_POD,
+            ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL,
+        ),
+        (
+            EventResource.NODE,
+            ActionType.ADD
+            | ActionType.DELETE
+            | ActionType.UPDATE_NODE_LABEL
+            | ActionType.UPDATE_NODE_TAINT,
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old_labels", "new_labels", "want"),
+    [
+        # The pod's own constraint selects app=web: gaining or losing it changes the count.
+        pytest.param({"app": "db"}, {"app": "web"}, Q, id="now-matches-own-selector"),
+        pytest.param({"app": "web"}, {"app": "db"}, Q, id="no-longer-matches"),
+        pytest.param({"app": "web"}, {"app": "web", "v": "2"}, SKIP, id="unrelated-label"),
+    ],
+)
+def test_own_label_hint(
+    old_labels: dict[str, str], new_labels: dict[str, str], want: QueueingHint
+) -> None:
+    # isSchedulableAfterTargetPodChange -> isSchedulableAfterPodLabelChange.
+    old = make_pod("me").uid("u1").labels(old_labels).spread(1, ZONE, WEB).obj()
+    new = make_pod("me").uid("u1").labels(new_labels).spread(1, ZONE, WEB).obj()
+    assert _hint(EventResource.UNSCHEDULED_POD, old, old, new) == want
+
+
+def test_nominated_pod_counts_like_an_assigned_one() -> None:
+    # involvedInTopologySpreading: bound or nominated, in the same namespace.
+    nominated = make_pod("x").labels(WEB).nominated("a1").obj()
+    assert _hint(EventResource.POD, _TARGET, None, nominated) == Q
 
 
 # ---- memoized counting --------------------------------------------------------------

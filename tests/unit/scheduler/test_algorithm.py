@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
 from asched.framework.types import ScoreTable
-from asched.scheduler.algorithm import Algorithm, SchedulingError, num_feasible_nodes_to_find
+from asched.scheduler.algorithm import (
+    Algorithm,
+    SchedulingError,
+    go_heap_top,
+    num_feasible_nodes_to_find,
+)
 from asched.scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailable
 from tests.builders import make_node, make_pod
 from tests.unit.framework.fakes import FakeServices, framework
@@ -138,10 +144,57 @@ async def test_best_score_wins() -> None:
     assert res.feasible_nodes == 10
 
 
-def test_ties_broken_uniformly_at_random() -> None:
-    algo = Algorithm(0, rng=random.Random(7))
-    seen = {algo.select_host(ScoreTable(["a", "b", "c"], totals=[5, 5, 1])) for _ in range(200)}
-    assert seen == {"a", "b"}
+@pytest.mark.parametrize(
+    ("totals", "want"),
+    [
+        ([5, 5, 1], 0),  # the root holds a maximum: it stays
+        ([1, 5, 5], 1),  # equal children: the left one
+        ([1, 4, 5], 2),  # the right child only when strictly greater
+        ([1, 5, 3, 9, 9, 2, 9], 3),  # left subtree's max 9 = right's: left, then its left
+        ([1, 2, 3, 4, 5, 6, 9], 6),
+        ([7, 7, 7, 7], 0),
+        # A deep maximum wins over the root's right child: left subtrees win ties.
+        ([0, 3, 9, 3, 3, 9, 9, 1, 1, 1, 9], 10),
+    ],
+)
+def test_ties_go_to_the_node_kube_schedulers_score_heap_pops(totals: list[int], want: int) -> None:
+    # NewSortedScoredNodes + Pop with every Randomizer 0 (no extenders): the result of
+    # container/heap.Init's sift-downs, emulated step by step here.
+    assert go_heap_top(np.asarray(totals, dtype=np.int64)) == want == _go_heap_init_pop(totals)
+    names = [f"n{i}" for i in range(len(totals))]
+    assert Algorithm(0).select_host(ScoreTable(names, totals=totals)) == names[want]
+
+
+def _go_heap_init_pop(totals: list[int]) -> int:
+    """container/heap Init then Pop, literally (Less: higher total), on indices."""
+    h = list(range(len(totals)))
+
+    def less(i: int, j: int) -> bool:
+        return totals[h[i]] > totals[h[j]]
+
+    def down(i: int, n: int) -> None:
+        while True:
+            j = 2 * i + 1
+            if j >= n:
+                return
+            if j + 1 < n and less(j + 1, j):
+                j += 1
+            if not less(j, i):
+                return
+            h[i], h[j] = h[j], h[i]
+            i = j
+
+    n = len(h)
+    for i in range(n // 2 - 1, -1, -1):
+        down(i, n)
+    return h[0]
+
+
+def test_random_heaps_match_the_literal_emulation() -> None:
+    rng = random.Random(3)
+    for _ in range(500):
+        totals = [rng.randrange(4) for _ in range(rng.randrange(1, 40))]
+        assert go_heap_top(np.asarray(totals, dtype=np.int64)) == _go_heap_init_pop(totals)
 
 
 async def test_nominated_node_is_tried_first() -> None:

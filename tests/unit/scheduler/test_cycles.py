@@ -9,6 +9,7 @@ written, and what Unreserve saw.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
@@ -114,6 +115,7 @@ class Harness:
             to_binding=self.assumed.append,
             metrics=metrics,
         )
+        self.nominations: list[tuple[str, str]] = []
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -121,6 +123,7 @@ class Harness:
             events=lambda profile: self.events,
             limiter=anyio.CapacityLimiter(4),
             metrics=metrics,
+            nominate=lambda pod, node: self.nominations.append((pod.name, node)),
         )
 
     async def schedule(self, pod: Pod) -> Assumed | None:
@@ -203,10 +206,23 @@ async def test_reserve_failure_unreserves_forgets_and_requeues() -> None:
     assert await h.schedule(pod) is None
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["reserve failed"]
-    # Gate registers every event, and the freed room was announced while the pod was in
-    # flight, so it waits out its backoff instead of sitting in the pool.
-    assert h.queue.where(pod.uid) == "backoff"
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 reserve failed."]
+    # schedulingCycle sends no queue event after a Reserve failure (only the binding
+    # cycle's handleBindingCycleError does): nothing happened while the pod was in
+    # flight, so it waits in the unschedulable pool.
+    assert h.queue.where(pod.uid) == "unschedulable"
+
+
+@pytest.mark.parametrize("fail", [{"reserve": "fail"}, {"permit": "reject"}])
+async def test_reserve_or_permit_failure_clears_the_nomination(fail: dict[str, str]) -> None:
+    # schedulingCycle returns clearNominatedNode with a Reserve or Permit failure:
+    # status (the condition writer's nominated "") and memory (the nominator) both.
+    h = Harness()
+    pod = dataclasses.replace(_pod("p", **fail), nominated_node_name="n1")
+    h.queue.nominator.add_nominated(pod, "n1")
+    assert await h.schedule(pod) is None
+    assert h.conditions.written[0][3] == ""
+    assert h.queue.nominator.nominated_pods_for_node("n1") == []
 
 
 async def test_permit_rejection_unreserves_and_requeues() -> None:
@@ -215,9 +231,26 @@ async def test_permit_rejection_unreserves_and_requeues() -> None:
     assert await h.schedule(pod) is None
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["permit rejected"]
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 permit rejected."]
     assert h.conditions.written[0][:2] == ("p", "Unschedulable")
-    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+    assert h.queue.where(pod.uid) == "unschedulable"
+
+
+async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> None:
+    # NominatedNodeNameForExpectation: bindingCycle patches nominatedNodeName when
+    # WillWaitOnPermit, not for a pod that goes straight to Bind.
+    h = Harness()
+    direct = await h.schedule(_pod("direct", prefer="n2"))
+    assert direct is not None
+    await h.binding.run(direct)
+    assert h.nominations == []
+    waiting = await h.schedule(_pod("p", permit="wait", prefer="n3"))
+    assert waiting is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(h.binding.run, waiting)
+        await anyio.wait_all_tasks_blocked()
+        assert h.nominations == [("p", "n3")]
+        assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
 
 
 async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle() -> None:
@@ -233,8 +266,10 @@ async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle()
     assert h.binder.bound == []
     assert h.gate.unreserved == ["p"]
     assert not h.cache.is_assumed(pod.uid)
-    assert h.failed_scheduling() == ["gang timed out"]
-    assert h.queue.where(pod.uid) in {"backoff", "unschedulable"}
+    assert h.failed_scheduling() == ["0/1 nodes are available: 1 gang timed out."]
+    # handleBindingCycleError defers the AssignedPodDelete move after a rejection and
+    # leaves the pod itself out of it: the pod is not retried because of its own release.
+    assert h.queue.where(pod.uid) == "unschedulable"
 
 
 async def test_bind_error_forgets_and_retries_after_backoff() -> None:

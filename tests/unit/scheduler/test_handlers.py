@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import pytest
 
 from asched.api import Pod
@@ -15,9 +18,11 @@ from tests.builders import PodBuilder, make_pod
 class RecordingQueue:
     def __init__(self) -> None:
         self.moves: list[ClusterEvent] = []
+        self.added: list[str] = []
+        self.pre_checks: list[Callable[[Pod], bool] | None] = []
 
     def add(self, pod: Pod) -> None:
-        pass
+        self.added.append(pod.name)
 
     def update(self, old: Pod, new: Pod) -> None:
         pass
@@ -26,9 +31,15 @@ class RecordingQueue:
         pass
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None, new: object | None
+        self,
+        event: ClusterEvent,
+        old: object | None,
+        new: object | None,
+        *,
+        pre_check: Callable[[Pod], bool] | None = None,
     ) -> int:
         self.moves.append(event)
+        self.pre_checks.append(pre_check)
         return 0
 
 
@@ -93,3 +104,33 @@ def test_binding_is_an_assigned_pod_add() -> None:
     h.on_add(pending)
     h.on_update(pending, pod("p").cpu("1").node("n1").obj())
     assert queue.moves == [ev.ASSIGNED_POD_ADD]
+
+
+def test_pending_pod_being_deleted_is_queued() -> None:
+    # addPodToSchedulingQueue does not look at deletionTimestamp: the pod is queued, and
+    # skipPodSchedule answers it with "skip schedule deleting pod" when it is popped.
+    h, queue = handler()
+    h.on_add(dataclasses.replace(pod("going").obj(), deletion_timestamp=1.0))
+    assert queue.added == ["going"]
+
+
+def test_nomination_change_and_nominated_delete_wake_lower_or_equal_priority_pods() -> None:
+    # updatePodInSchedulingQueue / deletePodFromSchedulingQueue: AssignedPodDelete for
+    # the old nominated node, with getLEPriorityPreCheck.
+    h, queue = handler()
+    old = pod("pre").priority(100).nominated("n1").obj()
+    h.on_add(old)
+    h.on_update(old, pod("pre").priority(100).nominated("n2").obj())
+    assert [m.label for m in queue.moves] == ["AssignedPodDelete"]
+    check = queue.pre_checks[-1]
+    assert check is not None
+    assert check(pod("low").priority(10).obj())
+    assert check(pod("same").priority(100).obj())
+    assert not check(pod("high").priority(1000).obj())
+    h.on_delete(pod("pre").priority(100).nominated("n2").obj())
+    assert [m.label for m in queue.moves] == ["AssignedPodDelete", "AssignedPodDelete"]
+    assert queue.pre_checks[-1] is not None
+    # No nomination, no event.
+    h.on_update(pod("x").obj(), pod("x").label("k", "v").obj())
+    h.on_delete(pod("x").obj())
+    assert len(queue.moves) == 2

@@ -72,7 +72,7 @@ class _Queue:
         self.done(qpi.pod.uid)
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: object | None, new: object | None
+        self, event: ClusterEvent, old: object | None, new: object | None, *, keep: str = ""
     ) -> int:
         self.moves.append(event.label)
         return 0

@@ -74,12 +74,14 @@ async def test_permit_timeout_rejects_the_whole_gang_and_backs_off() -> None:
         c.clock.advance(5)  # a1's deadline; a2 still had 5s left
         await c.settle()
     assert c.bound == {}
+    # Rejections while waiting at Permit are one-node fit errors (bindingCycle).
     assert c.failed_scheduling("a1") == [
-        "rejected due to timeout after waiting 10s at plugin Coscheduling"
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin "
+        "Coscheduling."
     ]
     assert c.failed_scheduling("a2") == [
-        "rejection in Unreserve: PodGroup default/a released its reservation "
-        "because pod a1 was unreserved"
+        "0/1 nodes are available: 1 rejection in Unreserve: PodGroup default/a released "
+        "its reservation because pod a1 was unreserved."
     ]
     assert sorted(c.queue.requeued) == [("a1", False), ("a2", False)]
     # Nothing stays reserved: Unreserve ran and the cache forgot both assumptions.
@@ -118,7 +120,9 @@ async def test_unreserve_is_idempotent() -> None:
         await c.settle()  # the waiting members are rejected and their Unreserve echoes
         pl.unreserve(CycleState(), a1, "n1")
         pl.unreserve(CycleState(), make_pod("x").pod_group("a").obj(), "n1")
-    assert c.failed_scheduling("a2")[-1].startswith("rejection in Unreserve")
+    assert c.failed_scheduling("a2")[-1].startswith(
+        "0/1 nodes are available: 1 rejection in Unreserve"
+    )
     assert len(c.group_events()) == 1
     assert pl.manager._groups["default/a"].backoff_until == first_backoff
     assert pl.manager.gate_holder == ""
@@ -176,8 +180,8 @@ async def test_gate_serializes_competing_gangs_so_none_is_left_partial() -> None
     assert sorted(c.bound) == ["a1", "a2", "a3"]  # no partial B
     assert not any(c.pod(p).node_name for p in b)
     assert c.failed_scheduling("b1")[-1] == (
-        "optimistic rejection in PostFilter: PodGroup default/b cannot be placed now "
-        "because pod b2 fits no node"
+        "0/1 nodes are available: 1 optimistic rejection in PostFilter: PodGroup default/b "
+        "cannot be placed now because pod b2 fits no node."
     )
     assert max(len(s) for s in c.partial_groups_seen) == 1
 
@@ -199,8 +203,8 @@ async def test_member_that_fits_no_node_releases_the_gang_at_once() -> None:
     )
     for sibling in ("a1", "a2"):
         assert c.failed_scheduling(sibling) == [
-            "optimistic rejection in PostFilter: PodGroup default/a cannot be placed now "
-            "because pod a3 fits no node"
+            "0/1 nodes are available: 1 optimistic rejection in PostFilter: PodGroup "
+            "default/a cannot be placed now because pod a3 fits no node."
         ]
     assert c.bound == {}
     assert pl.manager.gate_holder == ""

@@ -1,0 +1,158 @@
+"""Pod requests as component-helpers resource.PodRequests computes them for
+kube-scheduler v1.37.2 (framework.PodInfo.CalculateResource's options): pod-level
+resources with hugepages, in-place resize status, the scoring defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from asched.api.pod import decode_pod
+
+GI = 1024**3
+MI = 1024**2
+
+
+def _pod(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "ns", "name": "p", "uid": "u"},
+        "spec": spec,
+        "status": status or {},
+    }
+
+
+def _c(name: str, requests: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, "image": "img", **extra}
+    if requests is not None:
+        body["resources"] = {"requests": requests}
+    return body
+
+
+def test_pod_level_hugepages_replace_the_containers_value() -> None:
+    # IsSupportedPodLevelResource: cpu, memory and hugepages-*; other names stay the
+    # containers' sum.
+    pod = decode_pod(
+        _pod(
+            {
+                "containers": [
+                    _c("c", {"cpu": "100m", "hugepages-1Gi": "1Gi", "example.com/x": "2"})
+                ],
+                "resources": {
+                    "requests": {"hugepages-2Mi": "2Gi", "cpu": "1", "example.com/x": "5"}
+                },
+            }
+        )
+    )
+    assert pod.requests.milli_cpu == 1000
+    assert pod.requests.scalar == {"hugepages-2Mi": 2 * GI, "hugepages-1Gi": GI, "example.com/x": 2}
+
+
+def test_pod_level_set_keeps_container_defaults_only_for_missing_names() -> None:
+    # getNonMissingContainerRequests: with pod-level requests set, the 100m default only
+    # applies when no container (nor the pod level) names cpu at all.
+    set_cpu = decode_pod(
+        _pod(
+            {
+                "containers": [_c("a", {"cpu": "200m"}), _c("b")],
+                "resources": {"requests": {"memory": "1Gi"}},
+            }
+        )
+    )
+    assert set_cpu.non_zero_requests.milli_cpu == 200
+    assert set_cpu.non_zero_requests.memory == GI
+    no_cpu = decode_pod(
+        _pod({"containers": [_c("a"), _c("b")], "resources": {"requests": {"memory": "1Gi"}}})
+    )
+    assert no_cpu.non_zero_requests.milli_cpu == 200  # 100m per container
+    plain = decode_pod(_pod({"containers": [_c("a", {"cpu": "200m"}), _c("b")]}))
+    assert plain.non_zero_requests.milli_cpu == 300
+    assert plain.non_zero_requests.memory == 400 * MI
+
+
+@pytest.mark.parametrize(
+    ("status", "cpu"),
+    [
+        # No status: the spec.
+        ({}, 1000),
+        # Resize down not actuated yet: the kubelet still runs it with 2 CPUs.
+        ({"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}, 2000),
+        # Allocated above spec (resize up admitted), not actuated.
+        ({"containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "3"}}]}, 3000),
+        # Below the spec: the spec (max of the three).
+        ({"containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "500m"}}]}, 1000),
+        # Infeasible resize: the spec is dropped, status counts.
+        (
+            {
+                "conditions": [
+                    {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+                ],
+                "containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "500m"}}],
+            },
+            500,
+        ),
+        # Deferred resize: the spec still counts.
+        (
+            {
+                "conditions": [
+                    {"type": "PodResizePending", "status": "True", "reason": "Deferred"}
+                ],
+                "containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "500m"}}],
+            },
+            1000,
+        ),
+        # Pod-level status maps replace the per-container status sums.
+        (
+            {
+                "allocatedResources": {"cpu": "4"},
+                "resources": {"requests": {"cpu": "250m"}},
+                "containerStatuses": [{"name": "c", "allocatedResources": {"cpu": "9"}}],
+            },
+            4000,
+        ),
+    ],
+)
+def test_in_place_resize_counts_the_max_of_spec_and_status(
+    status: dict[str, Any], cpu: int
+) -> None:
+    pod = decode_pod(_pod({"containers": [_c("c", {"cpu": "1"})]}, status))
+    assert pod.requests.milli_cpu == cpu
+
+
+def test_infeasible_resize_without_status_counts_nothing() -> None:
+    # containerAllocatedRequests / containerActuatedRequests return nil when infeasible
+    # and the container has no status.
+    status = {"conditions": [{"type": "PodResizePending", "reason": "Infeasible"}]}
+    pod = decode_pod(_pod({"containers": [_c("c", {"cpu": "1"})]}, status))
+    assert pod.requests.milli_cpu == 0
+
+
+def test_init_container_status_is_found_by_name() -> None:
+    spec = {
+        "containers": [_c("c", {"cpu": "1"})],
+        "initContainers": [_c("side", {"cpu": "1"}, restartPolicy="Always")],
+    }
+    status = {"initContainerStatuses": [{"name": "side", "allocatedResources": {"cpu": "2"}}]}
+    assert decode_pod(_pod(spec, status)).requests.milli_cpu == 3000
+
+
+def test_pod_level_requests_max_with_pod_level_status() -> None:
+    spec = {"containers": [_c("c", {"cpu": "1"})], "resources": {"requests": {"cpu": "2"}}}
+    status = {"resources": {"requests": {"cpu": "3"}}}
+    assert decode_pod(_pod(spec, status)).requests.milli_cpu == 3000
+
+
+def test_image_volumes_are_images() -> None:
+    pod = decode_pod(
+        _pod(
+            {
+                "containers": [_c("c")],
+                "initContainers": [{"name": "i", "image": "init"}],
+                "volumes": [
+                    {"name": "v", "image": {"reference": "data:v1"}},
+                    {"name": "e", "emptyDir": {}},
+                ],
+            }
+        )
+    )
+    assert sorted(pod.images) == ["data:v1", "img", "init"]
