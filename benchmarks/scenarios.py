@@ -100,23 +100,25 @@ def _spread_verifier(nodes: list[NodeSpec]) -> Verifier:
     return verify
 
 
-def spread(p: Params) -> Scenario:
+def _zone_spread_pods(prefix: str, count: int, when: str) -> list[JsonObject]:
     constraint = {
         "maxSkew": SPREAD_MAX_SKEW,
         "topologyKey": ZONE_LABEL,
-        "whenUnsatisfiable": "DoNotSchedule",
+        "whenUnsatisfiable": when,
         "labelSelector": {"matchLabels": {"color": "blue"}},
     }
+    return [
+        pod_manifest(n, labels={"color": "blue"}, spec={"topologySpreadConstraints": [constraint]})
+        for n in _names(prefix, count)
+    ]
+
+
+def spread(p: Params) -> Scenario:
     nodes = zoned_nodes(p.nodes)
     return Scenario(
         name="spread",
         nodes=nodes,
-        pods=[
-            pod_manifest(
-                n, labels={"color": "blue"}, spec={"topologySpreadConstraints": [constraint]}
-            )
-            for n in _names("spread", p.pods)
-        ],
+        pods=_zone_spread_pods("spread", p.pods, "DoNotSchedule"),
         verify=_spread_verifier(nodes),
         describe=f"{p.nodes} nodes in 3 zones, {p.pods} pods with a required zone spread "
         f"(maxSkew {SPREAD_MAX_SKEW})",
@@ -274,12 +276,6 @@ def node_affinity(p: Params) -> Scenario:
 
 
 def preferred_spread(p: Params) -> Scenario:
-    constraint = {
-        "maxSkew": SPREAD_MAX_SKEW,
-        "topologyKey": ZONE_LABEL,
-        "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": {"color": "blue"}},
-    }
     nodes = zoned_nodes(p.nodes)
     check = _spread_verifier(nodes)
 
@@ -295,12 +291,7 @@ def preferred_spread(p: Params) -> Scenario:
     return Scenario(
         name="preferred-spread",
         nodes=nodes,
-        pods=[
-            pod_manifest(
-                n, labels={"color": "blue"}, spec={"topologySpreadConstraints": [constraint]}
-            )
-            for n in _names("pspread", p.pods)
-        ],
+        pods=_zone_spread_pods("pspread", p.pods, "ScheduleAnyway"),
         verify=verify,
         describe=f"{p.nodes} nodes in 3 zones, {p.pods} pods with a preferred zone spread "
         f"(ScheduleAnyway, maxSkew {SPREAD_MAX_SKEW})",
