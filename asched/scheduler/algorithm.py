@@ -69,22 +69,23 @@ def go_heap_top(totals: npt.NDArray[np.int64]) -> int:
     below a strictly greater child, and prefers the right child only when it is strictly
     greater than the left. So the element ending at the root of a subtree is its own
     root if that holds the subtree's maximum, else the root-to-be of the child subtree
-    with the larger maximum (the left one on a tie). Subtree maxima are computed level
-    by level; the descent is O(log n).
+    with the larger maximum (the left one on a tie). Only the positions holding the
+    global maximum ("hits") can win, and the rule picks the hit whose root-to-node path
+    (left = 0, right = 1) sorts first, a path that is a prefix of another (an ancestor)
+    sorting before it. With 1-based positions the path is the bits after the leading 1,
+    so left-aligning every hit to the heap's depth and breaking ties by position (the
+    ancestor is the smaller number) orders them exactly: a few array operations over the
+    hits instead of a sift-down per node.
     """
-    n = len(totals)
-    sub = totals.astype(np.int64, copy=True)
-    for level in range(n.bit_length() - 1, 0, -1):
-        lo, hi = (1 << level) - 1, min((1 << (level + 1)) - 1, n)
-        if lo >= n:
-            continue
-        children = np.arange(lo, hi)
-        np.maximum.at(sub, (children - 1) // 2, sub[lo:hi])
-    k = 0
-    while totals[k] != sub[k]:
-        left, right = 2 * k + 1, 2 * k + 2
-        k = right if right < n and sub[right] > sub[left] else left
-    return k
+    best = totals.max()
+    hits = np.flatnonzero(totals == best)
+    if len(hits) == 1:
+        return int(hits[0])
+    pos = hits.astype(np.int64) + 1
+    depth = len(totals).bit_length()
+    bits = np.frexp(pos.astype(np.float64))[1].astype(np.int64)  # bit length, exact < 2**53
+    aligned = pos << (depth - bits)
+    return int(hits[np.argmin((aligned << depth) | pos)])
 
 
 class Algorithm:

@@ -195,6 +195,12 @@ def test_random_heaps_match_the_literal_emulation() -> None:
     for _ in range(500):
         totals = [rng.randrange(4) for _ in range(rng.randrange(1, 40))]
         assert go_heap_top(np.asarray(totals, dtype=np.int64)) == _go_heap_init_pop(totals)
+    # Deeper heaps (up to 12 levels), few distinct values so the maximum is often tied
+    # at several depths, and a unique maximum now and then (the fast path).
+    for _ in range(60):
+        size = rng.randrange(40, 3000)
+        totals = [rng.randrange(rng.choice((3, 50, 10_000))) for _ in range(size)]
+        assert go_heap_top(np.asarray(totals, dtype=np.int64)) == _go_heap_init_pop(totals)
 
 
 async def test_nominated_node_is_tried_first() -> None:
