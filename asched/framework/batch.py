@@ -94,6 +94,7 @@ def filter_pass(
     head = passed[:processed]
     names = cols.names
     rejected: dict[str, Status] = {}
+    counts: list[tuple[Status, int]] = []
     # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
     undecided = ~head
     for name, v in verdicts:
@@ -107,21 +108,26 @@ def filter_pass(
             labelled = [st.with_plugin(name) for st in v.table]
             if v.codes is None:
                 found = [labelled[0]] * len(failed)
+                counts.append((labelled[0], len(failed)))
             else:
-                found = [labelled[c - 1] for c in v.codes[ks].tolist()]
+                codes = v.codes[ks]
+                found = [labelled[c - 1] for c in codes.tolist()]
+                per_code = np.bincount(codes, minlength=len(labelled) + 1).tolist()
+                counts.extend((st, per_code[i + 1]) for i, st in enumerate(labelled))
             rejected.update(zip(failed, found, strict=True))
             continue
         # Plugins mostly reject with a handful of shared Status objects: label each once.
-        by_id: dict[int, Status] = {}
+        by_id: dict[int, tuple[Status, int]] = {}
         for k, node in zip(ks.tolist(), failed, strict=True):
             st = v.status_at(k)
-            out = by_id.get(id(st))
-            if out is None:
-                out = by_id[id(st)] = st.with_plugin(name)
+            held = by_id.get(id(st))
+            out = st.with_plugin(name) if held is None else held[0]
+            by_id[id(st)] = (out, 1 if held is None else held[1] + 1)
             rejected[node] = out
+        counts.extend(by_id.values())
     # Written only once every status is known: a failing status_at leaves `statuses`
     # as it was, for the per-node path the runtime then falls back to.
-    statuses.statuses.update(rejected)
+    statuses.add_rejections(rejected, counts)
     return FilterPass(_nodes(cols, rows[:processed][head]), processed)
 
 

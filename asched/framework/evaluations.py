@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from asched.framework.status import Status
 
 
 def filter_evaluations(
-    names: Sequence[str], feasible: int, rejected: Sequence[Status]
+    names: Sequence[str], feasible: int, rejected: Iterable[tuple[Status, int]]
 ) -> list[tuple[str, int]]:
     """How often kube-scheduler would have called each Filter plugin in a pass.
 
@@ -20,9 +20,9 @@ def filter_evaluations(
     """
     at = {name: i for i, name in enumerate(names)}
     stopped_at = [0] * (len(names) + 1)
-    for st in rejected:
+    for st, nodes in rejected:
         # A node rejected elsewhere (a PreFilter extension, with nominated pods) ran none.
-        stopped_at[at.get(st.plugin, len(names))] += 1
+        stopped_at[at.get(st.plugin, len(names))] += nodes
     counts: list[tuple[str, int]] = []
     later = 0  # nodes rejected at this plugin or after it
     for i in range(len(names) - 1, -1, -1):

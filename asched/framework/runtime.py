@@ -437,16 +437,20 @@ class Framework:
         statuses: NodeToStatus,
     ) -> FilterPass:
         """_filter_over_nodes, counted in scheduler_plugin_evaluation_total."""
-        already = len(statuses)
+        m = self._services.metrics
+        before = {} if m is None else {k: n for k, (_, n) in statuses.tally_by_id().items()}
         result = await self._filter_over_nodes(
             state, pod, nodes, start=start, limit=limit, statuses=statuses
         )
-        m = self._services.metrics
         if m is not None:
             names = [name for name, _, _ in self.filter_fns(state)]
-            rejected = list(statuses.statuses.values())[already:]
+            rejected = [
+                (st, n - before.get(k, 0))
+                for k, (st, n) in statuses.tally_by_id().items()
+                if n > before.get(k, 0)
+            ]
             if result.error is not None:
-                rejected.append(result.error)
+                rejected.append((result.error, 1))
             for name, count in filter_evaluations(names, len(result.feasible), rejected):
                 m.plugin_evaluation(name, "Filter", self.profile_name, count)
         return result

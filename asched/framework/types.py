@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,20 +71,68 @@ class NodeToStatus:
     """Why each node was rejected; unlisted nodes were not evaluated (NodeToStatus).
 
     `absent` is the status assumed for nodes that are not in the map, which PreFilter
-    sets when it rejects every node at once.
+    sets when it rejects every node at once. Write through `set` or `add_rejections`:
+    they keep a tally of how many nodes hold each distinct Status object, which is what
+    every cycle needs (the rejecting plugins, the evaluation counts) without a walk over
+    hundreds of rejected nodes. A direct write to `statuses` that changes its size is
+    noticed and the tally recounted; one that only replaces a value is not.
     """
 
     statuses: dict[str, Status] = field(default_factory=dict)
     absent: Status | None = None
+    _tally: dict[int, tuple[Status, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _tally_len: int = field(default=0, init=False, repr=False, compare=False)
 
     def get(self, node: str) -> Status | None:
         return self.statuses.get(node, self.absent)
 
     def set(self, node: str, status: Status) -> None:
+        tally = self.tally_by_id()
+        old = self.statuses.get(node)
+        if old is not None:
+            _bump(tally, old, -1)
         self.statuses[node] = status
+        _bump(tally, status, 1)
+        self._tally_len = len(self.statuses)
+
+    def add_rejections(
+        self, rejected: dict[str, Status], counts: Iterable[tuple[Status, int]]
+    ) -> None:
+        """Record a Filter pass's rejections; `counts` says how many of them hold each
+        distinct Status (the pass knows, having labelled them)."""
+        tally = self.tally_by_id()
+        before = len(self.statuses)
+        self.statuses.update(rejected)
+        if len(self.statuses) != before + len(rejected):
+            self._tally_len = -1  # some nodes were already listed: recount on next read
+            return
+        for st, n in counts:
+            _bump(tally, st, n)
+        self._tally_len = len(self.statuses)
+
+    def tally_by_id(self) -> dict[int, tuple[Status, int]]:
+        """id(status) -> (status, nodes holding it), for every distinct Status held."""
+        if self._tally_len != len(self.statuses):
+            tally: dict[int, tuple[Status, int]] = {}
+            for st in self.statuses.values():
+                _bump(tally, st, 1)
+            self._tally = tally
+            self._tally_len = len(self.statuses)
+        return self._tally
+
+    def distinct(self) -> list[Status]:
+        """Each distinct Status some node holds, in first-seen order."""
+        return [st for st, n in self.tally_by_id().values() if n > 0]
 
     def __len__(self) -> int:
         return len(self.statuses)
+
+
+def _bump(tally: dict[int, tuple[Status, int]], st: Status, n: int) -> None:
+    held = tally.get(id(st))
+    tally[id(st)] = (st, n if held is None else held[1] + n)
 
 
 MAX_NODE_SCORE = 100

@@ -169,8 +169,7 @@ class Algorithm:
                 raise SchedulingError(result.error)
             feasible, processed = result.feasible, result.processed
             # Rejections share a few Status objects; each distinct one adds its plugin.
-            distinct = {id(st): st for st in diagnosis.node_to_status.statuses.values()}
-            for st in distinct.values():
+            for st in diagnosis.node_to_status.distinct():
                 diagnosis.add_plugin_status(st)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis

@@ -16,6 +16,7 @@ every Score plugin's raw, normalized and weighted scores and the totals.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -259,6 +260,12 @@ async def decide(
     out["statuses"] = {
         n: (s.code, s.reasons, s.plugin) for n, s in sorted(statuses.statuses.items())
     }
+    # The tally the cycle reads instead of walking every rejected node must count what
+    # the map holds, on both paths.
+    tally: Counter[tuple[object, ...]] = Counter()
+    for held, count in statuses.tally_by_id().values():
+        tally[(held.code, held.reasons, held.plugin)] += count
+    assert +tally == Counter((s.code, s.reasons, s.plugin) for s in statuses.statuses.values())
     if len(passed.feasible) > 1:
         pst = await fwk.run_pre_score(state, pod, passed.feasible)
         out["prescore"] = pst

@@ -108,7 +108,7 @@ async def test_plugin_evaluations_per_point() -> None:
 def test_filter_evaluations_count_what_run_filter_plugins_would_call(
     feasible: int, rejected_by: list[str], expected: list[tuple[str, int]]
 ) -> None:
-    rejected = [st.unschedulable("no").with_plugin(p) for p in rejected_by]
+    rejected = [(st.unschedulable("no").with_plugin(p), 1) for p in rejected_by]
     assert filter_evaluations(["A", "B", "C"], feasible, rejected) == expected
 
 
