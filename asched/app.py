@@ -130,7 +130,7 @@ async def run(opts: RunOptions) -> int:
                 clock=clock,
                 errors=metrics,
             )
-        lag = LoopLagMonitor(clock, observe=metrics.loop_lag)
+        lag = LoopLagMonitor(clock, observe=metrics.loop_lag, observe_net=metrics.loop_lag_net)
 
         def readiness() -> tuple[bool, str]:
             return (True, "") if sched.ready else (False, "informer caches not synced")

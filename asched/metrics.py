@@ -237,6 +237,13 @@ class Metrics:
             buckets=exponential_buckets(0.0001, 2, 16),
             registry=r,
         )
+        self._loop_lag_net = Histogram(
+            "asched_event_loop_lag_net_seconds",
+            "Event-loop lag minus the time the loop's thread waited, runnable, for a CPU in "
+            "the same interval (Linux schedstat): the part asched's own work held the loop.",
+            buckets=exponential_buckets(0.0001, 2, 16),
+            registry=r,
+        )
         self._unexpected_errors = _Children(
             Counter(
                 "asched_unexpected_errors_total",
@@ -323,6 +330,9 @@ class Metrics:
 
     def loop_lag(self, seconds: float) -> None:
         self._loop_lag.observe(seconds)
+
+    def loop_lag_net(self, seconds: float) -> None:
+        self._loop_lag_net.observe(seconds)
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()

@@ -26,7 +26,7 @@ COLUMNS = (
     "latency p50 / p99 (s)",
     "CPU s",
     "peak RSS MiB",
-    "loop lag p99 ms",
+    "loop lag p99 ms (net of CPU wait)",
     "apiserver CPU s",
     "checks",
     "load 1m",
@@ -68,6 +68,13 @@ def _checks(per: Mapping[str, Any], runs: list[dict[str, Any]], who: str) -> str
     return "; ".join(parts)
 
 
+def _lag(per: Mapping[str, Any]) -> str:
+    total, net = per.get("loop_lag_p99_ms"), per.get("loop_lag_net_p99_ms")
+    if net is None:
+        return _num(total, 1)
+    return f"{_num(total, 1)} ({_num(net, 1)})"
+
+
 def rows(document: Mapping[str, Any]) -> list[list[str]]:
     summary = document.get("summary") or {}
     per_scheduler: Mapping[str, Any] = summary.get("per_scheduler") or {}
@@ -97,7 +104,7 @@ def rows(document: Mapping[str, Any]) -> list[list[str]]:
                 f"{_num(per.get('latency_p50_s'), 1)} / {_num(per.get('latency_p99_s'), 1)}",
                 _num(per.get("cpu_seconds"), 1),
                 _num(per.get("peak_rss_mib")),
-                _num(per.get("loop_lag_p99_ms"), 1),
+                _lag(per),
                 _num(per.get("kube-apiserver_cpu_seconds"), 1),
                 _checks(per, document["runs"], who),
                 _num(per.get("loadavg_1m"), 2),

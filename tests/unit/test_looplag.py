@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from asched.base.clock import FakeClock
-from asched.looplag import LoopLagMonitor
+from asched.looplag import LoopLagMonitor, thread_cpu_wait
 
 
 async def settle() -> None:
@@ -85,3 +85,42 @@ async def test_only_the_last_window_samples_count() -> None:
 def test_invalid_settings(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         LoopLagMonitor(FakeClock(), **kwargs)  # type: ignore[arg-type]
+
+
+async def test_net_lag_takes_off_the_time_the_thread_waited_for_a_cpu() -> None:
+    clock = FakeClock()
+    waited = [0.0]
+    net: list[float] = []
+    monitor = LoopLagMonitor(
+        clock, interval=0.1, observe_net=net.append, cpu_wait=lambda: waited[0]
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(monitor.run)
+        await settle()
+        # (lag, CPU wait in the interval): all starvation; half of it; more wait than lag.
+        for late_by, cpu_wait in [(0.05, 0.05), (0.04, 0.02), (0.01, 0.03)]:
+            waited[0] += cpu_wait
+            clock.advance(0.1 + late_by)
+            await settle()
+        tg.cancel_scope.cancel()
+    assert net == pytest.approx([0.0, 0.02, 0.0])
+    assert monitor.net_quantile(1.0) == pytest.approx(0.02)
+
+
+async def test_no_net_lag_where_the_kernel_does_not_report_cpu_wait() -> None:
+    clock = FakeClock()
+    net: list[float] = []
+    monitor = LoopLagMonitor(clock, interval=0.1, observe_net=net.append, cpu_wait=lambda: None)
+    await sample(monitor, clock, [0.15])
+    assert net == []
+    assert monitor.net_quantile(0.99) == 0.0
+
+
+def test_this_threads_cpu_wait_reads_from_schedstat() -> None:
+    first = thread_cpu_wait()
+    if first is None:
+        pytest.skip("this kernel does not report schedstat")
+    assert first >= 0.0
+    second = thread_cpu_wait()
+    assert second is not None
+    assert second >= first

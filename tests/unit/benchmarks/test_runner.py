@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.runner import rotate, summarize
+from asched.metrics import Metrics
+from benchmarks.runner import _metrics_summary, rotate, summarize
 
 
 @pytest.mark.parametrize(
@@ -55,3 +56,20 @@ def test_summarize_counts_incomplete_runs_and_violations() -> None:
     assert (per["runs"], per["complete_runs"], per["violations"]) == (2, 1, 2)
     assert math.isnan(per["cpu_seconds"])
     assert summarize(runs)["ratios"] == {}
+
+
+def test_loop_lag_and_its_net_come_from_the_run_window_of_the_metrics_page() -> None:
+    m = Metrics(process_metrics=False)
+    m.loop_lag(0.5)  # before the run: the baseline takes it off
+    baseline = m.render().decode()
+    for _ in range(99):
+        m.loop_lag(0.001)
+        m.loop_lag_net(0.001)
+    m.loop_lag(0.09)
+    m.loop_lag_net(0.002)
+    out = _metrics_summary(baseline, m.render().decode())
+    # Buckets double from 0.1 ms; 1 ms samples sit in (0.8, 1.6] ms, interpolated there.
+    # The 500 ms before the run is gone, and the one 90 ms sample is past the 99th rank.
+    for key in ("loop_lag_p50_ms", "loop_lag_p99_ms", "loop_lag_net_p99_ms"):
+        assert 0.8 < out[key] <= 1.6, key
+    assert out["loop_lag_mean_ms"] == pytest.approx((99 * 1 + 90) / 100)
