@@ -109,8 +109,17 @@ async def run(opts: RunOptions) -> int:
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as lease_client,
     ):
         metrics = Metrics()
+        # kube-scheduler's events client is built from the same clientConnection (qps,
+        # burst) and the broadcaster adds no limit of its own (createClients,
+        # NewEventBroadcasterAdapterWithContext), so every Scheduled event is written
+        # at the client's rate; a tighter bucket here would drop them on busy clusters.
         recorder = EventRecorder(
-            event_client, clock, reporting_controller="asched", metrics=metrics
+            event_client,
+            clock,
+            reporting_controller="asched",
+            metrics=metrics,
+            qps=cc.qps,
+            burst=cc.burst,
         )
         options = scheduler_options(cfg)
         options.columnar = opts.columnar

@@ -17,7 +17,9 @@ Guarantees, after client-go's events broadcaster (tools/events/event_broadcaster
   recorder's correlator does), so a changed FailedScheduling reason is a new Event rather
   than a count on a stale note. If the Event vanished (404 on PATCH), it is created again
   with the series, as client-go does.
-- Rate. Writes go through a token bucket (`qps`, `burst`; default 25/s, burst 100).
+- Rate. Writes go through a token bucket (`qps`, `burst`; default 25/s, burst 100, for
+  library use). `asched run` gives it clientConnection's qps and burst, which is all
+  kube-scheduler's events client is limited by.
 - Bounded memory. At most `max_queued` writes wait; when full, the oldest is dropped and
   counted (`dropped`, asched_events_dropped_total). At most `max_series` series are kept
   for aggregation; beyond that the least recently seen is forgotten.
