@@ -19,7 +19,8 @@ Guarantees, after client-go's events broadcaster (tools/events/event_broadcaster
   with the series, as client-go does.
 - Rate. Writes go through a token bucket (`qps`, `burst`; default 25/s, burst 100, for
   library use). `asched run` gives it clientConnection's qps and burst, which is all
-  kube-scheduler's events client is limited by.
+  kube-scheduler's events client is limited by. Up to `writers` requests are in flight
+  (a series is written by one at a time), so Events keep up with bindings.
 - Bounded memory. At most `max_queued` writes wait; when full, the oldest is dropped and
   counted (`dropped`, asched_events_dropped_total). At most `max_series` series are kept
   for aggregation; beyond that the least recently seen is forgotten.
@@ -154,6 +155,7 @@ class _Series:
     written: int = 0  # the count the API server holds
     created: bool = False
     queued: bool = False
+    writing: bool = False  # a writer has it in flight; nobody else may write it now
 
 
 class EventRecorder:
@@ -174,11 +176,12 @@ class EventRecorder:
         refresh_interval: float = 30.0,
         max_tries: int = 12,
         retry_interval: float = 10.0,
+        writers: int = 16,
         metrics: Metrics | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        if max_queued < 1 or max_series < 1 or max_tries < 1:
-            raise ValueError("max_queued, max_series and max_tries must be >= 1")
+        if max_queued < 1 or max_series < 1 or max_tries < 1 or writers < 1:
+            raise ValueError("max_queued, max_series, max_tries and writers must be >= 1")
         self._client = client
         self._clock = clock
         self._reporter = _reporter(reporting_controller, reporting_instance)
@@ -190,6 +193,7 @@ class EventRecorder:
         self._refresh_interval = refresh_interval
         self._max_tries = max_tries
         self._retry_interval = retry_interval
+        self._writers = writers
         self._metrics = metrics
         self._rng = rng or random.Random()
         # Ordered by last occurrence, so the least recently seen series is first to go.
@@ -307,6 +311,12 @@ class EventRecorder:
         """Write Events until cancelled; then call `drain()` to flush."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._refresh_loop)
+            # Several writers: one request at a time is what client-go's sink does, but
+            # on one event loop shared with hundreds of binds a second each request takes
+            # tens of milliseconds, so a single writer fell behind and the bounded queue
+            # dropped most Scheduled events. A series is only ever with one writer.
+            for _ in range(self._writers - 1):
+                tg.start_soon(self._send_loop)
             await self._send_loop()
         raise AssertionError("unreachable")  # _send_loop only ends by cancellation
 
@@ -327,7 +337,8 @@ class EventRecorder:
     async def _send_loop(self) -> NoReturn:
         while True:
             if not self._queue:
-                self._wakeup = anyio.Event()
+                if self._wakeup is None or self._wakeup.is_set():
+                    self._wakeup = anyio.Event()  # idle writers share one wakeup
                 await self._wakeup.wait()
                 continue
             # The token is taken before the head is chosen: while waiting for it, the
@@ -339,6 +350,7 @@ class EventRecorder:
     async def _send_next(self) -> None:
         series = self._queue.popleft()
         series.queued = False
+        series.writing = True
         try:
             await self._send(series)
         except anyio.get_cancelled_exc_class():
@@ -347,6 +359,8 @@ class EventRecorder:
             series.queued = True
             self._queue.appendleft(series)
             raise
+        finally:
+            series.writing = False
 
     async def _send(self, series: _Series) -> None:
         tries = 0
@@ -468,7 +482,7 @@ class EventRecorder:
         """Queue series with unwritten occurrences; forget finished ones."""
         now = self._clock.now()
         for series in list(self._series.values()):
-            if series.queued or not series.created:
+            if series.queued or series.writing or not series.created:
                 continue  # waiting to be written, or being written right now
             if series.count > series.written:
                 self._enqueue(series)

@@ -469,3 +469,49 @@ async def test_drain_is_bounded_in_time_when_the_api_hangs() -> None:
 
     assert len(api.requests) == 1
     assert recorder.pending == 1  # the interrupted write stays queued
+
+
+async def test_writers_overlap_up_to_their_number_and_none_loses_an_event() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    gate = anyio.Event()
+    in_flight = [0, 0]  # now, most at once
+    plain = api.request
+
+    async def slow(method: str, path: str, **kw: Any) -> Any:
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight[1], in_flight[0])
+        await gate.wait()
+        in_flight[0] -= 1
+        return await plain(method, path, **kw)
+
+    api.request = slow  # type: ignore[method-assign]
+    recorder = make_recorder(api, clock, writers=4, qps=0.0, burst=0)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        for i in range(10):
+            recorder.event(make_pod(f"p{i}").obj(), "Normal", "Scheduled", "Binding", "ok")
+        await settle()
+        assert in_flight == [4, 4]
+        gate.set()
+        await settle()
+        tg.cancel_scope.cancel()
+    assert sorted(b["regarding"]["name"] for m, _, b in api.requests if m == "POST") == sorted(
+        f"p{i}" for i in range(10)
+    )
+
+
+async def test_a_series_being_written_is_not_queued_again_by_the_refresh() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, writers=4, refresh_interval=1.0)
+    pod = make_pod("p").obj()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no")
+        await settle()  # created
+        api.hang = True
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no")
+        await advance(clock, 1.0)  # the PATCH hangs in one writer
+        recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no")
+        await advance(clock, 1.0)  # the next refresh must leave it to that writer
+        tg.cancel_scope.cancel()
+    assert api.writes == ["POST", "PATCH"]
