@@ -176,7 +176,7 @@ class EventRecorder:
         refresh_interval: float = 30.0,
         max_tries: int = 12,
         retry_interval: float = 10.0,
-        writers: int = 16,
+        writers: int = 64,
         metrics: Metrics | None = None,
         rng: random.Random | None = None,
     ) -> None:
