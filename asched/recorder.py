@@ -199,7 +199,8 @@ class EventRecorder:
         # Ordered by last occurrence, so the least recently seen series is first to go.
         self._series: OrderedDict[_SeriesKey, _Series] = OrderedDict()
         self._queue: deque[_Series] = deque()
-        self._wakeup: anyio.Event | None = None
+        # One Event per idle writer: an enqueue wakes exactly one, not all 64.
+        self._idle: deque[anyio.Event] = deque()
         self._last_name_nanos = 0
         self._dropped = 0
 
@@ -298,8 +299,8 @@ class EventRecorder:
                 self._forget(oldest)
         series.queued = True
         self._queue.append(series)
-        if self._wakeup is not None:
-            self._wakeup.set()
+        if self._idle:
+            self._idle.popleft().set()
 
     def _forget(self, series: _Series) -> None:
         if self._series.get(series.key) is series:
@@ -337,9 +338,13 @@ class EventRecorder:
     async def _send_loop(self) -> NoReturn:
         while True:
             if not self._queue:
-                if self._wakeup is None or self._wakeup.is_set():
-                    self._wakeup = anyio.Event()  # idle writers share one wakeup
-                await self._wakeup.wait()
+                wakeup = anyio.Event()
+                self._idle.append(wakeup)
+                try:
+                    await wakeup.wait()
+                finally:
+                    if not wakeup.is_set():
+                        self._idle.remove(wakeup)  # cancelled while idle
                 continue
             # The token is taken before the head is chosen: while waiting for it, the
             # queue may overflow and drop what was the head.

@@ -515,3 +515,23 @@ async def test_a_series_being_written_is_not_queued_again_by_the_refresh() -> No
         await advance(clock, 1.0)  # the next refresh must leave it to that writer
         tg.cancel_scope.cancel()
     assert api.writes == ["POST", "PATCH"]
+
+
+async def test_an_event_wakes_one_idle_writer_not_all_of_them() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    api.hang = True
+    recorder = make_recorder(api, clock, writers=8, qps=0.0, burst=0)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        await settle()
+        idle_before = list(recorder._idle)
+        assert len(idle_before) == 8
+        recorder.event(make_pod("p").obj(), "Normal", "Scheduled", "Binding", "ok")
+        await settle()
+        # One writer holds the hanging request; the other seven never woke up: they
+        # still wait on the very wakeups they registered.
+        assert len(api.requests) == 1
+        assert sum(w.is_set() for w in idle_before) == 1
+        assert list(recorder._idle) == [w for w in idle_before if not w.is_set()]
+        tg.cancel_scope.cancel()
+    assert not recorder._idle  # cancelled idle writers deregister
