@@ -181,7 +181,9 @@ def curve(sizes: Sequence[int], pods: int, kinds: Sequence[str], reps: int) -> l
             samples: dict[bool, list[float]] = {True: [], False: []}
             for _ in range(reps):
                 for columnar in (True, False):
-                    samples[columnar].append(_measure_in_child(n, pods, kind, columnar))
+                    # At most one anti-affine pod fits a node: more would fail the cycle.
+                    m = min(pods, n) if kind == "antiaffinity" else pods
+                    samples[columnar].append(_measure_in_child(n, m, kind, columnar))
             for columnar, ms in samples.items():
                 rows.append(
                     {
@@ -244,14 +246,23 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=300)
     ap.add_argument("--kind", choices=KINDS, default="basic")
     ap.add_argument("--no-columnar", dest="columnar", action="store_false")
-    ap.add_argument("--curve", default="", help="comma list of node counts: both paths, both kinds")
+    ap.add_argument("--curve", default="", help="comma list of node counts: both paths, --kinds")
+    ap.add_argument(
+        "--kinds",
+        default="basic,spread,antiaffinity",
+        help="with --curve: comma list of pod kinds",
+    )
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--plot", default="", help="with --curve: write the curve as this PNG")
     ap.add_argument("--json", default="", help="with --curve: write the rows as JSON")
     args = ap.parse_args()
     if args.curve:
         sizes = [int(x) for x in args.curve.split(",")]
-        rows = curve(sizes, args.pods, ("basic", "spread"), args.reps)
+        kinds = [k for k in args.kinds.split(",") if k]
+        unknown = sorted(set(kinds) - set(KINDS))
+        if unknown:
+            ap.error(f"--kinds: unknown kind(s) {', '.join(unknown)}; choose from {KINDS}")
+        rows = curve(sizes, args.pods, kinds, args.reps)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump(rows, f, indent=1)
