@@ -141,7 +141,7 @@ def check_pair(pair: CertKeyPair, cert_source: str, key_source: str) -> None:
     try:
         certs = x509.load_pem_x509_certificates(pair.cert_pem)
     except ValueError as exc:
-        raise TLSConfigError(f"{CERT_FLAG} {cert_source}: not a PEM certificate ({exc})") from exc
+        raise TLSConfigError(f"{CERT_FLAG} {cert_source}: not a PEM certificate") from exc
     try:
         key = serialization.load_pem_private_key(pair.key_pem, password=None)
     except TypeError as exc:  # encrypted, and no password given
@@ -149,7 +149,8 @@ def check_pair(pair: CertKeyPair, cert_source: str, key_source: str) -> None:
             f"{KEY_FLAG} {key_source}: the key is encrypted; asched needs an unencrypted key"
         ) from exc
     except (ValueError, UnsupportedAlgorithm) as exc:
-        raise TLSConfigError(f"{KEY_FLAG} {key_source}: not a PEM private key ({exc})") from exc
+        # cryptography's own words point at its FAQ, not at the user's file.
+        raise TLSConfigError(f"{KEY_FLAG} {key_source}: not a PEM private key") from exc
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     if certs[0].public_key().public_bytes(*spki) != key.public_key().public_bytes(*spki):
         raise TLSConfigError(
