@@ -164,6 +164,7 @@ async def run(opts: RunOptions) -> int:
                     burst=cc.burst,
                 )
                 tg.start_soon(recorder.run)
+                tg.start_soon(server.watch_certificate)
                 tg.start_soon(lag.run)
                 if opts.report_stalls_ms > 0:
                     tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)

@@ -131,6 +131,13 @@ def add_serving_arguments(p: argparse.ArgumentParser) -> None:
         help="PEM private key of --tls-cert-file (unencrypted); re-read when it changes",
     )
     g.add_argument(
+        "--client-ca-file",
+        type=Path,
+        default=None,
+        help="PEM CA bundle: clients may authenticate with a certificate it signed "
+        "(user = CommonName, groups = Organizations); re-read when it changes",
+    )
+    g.add_argument(
         "--authorization-always-allow-paths",
         type=_paths,
         default=authz.DEFAULT_ALWAYS_ALLOW_PATHS,
@@ -175,6 +182,7 @@ def serving_options(args: argparse.Namespace) -> ServingOptions:
         insecure_serving=args.insecure_serving,
         tls_cert_file=args.tls_cert_file,
         tls_private_key_file=args.tls_private_key_file,
+        client_ca_file=args.client_ca_file,
         always_allow_paths=args.authorization_always_allow_paths,
         authn_cache_ttl=args.authentication_token_webhook_cache_ttl,
         authz_allowed_ttl=args.authorization_webhook_cache_authorized_ttl,

@@ -1,4 +1,4 @@
-"""Who is asking: bearer tokens checked by the API server through TokenReview.
+"""Who is asking: client certificates, and bearer tokens checked by the API server.
 
 kube-scheduler does not know its callers; it asks the API server
 (authentication.k8s.io/v1 TokenReview) and caches the answer, which is what
@@ -88,6 +88,38 @@ def decode_token_review(doc: Any) -> UserInfo | None:
         groups=tuple(groups),
         extra=tuple(sorted((str(k), tuple(v)) for k, v in extra.items())),
     )
+
+
+AUTHENTICATED_GROUP = "system:authenticated"
+
+# The RDN keys Python's ssl uses in getpeercert()'s subject.
+_COMMON_NAME = "commonName"
+_ORGANIZATION = "organizationName"
+
+
+def user_from_client_certificate(peercert: Any) -> UserInfo | None:
+    """The user of a verified client certificate, from ssl's getpeercert() dict.
+
+    k8s.io/apiserver pkg/authentication/request/x509 CommonNameUserConversion: the user is
+    the subject's CommonName, the groups its Organizations; a certificate without a
+    CommonName authenticates nobody. group.NewAuthenticatedGroupAdder adds
+    system:authenticated, as the API server does for tokens it reviews.
+    """
+    if not isinstance(peercert, dict):
+        return None
+    common_names: list[str] = []
+    organizations: list[str] = []
+    for rdn in peercert.get("subject", ()):
+        for key, value in rdn:
+            if key == _COMMON_NAME:
+                common_names.append(value)
+            elif key == _ORGANIZATION:
+                organizations.append(value)
+    # Go's pkix.Name keeps the last CommonName it reads; so does this.
+    if not common_names or not common_names[-1]:
+        return None
+    groups = tuple(dict.fromkeys([*organizations, AUTHENTICATED_GROUP]))
+    return UserInfo(name=common_names[-1], groups=groups)
 
 
 class TokenReviewAuthenticator:

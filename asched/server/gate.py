@@ -28,7 +28,7 @@ from typing import Protocol
 import orjson
 import structlog
 
-from asched.server.authn import AuthenticationUnavailable, TokenReviewAuthenticator
+from asched.server.authn import AuthenticationUnavailable, TokenReviewAuthenticator, UserInfo
 from asched.server.authz import (
     Attributes,
     AuthorizationUnavailable,
@@ -52,15 +52,31 @@ class Refusal:
 
 
 class Gate(Protocol):
-    async def admit(self, method: str, path: str, authorization: str | None) -> Refusal | None:
-        """None to serve the request; otherwise the answer to send instead."""
+    async def admit(
+        self,
+        method: str,
+        path: str,
+        authorization: str | None,
+        client_user: UserInfo | None = None,
+    ) -> Refusal | None:
+        """None to serve the request; otherwise the answer to send instead.
+
+        *client_user*: the user of the TLS client certificate, when one was presented and
+        verified against --client-ca-file (asched.server.authn.user_from_client_certificate).
+        """
         ...
 
 
 class OpenGate:
     """Serves everyone: only for `--insecure-serving`, which binds loopback only."""
 
-    async def admit(self, method: str, path: str, authorization: str | None) -> Refusal | None:
+    async def admit(
+        self,
+        method: str,
+        path: str,
+        authorization: str | None,
+        client_user: UserInfo | None = None,
+    ) -> Refusal | None:
         return None
 
 
@@ -118,19 +134,28 @@ class DelegatedGate:
         self._authenticator = authenticator
         self._authorizer = authorizer
 
-    async def admit(self, method: str, path: str, authorization: str | None) -> Refusal | None:
+    async def admit(
+        self,
+        method: str,
+        path: str,
+        authorization: str | None,
+        client_user: UserInfo | None = None,
+    ) -> Refusal | None:
         if self._allow_paths.allows(path):
             return None
-        token = bearer_token(authorization)
-        if token is None:
-            return UNAUTHORIZED
-        try:
-            user = await self._authenticator.authenticate(token)
-        except AuthenticationUnavailable as exc:
-            log.warning("authentication_unavailable", path=path, error=str(exc))
-            return UNAUTHORIZED
+        # The apiserver's union authenticator tries the client certificate before tokens.
+        user = client_user
         if user is None:
-            return UNAUTHORIZED
+            token = bearer_token(authorization)
+            if token is None:
+                return UNAUTHORIZED
+            try:
+                user = await self._authenticator.authenticate(token)
+            except AuthenticationUnavailable as exc:
+                log.warning("authentication_unavailable", path=path, error=str(exc))
+                return UNAUTHORIZED
+            if user is None:
+                return UNAUTHORIZED
         attrs = Attributes(user, verb_for(method), path)
         try:
             verdict = await self._authorizer.authorize(attrs)

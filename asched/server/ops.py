@@ -22,7 +22,6 @@ Routes given as `routes` (the inspector's, later) sit behind the same gate.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
@@ -34,6 +33,7 @@ from aiohttp import web
 
 from asched.base.errors import StartupError
 from asched.metrics import CONTENT_TYPE, Metrics
+from asched.server.authn import user_from_client_certificate
 from asched.server.gate import Gate, OpenGate
 from asched.server.tls import ServingCertificate
 
@@ -76,7 +76,7 @@ class OpsServer:
         self._certificate = certificate
         self._gate: Gate = gate if gate is not None else OpenGate()
         self._routes = tuple(routes)
-        self._tasks: contextlib.AsyncExitStack | None = None
+
         self._readiness = readiness
         self._liveness = liveness
         self._host = host
@@ -110,8 +110,15 @@ class OpsServer:
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         # Before routing's answer too: an unknown path gets 401/403, not a 404 that tells
         # strangers which paths exist (the apiserver's filters also run before its mux).
+        peercert = None
+        if self._certificate is not None and request.transport is not None:
+            # Present only when the client sent a certificate that chains to the CA.
+            peercert = request.transport.get_extra_info("peercert")
         refusal = await self._gate.admit(
-            request.method, request.path, request.headers.get("Authorization")
+            request.method,
+            request.path,
+            request.headers.get("Authorization"),
+            user_from_client_certificate(peercert),
         )
         if refusal is not None:
             return web.Response(
@@ -143,13 +150,6 @@ class OpsServer:
             raise
         self._runner = runner
         self._port = _bound_port(runner)
-        if self._certificate is not None and self._certificate.reloads:
-            # The reload loop lives exactly as long as the listening socket.
-            tasks = contextlib.AsyncExitStack()
-            tg = await tasks.enter_async_context(anyio.create_task_group())
-            tg.start_soon(self._certificate.watch)
-            tasks.callback(tg.cancel_scope.cancel)
-            self._tasks = tasks
         log.info(
             "ops_server_started",
             host=self._host,
@@ -165,10 +165,7 @@ class OpsServer:
         tb: TracebackType | None,
     ) -> None:
         runner, self._runner = self._runner, None
-        tasks, self._tasks = self._tasks, None
         self._port = None
-        if tasks is not None:
-            await tasks.aclose()
         if runner is not None:
             # Shielded: a cancelled scheduler must still close its listening socket.
             with anyio.CancelScope(shield=True):
@@ -176,9 +173,18 @@ class OpsServer:
             log.info("ops_server_stopped")
 
     async def run(self) -> NoReturn:
-        """Serve until cancelled (for the scheduler's task group)."""
+        """Serve, and re-read the certificate files, until cancelled (for a task group)."""
         async with self:
-            await anyio.sleep_forever()
+            await self.watch_certificate()
+        raise AssertionError("unreachable")  # watching only ends by cancellation
+
+    async def watch_certificate(self) -> NoReturn:
+        """Re-read the serving certificate's files (if any) until cancelled. The owner runs
+        it in its task group while the server is entered: a task group of the server's own,
+        opened in __aenter__, could not be closed from another task."""
+        if self._certificate is not None:
+            await self._certificate.watch()
+        await anyio.sleep_forever()
         raise AssertionError("unreachable")  # sleep_forever only ends by cancellation
 
     # ---- handlers -----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from asched.base.errors import StartupError
 from asched.client.protocol import KubeClient
 from asched.server import authn, authz
 from asched.server.gate import DelegatedGate, Gate, OpenGate
-from asched.server.tls import CERT_FLAG, KEY_FLAG, ServingCertificate
+from asched.server.tls import CERT_FLAG, CLIENT_CA_FLAG, KEY_FLAG, ServingCertificate, Sources
 
 SECURE_BIND_ADDRESS = "0.0.0.0"
 INSECURE_BIND_ADDRESS = "127.0.0.1"
@@ -42,6 +42,7 @@ class ServingOptions:
     insecure_serving: bool = False
     tls_cert_file: Path | None = None
     tls_private_key_file: Path | None = None
+    client_ca_file: Path | None = None
     always_allow_paths: tuple[str, ...] = authz.DEFAULT_ALWAYS_ALLOW_PATHS
     authn_cache_ttl: float = authn.DEFAULT_TTL
     authz_allowed_ttl: float = authz.DEFAULT_ALLOWED_TTL
@@ -75,6 +76,10 @@ class ServingOptions:
                     f"--insecure-serving serves plain HTTP: {CERT_FLAG} and {KEY_FLAG} "
                     f"would not be used"
                 )
+            if self.client_ca_file is not None:
+                raise ServingConfigError(
+                    f"--insecure-serving serves plain HTTP: {CLIENT_CA_FLAG} would not be used"
+                )
         if (self.tls_cert_file is None) != (self.tls_private_key_file is None):
             given, missing = (CERT_FLAG, KEY_FLAG)
             if self.tls_cert_file is None:
@@ -99,9 +104,10 @@ async def serving_certificate(opts: ServingOptions, clock: Clock) -> ServingCert
     """None for --insecure-serving; raises TLSConfigError for unusable files."""
     if opts.insecure_serving:
         return None
+    files = None
     if opts.tls_cert_file is not None and opts.tls_private_key_file is not None:
-        return await ServingCertificate.load(opts.tls_cert_file, opts.tls_private_key_file, clock)
-    return await ServingCertificate.generate(opts.host)
+        files = (opts.tls_cert_file, opts.tls_private_key_file)
+    return await ServingCertificate.create(Sources(files, opts.client_ca_file), opts.host, clock)
 
 
 def serving_gate(opts: ServingOptions, client: KubeClient, clock: Clock) -> Gate:

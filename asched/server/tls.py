@@ -11,6 +11,10 @@ connections, a broken one is logged and the last good pair kept
 (pkg/server/dynamiccertificates DynamicCertKeyPairContent, which polls once a minute
 besides fsnotify; asched only polls, more often).
 
+With `--client-ca-file` clients may also present a certificate signed by that bundle
+(the x509 authenticator of the apiserver's DelegatingAuthenticatorConfig); the bundle is
+re-read on the same schedule (dynamiccertificates DynamicFileCAContent).
+
 Python's ssl loads certificates from paths only, so a pair held in memory reaches OpenSSL
 through an anonymous memory file (memfd) and never touches a disk. Swapping certificates
 on a listening socket works through the SNI callback, which OpenSSL calls on every
@@ -39,13 +43,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from asched.base.clock import Clock
+from asched.base.clock import Clock, RealClock
 from asched.base.errors import StartupError
 
 log = structlog.get_logger(__name__)
 
 CERT_FLAG = "--tls-cert-file"
 KEY_FLAG = "--tls-private-key-file"
+CLIENT_CA_FLAG = "--client-ca-file"
 DEFAULT_RELOAD_PERIOD = 10.0
 _VALIDITY = datetime.timedelta(days=365)
 
@@ -171,11 +176,19 @@ def read_pair(cert_file: Path, key_file: Path) -> CertKeyPair:
     return CertKeyPair(data[0], data[1])
 
 
-def build_context(pair: CertKeyPair) -> ssl.SSLContext:
-    """A TLS server context serving *pair* (TLS 1.2 at least, as the apiserver's default)."""
+def build_context(pair: CertKeyPair, client_ca: bytes | None = None) -> ssl.SSLContext:
+    """A TLS server context serving *pair* (TLS 1.2 at least, as the apiserver's default).
+
+    With *client_ca*, clients may present a certificate, which must chain to it (OpenSSL
+    checks the clientAuth purpose too); one that does not fails the handshake. Go's
+    apiserver asks for any certificate and refuses a bad one later with 401: the caller is
+    refused either way."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     _load_from_memory(ctx, pair.cert_pem + b"\n" + pair.key_pem)
+    if client_ca is not None:
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(cadata=client_ca.decode("ascii", errors="replace"))
     return ctx
 
 
@@ -197,39 +210,78 @@ def _load_from_memory(ctx: ssl.SSLContext, pem: bytes) -> None:
         ctx.load_cert_chain(str(path))
 
 
-def _context_for(pair: CertKeyPair, cert_file: Path, key_file: Path) -> ssl.SSLContext:
-    check_pair(pair, str(cert_file), str(key_file))
+def read_client_ca(path: Path) -> bytes:
+    """The --client-ca-file bundle's bytes, checked to hold PEM certificates. Blocking."""
     try:
-        return build_context(pair)
+        pem = path.read_bytes()
+    except OSError as exc:
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise TLSConfigError(f"{CLIENT_CA_FLAG} {path}: {why}") from exc
+    try:
+        x509.load_pem_x509_certificates(pem)
+    except ValueError as exc:
+        raise TLSConfigError(f"{CLIENT_CA_FLAG} {path}: not a PEM certificate bundle") from exc
+    return pem
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """The files the serving material comes from; None: generated (pair) or unused (CA)."""
+
+    cert_files: tuple[Path, Path] | None = None
+    client_ca_file: Path | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.cert_files is not None or self.client_ca_file is not None
+
+
+def _read(sources: Sources, generated: CertKeyPair | None) -> tuple[CertKeyPair, bytes | None]:
+    if sources.cert_files is not None:
+        pair = read_pair(*sources.cert_files)
+    else:
+        assert generated is not None
+        pair = generated
+    ca = read_client_ca(sources.client_ca_file) if sources.client_ca_file is not None else None
+    return pair, ca
+
+
+def _context_for(pair: CertKeyPair, client_ca: bytes | None, sources: Sources) -> ssl.SSLContext:
+    cert_src = key_src = "(generated)"
+    if sources.cert_files is not None:
+        cert_src, key_src = (str(p) for p in sources.cert_files)
+        check_pair(pair, cert_src, key_src)
+    try:
+        return build_context(pair, client_ca)
     except ssl.SSLError as exc:
+        if sources.cert_files is None:
+            raise TLSConfigError(f"{CLIENT_CA_FLAG} {sources.client_ca_file}: {exc}") from exc
         raise TLSConfigError(
-            f"{CERT_FLAG} {cert_file} / {KEY_FLAG} {key_file}: OpenSSL refused the pair: {exc}"
+            f"{CERT_FLAG} {cert_src} / {KEY_FLAG} {key_src}: OpenSSL refused the pair: {exc}"
         ) from exc
-
-
-def _load_files(cert_file: Path, key_file: Path) -> tuple[CertKeyPair, ssl.SSLContext]:
-    pair = read_pair(cert_file, key_file)
-    return pair, _context_for(pair, cert_file, key_file)
 
 
 # ---- the certificate the server holds ---------------------------------------------------
 
 
 class ServingCertificate:
-    """The current serving pair; `server_context` is what the listening socket uses."""
+    """The current serving pair (and client CA); `server_context` is what the listening
+    socket uses."""
 
     def __init__(
         self,
         pair: CertKeyPair,
         context: ssl.SSLContext,
         *,
-        files: tuple[Path, Path] | None = None,
+        client_ca: bytes | None = None,
+        sources: Sources | None = None,
         clock: Clock | None = None,
         period: float = DEFAULT_RELOAD_PERIOD,
     ) -> None:
         self._pair = pair
+        self._client_ca = client_ca
         self._current = context
-        self._files = files
+        self._sources = sources or Sources()
         self._clock = clock
         self._period = period
         # The listening socket's context: its SNI callback hands every new connection the
@@ -238,16 +290,39 @@ class ServingCertificate:
         self._base.sni_callback = self._pick
 
     @classmethod
-    async def generate(cls, bind_address: str) -> ServingCertificate:
+    async def create(
+        cls,
+        sources: Sources,
+        bind_address: str,
+        clock: Clock,
+        *,
+        period: float = DEFAULT_RELOAD_PERIOD,
+    ) -> ServingCertificate:
+        """From the files in *sources*, generating the pair when it names none. Raises
+        TLSConfigError when a file is missing, unreadable or unusable."""
         ips, dns = self_signed_names(bind_address)
 
-        def make() -> tuple[CertKeyPair, ssl.SSLContext]:
-            pair = generate_self_signed("localhost", ips, dns)
-            return pair, build_context(pair)
+        def make() -> tuple[CertKeyPair, bytes | None, ssl.SSLContext]:
+            generated = None
+            if sources.cert_files is None:
+                generated = generate_self_signed("localhost", ips, dns)
+            pair, ca = _read(sources, generated)
+            return pair, ca, _context_for(pair, ca, sources)
 
-        pair, ctx = await anyio.to_thread.run_sync(make)
-        log.info("serving_certificate_generated", ips=list(ips), dns=["localhost", *dns])
-        return cls(pair, ctx)
+        pair, ca, ctx = await anyio.to_thread.run_sync(make)
+        if sources.cert_files is None:
+            log.info("serving_certificate_generated", ips=list(ips), dns=["localhost", *dns])
+        else:
+            cert_file, key_file = sources.cert_files
+            log.info("serving_certificate_loaded", cert_file=str(cert_file), key_file=str(key_file))
+        if sources.client_ca_file is not None:
+            log.info("client_ca_loaded", client_ca_file=str(sources.client_ca_file))
+        return cls(pair, ctx, client_ca=ca, sources=sources, clock=clock, period=period)
+
+    @classmethod
+    async def generate(cls, bind_address: str) -> ServingCertificate:
+        """A generated pair, no client CA, nothing to reload."""
+        return await cls.create(Sources(), bind_address, RealClock())
 
     @classmethod
     async def load(
@@ -256,12 +331,11 @@ class ServingCertificate:
         key_file: Path,
         clock: Clock,
         *,
+        client_ca_file: Path | None = None,
         period: float = DEFAULT_RELOAD_PERIOD,
     ) -> ServingCertificate:
-        """Raises TLSConfigError when the files are missing, unreadable or not a pair."""
-        pair, ctx = await anyio.to_thread.run_sync(_load_files, cert_file, key_file)
-        log.info("serving_certificate_loaded", cert_file=str(cert_file), key_file=str(key_file))
-        return cls(pair, ctx, files=(cert_file, key_file), clock=clock, period=period)
+        sources = Sources((cert_file, key_file), client_ca_file)
+        return await cls.create(sources, "127.0.0.1", clock, period=period)
 
     @property
     def server_context(self) -> ssl.SSLContext:
@@ -272,38 +346,46 @@ class ServingCertificate:
         return self._pair
 
     @property
+    def client_ca(self) -> bytes | None:
+        return self._client_ca
+
+    @property
     def reloads(self) -> bool:
-        return self._files is not None
+        return self._sources.any
 
     def _pick(self, sslobj: ssl.SSLObject, _server_name: str | None, _ctx: ssl.SSLContext) -> None:
         if sslobj.context is not self._current:
             sslobj.context = self._current
 
     async def reload_if_changed(self) -> bool:
-        """Read the files; serve them from now on if they changed and are a valid pair.
-        True when the certificate was replaced. A broken pair is logged and ignored."""
-        if self._files is None:
+        """Read the files; serve them from now on if they changed and are usable.
+        True when the context was replaced. A broken file is logged and ignored."""
+        if not self._sources.any:
             return False
-        cert_file, key_file = self._files
+        sources = self._sources
         try:
-            pair = await anyio.to_thread.run_sync(read_pair, cert_file, key_file)
-            if pair == self._pair:
+            pair, ca = await anyio.to_thread.run_sync(_read, sources, self._pair)
+            if (pair, ca) == (self._pair, self._client_ca):
                 return False
-            ctx = await anyio.to_thread.run_sync(_context_for, pair, cert_file, key_file)
+            ctx = await anyio.to_thread.run_sync(_context_for, pair, ca, sources)
         except TLSConfigError as exc:
             # Mid-rotation (one file written, not yet the other) lands here too; the next
             # check sees the finished pair. A broken pair is not remembered, so it is
             # checked (and reported) again until fixed.
             log.warning("serving_certificate_reload_failed", error=str(exc))
             return False
-        self._pair = pair
+        self._pair, self._client_ca = pair, ca
         self._current = ctx
-        log.info("serving_certificate_reloaded", cert_file=str(cert_file))
+        log.info(
+            "serving_certificate_reloaded",
+            cert_file=str(sources.cert_files[0]) if sources.cert_files else None,
+            client_ca_file=str(sources.client_ca_file) if sources.client_ca_file else None,
+        )
         return True
 
     async def watch(self) -> NoReturn:
         """Check the files every `period` seconds until cancelled."""
-        if self._files is None or self._clock is None:
+        if not self._sources.any or self._clock is None:
             await anyio.sleep_forever()
         assert self._clock is not None
         while True:

@@ -72,6 +72,11 @@ def test_secure_serving_defaults_to_every_interface() -> None:
             id="insecure-with-cert",
         ),
         pytest.param(
+            ServingOptions(insecure_serving=True, client_ca_file=Path("ca")),
+            "--insecure-serving serves plain HTTP: --client-ca-file would not be used",
+            id="insecure-with-client-ca",
+        ),
+        pytest.param(
             ServingOptions(always_allow_paths=("/a*b",)),
             "--authorization-always-allow-paths: only a trailing * is allowed in '/a*b'",
             id="bad-allow-path",
@@ -100,6 +105,7 @@ def test_flags_become_serving_options() -> None:
             "--secure-port=0",
             "--tls-cert-file=/etc/tls/tls.crt",
             "--tls-private-key-file=/etc/tls/tls.key",
+            "--client-ca-file=/etc/tls/ca.crt",
             "--authorization-always-allow-paths=/healthz, /metrics,/debug/*",
             "--authentication-token-webhook-cache-ttl=2m",
             "--authorization-webhook-cache-authorized-ttl=500ms",
@@ -112,6 +118,7 @@ def test_flags_become_serving_options() -> None:
         secure_port=0,
         tls_cert_file=Path("/etc/tls/tls.crt"),
         tls_private_key_file=Path("/etc/tls/tls.key"),
+        client_ca_file=Path("/etc/tls/ca.crt"),
         always_allow_paths=("/healthz", "/metrics", "/debug/*"),
         authn_cache_ttl=120.0,
         authz_allowed_ttl=0.5,

@@ -190,9 +190,13 @@ async def test_the_server_checks_the_files_every_period(tmp_path: Path) -> None:
     clock = FakeClock()
     cert_file, key_file = _write(tmp_path, PAIR_A)
     cert = await ServingCertificate.load(cert_file, key_file, clock, period=10.0)
-    async with OpsServer(
-        Metrics(process_metrics=False), host="127.0.0.1", port=0, certificate=cert
+    async with (
+        OpsServer(
+            Metrics(process_metrics=False), host="127.0.0.1", port=0, certificate=cert
+        ) as server,
+        anyio.create_task_group() as tg,
     ):
+        tg.start_soon(server.watch_certificate)
         _write(tmp_path, PAIR_B)
         await anyio.wait_all_tasks_blocked()
         assert clock.sleepers == 1  # the reload loop waits on the injected clock
@@ -205,6 +209,7 @@ async def test_the_server_checks_the_files_every_period(tmp_path: Path) -> None:
         with anyio.fail_after(5):
             while cert.pair != PAIR_B:  # noqa: ASYNC110
                 await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
 
 
 async def test_generated_certificate_is_not_reloaded() -> None:
