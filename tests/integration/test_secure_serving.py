@@ -21,6 +21,7 @@ import yaml
 
 from asched.localcluster import ClusterClient, LocalCluster
 from asched.server.tls import generate_self_signed
+from tests.certs import ClientCA
 from tests.cluster_fixtures import unique
 from tests.integration.asched_proc import AschedProcess, running_asched
 from tests.integration.helpers import poll
@@ -44,9 +45,18 @@ async def _service_account_token(admin: ClusterClient, namespace: str, name: str
     return token
 
 
+def _service_account(namespace: str, sa: str) -> tuple[dict[str, str], str, list[str]]:
+    """(binding subject, user name, groups) of a ServiceAccount."""
+    user = f"system:serviceaccount:{namespace}:{sa}"
+    subject = {"kind": "ServiceAccount", "name": sa, "namespace": namespace}
+    return subject, user, ["system:serviceaccounts", "system:authenticated"]
+
+
 @asynccontextmanager
-async def _metrics_reader(admin: ClusterClient, namespace: str, sa: str) -> AsyncIterator[None]:
-    """The example ClusterRole (test-unique name) bound to *sa*; deleted afterwards."""
+async def _metrics_reader(
+    admin: ClusterClient, subject: dict[str, str], user: str, groups: list[str]
+) -> AsyncIterator[None]:
+    """The example ClusterRole (test-unique name) bound to *subject*; deleted afterwards."""
     docs = [d for d in yaml.safe_load_all(READER_ROLE.read_text()) if d]
     [role] = [d for d in docs if d["kind"] == "ClusterRole"]
     name = unique("asched-metrics-reader")
@@ -56,7 +66,7 @@ async def _metrics_reader(admin: ClusterClient, namespace: str, sa: str) -> Asyn
         "kind": "ClusterRoleBinding",
         "metadata": {"name": name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
+        "subjects": [subject],
     }
     rbac = "/apis/rbac.authorization.k8s.io/v1"
     await admin.post(f"{rbac}/clusterroles", role)
@@ -64,7 +74,6 @@ async def _metrics_reader(admin: ClusterClient, namespace: str, sa: str) -> Asyn
     try:
         # RBAC reaches the authorizer asynchronously; a denial cached by asched meanwhile
         # would last 10 s, so wait until the API server itself says yes.
-        user = f"system:serviceaccount:{namespace}:{sa}"
 
         async def allowed() -> bool | None:
             review = await admin.post(
@@ -74,7 +83,7 @@ async def _metrics_reader(admin: ClusterClient, namespace: str, sa: str) -> Asyn
                     "kind": "SubjectAccessReview",
                     "spec": {
                         "user": user,
-                        "groups": ["system:serviceaccounts", "system:authenticated"],
+                        "groups": groups,
                         "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
                     },
                 },
@@ -117,7 +126,7 @@ async def test_metrics_need_a_token_the_api_server_vouches_for_and_a_right(
     ]
 
     async with (
-        _metrics_reader(admin, namespace, "reader"),
+        _metrics_reader(admin, *_service_account(namespace, "reader")),
         running_asched(
             None,
             cluster.scheduler_kubeconfig,
@@ -179,3 +188,48 @@ async def test_default_serving_is_https_with_a_generated_certificate(
     assert metrics[0] == 401
     # Plain HTTP to the HTTPS port never gets the metrics page.
     assert plain != 200
+
+
+async def test_a_client_certificate_of_the_client_ca_authenticates_its_user(
+    cluster: LocalCluster, admin: ClusterClient, tmp_path: Path
+) -> None:
+    """kube-scheduler's --client-ca-file: the certificate's CommonName is the user the
+    SubjectAccessReview asks about, its Organizations the groups."""
+    ca = ClientCA()
+    (tmp_path / "client-ca.crt").write_bytes(ca.pem)
+    user = unique("cert-reader")
+    cert, key = ca.issue(user, ("asched-test-scrapers",)).write(tmp_path, "reader")
+    stranger = unique("cert-stranger")
+    stranger_cert, stranger_key = ca.issue(stranger).write(tmp_path, "stranger")
+
+    def client(cert_file: Path, key_file: Path) -> ssl.SSLContext:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # the generated serving certificate
+        ctx.load_cert_chain(cert_file, key_file)
+        return ctx
+
+    subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
+    groups = ["asched-test-scrapers", "system:authenticated"]
+    async with (
+        _metrics_reader(admin, subject, user, groups),
+        running_asched(
+            None,
+            cluster.scheduler_kubeconfig,
+            tmp_path / "asched.log",
+            [f"--client-ca-file={tmp_path / 'client-ca.crt'}"],
+            secure=True,
+            ssl=client(cert, key),
+        ) as proc,
+    ):
+        allowed = await _get(proc, "/metrics")
+        proc.ssl = client(stranger_cert, stranger_key)
+        denied = await _get(proc, "/metrics")
+
+    assert allowed[0] == 200
+    assert b"# TYPE scheduler_schedule_attempts_total counter" in allowed[1]
+    assert denied[0] == 403
+    assert _status_message(denied[1]) == (
+        403,
+        f'forbidden: User "{stranger}" cannot get path "/metrics"',
+    )

@@ -19,7 +19,7 @@ from asched.server.authn import TOKEN_REVIEWS, UserInfo, user_from_client_certif
 from asched.server.authz import SUBJECT_ACCESS_REVIEWS
 from asched.server.options import ServingOptions, serving_gate
 from asched.server.tls import ServingCertificate, TLSConfigError
-from tests.unit.server.certs import ClientCA
+from tests.certs import ClientCA
 from tests.unit.server.fakes import ReviewServer, access_review, token_review
 from tests.unit.server.test_tls import PAIR_A, _client_context, _write
 
