@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import anyio
 import orjson
 import pytest
 from aiohttp import web
@@ -93,3 +94,40 @@ async def test_plain_http_to_the_https_port_gets_no_metrics(
         with pytest.raises(aiohttp.ClientError):
             async with http.get(f"http://127.0.0.1:{ops.port}/metrics") as resp:
                 await resp.read()
+
+
+@pytest.mark.parametrize(
+    "raw_path",
+    [
+        "/healthz/../metrics",
+        "/healthz/%2e%2e/metrics",
+        "/debug/../metrics",
+        "/debug/%2E%2E/metrics",
+    ],
+)
+async def test_dot_segments_never_reach_metrics_through_an_allowed_path(raw_path: str) -> None:
+    """The gate and the router see the same, unnormalized path: an always-allowed prefix
+    cannot be walked out of to a protected handler."""
+    api = ReviewServer({TOKEN_REVIEWS: _token, SUBJECT_ACCESS_REVIEWS: _access})
+    opts = ServingOptions(always_allow_paths=("/healthz", "/debug/*"))
+    ops = OpsServer(
+        Metrics(process_metrics=False),
+        host="127.0.0.1",
+        port=0,
+        gate=serving_gate(opts, api, FakeClock()),
+    )
+    async with ops, await anyio.connect_tcp("127.0.0.1", ops.port) as stream:
+        # Sent raw: an HTTP client library would normalize the path before sending it.
+        await stream.send(
+            f"GET {raw_path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        )
+        answer = b""
+        with anyio.fail_after(5):
+            try:
+                while True:
+                    answer += await stream.receive()
+            except anyio.EndOfStream:
+                pass
+    status = answer.split(b"\r\n", 1)[0]
+    assert status in (b"HTTP/1.1 401 Unauthorized", b"HTTP/1.1 404 Not Found"), status
+    assert b"scheduler_" not in answer
