@@ -9,6 +9,9 @@ CacheTTL, CacheTTL). So here:
 - a token the API server accepts or rejects is cached for `ttl` seconds (both answers, as
   the apiserver caches success and failure with the same TTL); the key is the token's
   SHA-256, so the cache holds no usable credential;
+- concurrent requests with the same uncached token share one TokenReview (the
+  apiserver's cached authenticator does the same with singleflight), so a page that
+  loads many resources at once costs one review;
 - an answer that could not be had (API server unreachable, a 5xx, a 403 because asched
   lacks `create tokenreviews`, a malformed body) raises AuthenticationUnavailable and is
   not cached (cacheErrs=false): the caller fails closed with 401, and the next request
@@ -122,6 +125,15 @@ def user_from_client_certificate(peercert: Any) -> UserInfo | None:
     return UserInfo(name=common_names[-1], groups=groups)
 
 
+@dataclass(slots=True)
+class _Flight:
+    """One TokenReview in progress; requests with the same token wait for its end."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    user: UserInfo | None = None
+    error: str = ""
+
+
 class TokenReviewAuthenticator:
     """Bearer token -> UserInfo through the API server, with a TTL cache."""
 
@@ -140,14 +152,36 @@ class TokenReviewAuthenticator:
         self._audiences = audiences
         # Cached answers: a UserInfo, or False for "the API server said no".
         self._cache: TTLCache[bytes, UserInfo | bool] = TTLCache(clock)
+        self._inflight: dict[bytes, _Flight] = {}
 
     async def authenticate(self, token: str) -> UserInfo | None:
+        """The token's user; None when the API server rejects it. Raises
+        AuthenticationUnavailable when no answer could be had."""
         key = hashlib.sha256(token.encode()).digest()
         cached = self._cache.get(key)
         if cached is not None:
             return cached if isinstance(cached, UserInfo) else None
-        user = await self._review(token)
-        self._cache.put(key, user if user is not None else False, self._ttl)
+        flight = self._inflight.get(key)
+        if flight is not None:
+            await flight.done.wait()
+            if flight.error:
+                raise AuthenticationUnavailable(flight.error)
+            return flight.user
+        flight = self._inflight[key] = _Flight()
+        try:
+            user = await self._review(token)
+            flight.user = user
+            self._cache.put(key, user if user is not None else False, self._ttl)
+        except AuthenticationUnavailable as exc:
+            flight.error = str(exc)
+            raise
+        except BaseException:
+            # Cancelled (the caller went away): the waiters ask again next time.
+            flight.error = "the TokenReview was abandoned by the request that made it"
+            raise
+        finally:
+            del self._inflight[key]
+            flight.done.set()
         return user
 
     async def _review(self, token: str) -> UserInfo | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from asched.base.clock import FakeClock
@@ -127,3 +128,60 @@ async def test_ttl_zero_asks_every_time() -> None:
 def test_unusable_answers_are_errors(doc: Any, message: str) -> None:
     with pytest.raises(AuthenticationUnavailable, match=message):
         decode_token_review(doc)
+
+
+class _Held:
+    """A review endpoint that answers only when the test releases it."""
+
+    def __init__(self, answer: dict[str, Any] | None) -> None:
+        self.release = anyio.Event()
+        self.calls = 0
+        self.answer = answer
+
+    async def request(self, method: str, path: str, **_kw: Any) -> Any:
+        self.calls += 1
+        await self.release.wait()
+        if self.answer is None:
+            raise ConnectionRefusedError("connection refused")
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        pytest.param(token_review("alice"), UserInfo("alice"), id="answer-shared"),
+        pytest.param(None, "unavailable", id="failure-shared"),
+    ],
+)
+async def test_concurrent_requests_with_one_token_share_one_review(
+    answer: dict[str, Any] | None, outcome: UserInfo | str
+) -> None:
+    api = _Held(answer)
+    authn = TokenReviewAuthenticator(api, FakeClock())  # type: ignore[arg-type]
+    results: list[UserInfo | str | None] = []
+
+    async def one() -> None:
+        try:
+            results.append(await authn.authenticate("tok"))
+        except AuthenticationUnavailable:
+            results.append("unavailable")
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(one)
+        await anyio.wait_all_tasks_blocked()
+        api.release.set()
+
+    assert api.calls == 1
+    assert results == [outcome] * 5
+
+
+async def test_a_cancelled_review_lets_the_next_request_ask_again() -> None:
+    api = _Held(token_review("alice"))
+    authn = TokenReviewAuthenticator(api, FakeClock())  # type: ignore[arg-type]
+    with anyio.move_on_after(0) as scope:
+        await authn.authenticate("tok")
+    assert scope.cancelled_caught
+    api.release.set()
+    assert await authn.authenticate("tok") == UserInfo("alice")
+    assert api.calls == 2
