@@ -76,7 +76,6 @@ class OpsServer:
         self._certificate = certificate
         self._gate: Gate = gate if gate is not None else OpenGate()
         self._routes = tuple(routes)
-
         self._readiness = readiness
         self._liveness = liveness
         self._host = host
