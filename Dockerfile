@@ -35,7 +35,7 @@ ENV PATH=/opt/asched/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
 USER 65532:65532
-# /healthz, /livez, /readyz and /metrics (plain HTTP).
+# /healthz, /livez, /readyz and /metrics over HTTPS (delegated authn/authz for /metrics).
 EXPOSE 10259
 ENTRYPOINT ["asched"]
 CMD ["run"]

@@ -1,7 +1,9 @@
 """`asched run`: wire a configuration into a running scheduler.
 
 Order of events: load and validate the config (a bad one stops here, naming the field) ->
-load the kubeconfig -> start the ops server (/healthz, /readyz, /metrics) -> wait up to
+load the kubeconfig -> check the serving flags and get the serving certificate (a bad
+flag or certificate file stops here, naming it) -> start the ops server (/healthz,
+/readyz, /metrics over HTTPS with delegated authn/authz, asched.server) -> wait up to
 `api_server_wait` seconds for the API server to answer -> sync caches -> campaign for the
 Lease (when leader election is on) -> schedule. A failure of any step up to the API
 server's first answer is a StartupError (asched.base.errors), which the CLI reports in one
@@ -12,7 +14,7 @@ let bindings in flight finish, flush events, then exit; a second signal exits at
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -33,6 +35,7 @@ from asched.plugins.registry import in_tree_registry
 from asched.recorder import EventRecorder
 from asched.scheduler.scheduler import Options, Scheduler
 from asched.server import OpsServer
+from asched.server.options import ServingOptions, serving_certificate, serving_gate
 from asched.stalls import StallWatch
 
 log = structlog.get_logger(__name__)
@@ -42,8 +45,7 @@ log = structlog.get_logger(__name__)
 class RunOptions:
     config: Path | None
     kubeconfig: str | None = None
-    bind_address: str = "0.0.0.0"
-    secure_port: int = 10259
+    serving: ServingOptions = field(default_factory=ServingOptions)
     leader_elect: bool | None = None  # None: as the config says
     lease_namespace: str | None = None
     lease_name: str | None = None
@@ -99,6 +101,8 @@ async def run(opts: RunOptions) -> int:
     kubeconfig = opts.kubeconfig or cfg.client_connection.kubeconfig or None
     clock = RealClock()
     connection = await load_connection(kubeconfig)
+    opts.serving.validate()
+    certificate = await serving_certificate(opts.serving, clock)
     cc = cfg.client_connection
     # As kube-scheduler does, events and leader election get clients (and qps budgets) of
     # their own: event writes never slow bindings, and lease renewals never queue behind
@@ -107,6 +111,9 @@ async def run(opts: RunOptions) -> int:
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client,
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as event_client,
         RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as lease_client,
+        # TokenReviews and SubjectAccessReviews for the ops port: a scrape's answer never
+        # waits behind bindings, and a flood of bad tokens spends this budget only.
+        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as auth_client,
     ):
         metrics = Metrics()
         # kube-scheduler's events client is built from the same clientConnection (qps,
@@ -145,7 +152,12 @@ async def run(opts: RunOptions) -> int:
             return (True, "") if sched.ready else (False, "informer caches not synced")
 
         server = OpsServer(
-            metrics, readiness=readiness, host=opts.bind_address, port=opts.secure_port
+            metrics,
+            readiness=readiness,
+            host=opts.serving.host,
+            port=opts.serving.secure_port,
+            certificate=certificate,
+            gate=serving_gate(opts.serving, auth_client, clock),
         )
         async with server:
             # Outside the task group below: a StartupError raised inside one would reach
@@ -161,6 +173,7 @@ async def run(opts: RunOptions) -> int:
                     burst=cc.burst,
                 )
                 tg.start_soon(recorder.run)
+                tg.start_soon(server.watch_certificate)
                 tg.start_soon(lag.run)
                 if opts.report_stalls_ms > 0:
                     tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)

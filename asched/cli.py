@@ -11,11 +11,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from asched.base.errors import StartupError
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
 from asched.localcluster.cli import add_cluster_parser, run_cluster_command
+
+if TYPE_CHECKING:
+    from asched.server.options import ServingOptions
 
 
 def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,15 +41,7 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         help="kubeconfig (default: clientConnection.kubeconfig, then in-cluster, "
         "then ~/.kube/config)",
     )
-    p.add_argument(
-        "--bind-address", default="0.0.0.0", help="address of /healthz, /readyz and /metrics"
-    )
-    p.add_argument(
-        "--secure-port",
-        type=int,
-        default=10259,
-        help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks one)",
-    )
+    add_serving_arguments(p)
     le = p.add_mutually_exclusive_group()
     le.add_argument("--leader-elect", dest="leader_elect", action="store_true", default=None)
     le.add_argument("--no-leader-elect", dest="leader_elect", action="store_false")
@@ -88,8 +84,7 @@ def run_run_command(args: argparse.Namespace) -> int:
     opts = RunOptions(
         config=args.config,
         kubeconfig=args.kubeconfig,
-        bind_address=args.bind_address,
-        secure_port=args.secure_port,
+        serving=serving_options(args),
         leader_elect=args.leader_elect,
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
@@ -103,6 +98,128 @@ def run_run_command(args: argparse.Namespace) -> int:
     except StartupError as exc:
         report_startup_error("asched", exc)
         return 2
+
+
+def add_serving_arguments(p: argparse.ArgumentParser) -> None:
+    """kube-scheduler's secure-serving, delegated authn and authz flags (the subset asched
+    serves); see docs/operations.md "The ops port"."""
+    from asched.server import authn, authz
+
+    g = p.add_argument_group("serving of /healthz, /livez, /readyz and /metrics")
+    g.add_argument(
+        "--bind-address",
+        default=None,
+        help="address to serve on (default 0.0.0.0; 127.0.0.1 with --insecure-serving)",
+    )
+    g.add_argument(
+        "--secure-port",
+        type=int,
+        default=10259,
+        help="port to serve HTTPS on (0 picks a free one; default 10259)",
+    )
+    g.add_argument(
+        "--tls-cert-file",
+        type=Path,
+        default=None,
+        help="PEM serving certificate (then its chain); re-read when it changes. "
+        "Default: a self-signed certificate generated in memory",
+    )
+    g.add_argument(
+        "--tls-private-key-file",
+        type=Path,
+        default=None,
+        help="PEM private key of --tls-cert-file (unencrypted); re-read when it changes",
+    )
+    g.add_argument(
+        "--client-ca-file",
+        type=Path,
+        default=None,
+        help="PEM CA bundle: clients may authenticate with a certificate it signed "
+        "(user = CommonName, groups = Organizations); re-read when it changes",
+    )
+    g.add_argument(
+        "--authorization-always-allow-paths",
+        type=_paths,
+        default=authz.DEFAULT_ALWAYS_ALLOW_PATHS,
+        metavar="PATHS",
+        help="comma-separated paths served without authentication or authorization "
+        "(a trailing * matches a prefix; default /healthz,/readyz,/livez)",
+    )
+    g.add_argument(
+        "--authentication-token-webhook-cache-ttl",
+        type=duration,
+        default=authn.DEFAULT_TTL,
+        metavar="DURATION",
+        help="how long TokenReview answers are cached (default 10s)",
+    )
+    g.add_argument(
+        "--authorization-webhook-cache-authorized-ttl",
+        type=duration,
+        default=authz.DEFAULT_ALLOWED_TTL,
+        metavar="DURATION",
+        help="how long allowed SubjectAccessReview answers are cached (default 10s)",
+    )
+    g.add_argument(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        type=duration,
+        default=authz.DEFAULT_DENIED_TTL,
+        metavar="DURATION",
+        help="how long denied SubjectAccessReview answers are cached (default 10s)",
+    )
+    g.add_argument(
+        "--insecure-serving",
+        action="store_true",
+        help="plain HTTP, no authentication, loopback addresses only: for tests and the demo",
+    )
+
+
+def serving_options(args: argparse.Namespace) -> ServingOptions:
+    from asched.server.options import ServingOptions
+
+    return ServingOptions(
+        bind_address=args.bind_address,
+        secure_port=args.secure_port,
+        insecure_serving=args.insecure_serving,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        client_ca_file=args.client_ca_file,
+        always_allow_paths=args.authorization_always_allow_paths,
+        authn_cache_ttl=args.authentication_token_webhook_cache_ttl,
+        authz_allowed_ttl=args.authorization_webhook_cache_authorized_ttl,
+        authz_denied_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+    )
+
+
+def _paths(value: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value.split(",") if p.strip())
+
+
+_UNITS = (("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0))
+
+
+def duration(value: str) -> float:
+    """Seconds from a Go-style duration as kube-scheduler's flags take it ("10s", "500ms",
+    "1m", "1h"; a bare number is seconds)."""
+    text = value.strip()
+    for unit, scale in _UNITS:
+        if text.endswith(unit):
+            number = text[: -len(unit)]
+            # "10ms" also ends with "s"; the longer unit is tried first.
+            try:
+                seconds = float(number) * scale
+            except ValueError:
+                continue
+            break
+    else:
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is not a duration (like 10s, 500ms, 1m)"
+            ) from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: a duration must not be negative")
+    return seconds
 
 
 def report_startup_error(prog: str, exc: StartupError) -> None:

@@ -162,6 +162,8 @@ class SchedulerProcess:
                 "127.0.0.1",
                 "--secure-port",
                 str(self.port),
+                # Plain HTTP on loopback: the harness scrapes /metrics without a token.
+                "--insecure-serving",
                 "--no-leader-elect",
                 "--log-level",
                 "warning",

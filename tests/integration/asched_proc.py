@@ -1,10 +1,16 @@
-"""Runs `asched run` as a real process (its own identity and RBAC) for end-to-end tests."""
+"""Runs `asched run` as a real process (its own identity and RBAC) for end-to-end tests.
+
+By default it serves its ops port with `--insecure-serving` (plain HTTP on loopback), so
+tests read /metrics without a token; `secure=True` serves HTTPS with delegated authn/authz,
+as in production, and `ssl` is then what clients verify the serving certificate with.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
 import socket
+import ssl as ssllib
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -25,8 +31,18 @@ def free_port() -> int:
 
 class AschedProcess:
     def __init__(
-        self, config: Path | None, kubeconfig: Path, log_path: Path, extra: list[str] | None = None
+        self,
+        config: Path | None,
+        kubeconfig: Path,
+        log_path: Path,
+        extra: list[str] | None = None,
+        *,
+        secure: bool = False,
+        ssl: ssllib.SSLContext | None = None,
     ) -> None:
+        self.secure = secure
+        # Without a context of the caller's, the self-signed certificate is not verified.
+        self.ssl: ssllib.SSLContext | bool = (ssl or _unverified()) if secure else False
         self.config = config
         self.kubeconfig = kubeconfig
         self.log_path = log_path
@@ -36,7 +52,7 @@ class AschedProcess:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.secure else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         argv = [
@@ -52,6 +68,7 @@ class AschedProcess:
             str(self.port),
             "--log-level",
             "info",
+            *([] if self.secure else ["--insecure-serving"]),
             *self.extra,
         ]
         if not any(a.startswith("--leader-elect") or a == "--no-leader-elect" for a in self.extra):
@@ -70,7 +87,7 @@ class AschedProcess:
 
     async def wait_ready(self, within: float = 60.0) -> None:
         with anyio.fail_after(within):
-            async with aiohttp.ClientSession() as http:
+            async with self.http() as http:
                 while True:
                     if self.proc is not None and self.proc.poll() is not None:
                         raise RuntimeError(
@@ -84,8 +101,14 @@ class AschedProcess:
                         pass
                     await anyio.sleep(0.1)
 
-    async def metrics(self) -> str:
-        async with aiohttp.ClientSession() as http, http.get(f"{self.url}/metrics") as resp:
+    def http(self) -> aiohttp.ClientSession:
+        """A session that speaks to the ops port (TLS as configured)."""
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self.ssl))
+
+    async def metrics(self, token: str | None = None) -> str:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with self.http() as http, http.get(f"{self.url}/metrics", headers=headers) as resp:
+            resp.raise_for_status()
             return await resp.text()
 
     def logs(self) -> str:
@@ -106,11 +129,24 @@ class AschedProcess:
             return await anyio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
 
 
+def _unverified() -> ssllib.SSLContext:
+    ctx = ssllib.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssllib.CERT_NONE
+    return ctx
+
+
 @asynccontextmanager
 async def running_asched(
-    config: Path | None, kubeconfig: Path, log_path: Path, extra: list[str] | None = None
+    config: Path | None,
+    kubeconfig: Path,
+    log_path: Path,
+    extra: list[str] | None = None,
+    *,
+    secure: bool = False,
+    ssl: ssllib.SSLContext | None = None,
 ) -> AsyncIterator[AschedProcess]:
-    proc = AschedProcess(config, kubeconfig, log_path, extra)
+    proc = AschedProcess(config, kubeconfig, log_path, extra, secure=secure, ssl=ssl)
     proc.start()
     try:
         await proc.wait_ready()

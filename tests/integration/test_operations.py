@@ -67,6 +67,7 @@ async def test_kustomize_base_applies_server_side(
         [
             "ClusterRole",
             "ClusterRoleBinding",
+            "ClusterRoleBinding",
             "ConfigMap",
             "ConfigMap",
             "CustomResourceDefinition",
@@ -200,6 +201,17 @@ _ACCESS = [
     ),
     pytest.param(
         Access("list", "poddisruptionbudgets", "policy", namespaced=False), True, id="list-pdbs"
+    ),
+    # The ops port's delegated authn/authz (system:auth-delegator).
+    pytest.param(
+        Access("create", "tokenreviews", "authentication.k8s.io", namespaced=False),
+        True,
+        id="review-tokens",
+    ),
+    pytest.param(
+        Access("create", "subjectaccessreviews", "authorization.k8s.io", namespaced=False),
+        True,
+        id="review-access",
     ),
     # What it must not be able to do.
     pytest.param(

@@ -67,7 +67,7 @@ class Case:
 
 
 def _run(
-    *, kubeconfig: str | None = None, config: str | None = None
+    *, kubeconfig: str | None = None, config: str | None = None, extra: tuple[str, ...] = ()
 ) -> Callable[[Path], list[str]]:
     def setup(d: Path) -> list[str]:
         args = ["run", "--secure-port", "0", "--bind-address", "127.0.0.1", "--no-leader-elect"]
@@ -79,7 +79,8 @@ def _run(
         if config is not None:
             (d / "config.yaml").write_text(config)
             args += ["--config", str(d / "config.yaml")]
-        return args
+        # Later flags win: a case's own --bind-address replaces the loopback one above.
+        return args + [a.format(d=d) for a in extra]
 
     return setup
 
@@ -113,6 +114,13 @@ def _garbage_cert(d: Path) -> list[str]:
     (d / "u.key").write_text("not a key\n")
     user = {"client-certificate": str(d / "u.crt"), "client-key": str(d / "u.key")}
     return _run(kubeconfig=_kubeconfig(user=user))(d)
+
+
+def _garbage_serving_cert(d: Path) -> list[str]:
+    (d / "tls.crt").write_text("not a certificate\n")
+    (d / "tls.key").write_text("not a key\n")
+    flags = ("--tls-cert-file={d}/tls.crt", "--tls-private-key-file={d}/tls.key")
+    return _run(kubeconfig=_kubeconfig(), extra=flags)(d)
 
 
 def _explain_missing(d: Path) -> list[str]:
@@ -209,6 +217,35 @@ CASES = [
             "asched: cannot serve /healthz and /metrics on "
             f"127.0.0.1:{(d / 'port').read_text()}: address already in use"
         ),
+    ),
+    Case(
+        "insecure-serving-not-loopback",
+        _run(kubeconfig=_kubeconfig(), extra=("--insecure-serving", "--bind-address=0.0.0.0")),
+        lambda d: (
+            "asched: --insecure-serving serves plain HTTP without authentication, so it "
+            "binds a loopback address only; --bind-address 0.0.0.0 is not one (use "
+            "127.0.0.1 or ::1, or drop --insecure-serving for HTTPS)"
+        ),
+    ),
+    Case(
+        "tls-cert-without-key",
+        _run(kubeconfig=_kubeconfig(), extra=("--tls-cert-file={d}/tls.crt",)),
+        lambda d: (
+            "asched: --tls-cert-file is given without --tls-private-key-file; give both or neither"
+        ),
+    ),
+    Case(
+        "tls-cert-file-missing",
+        _run(
+            kubeconfig=_kubeconfig(),
+            extra=("--tls-cert-file={d}/tls.crt", "--tls-private-key-file={d}/tls.key"),
+        ),
+        lambda d: f"asched: --tls-cert-file {d / 'tls.crt'}: no such file or directory",
+    ),
+    Case(
+        "tls-cert-file-garbage",
+        _garbage_serving_cert,
+        lambda d: f"asched: --tls-cert-file {d / 'tls.crt'}: not a PEM certificate",
     ),
     Case(
         "config-missing",

@@ -25,6 +25,7 @@ from asched.cli import build_parser
 from asched.config import load_config
 from asched.metrics import Metrics
 from asched.plugins.registry import in_tree_registry
+from asched.server.authz import PathAllowList
 
 ROOT = Path(__file__).parents[2]
 MANIFESTS = ROOT / "manifests"
@@ -115,6 +116,7 @@ def test_kustomization_holds_what_a_deployment_needs() -> None:
         ("ServiceAccount", "asched"),
         ("ClusterRole", "asched"),
         ("ClusterRoleBinding", "asched"),
+        ("ClusterRoleBinding", "asched-auth-delegator"),
         ("Deployment", "asched"),
         ("Service", "asched"),
         ("CustomResourceDefinition", "podgroups.scheduling.x-k8s.io"),
@@ -162,6 +164,9 @@ _SECURITY: list[tuple[str, Callable[[], Any], Any]] = [
     ),
     ("liveness-path", lambda: _container()["livenessProbe"]["httpGet"]["path"], "/livez"),
     ("readiness-path", lambda: _container()["readinessProbe"]["httpGet"]["path"], "/readyz"),
+    ("liveness-https", lambda: _container()["livenessProbe"]["httpGet"]["scheme"], "HTTPS"),
+    ("readiness-https", lambda: _container()["readinessProbe"]["httpGet"]["scheme"], "HTTPS"),
+    ("serves-https", lambda: _run_args().insecure_serving, False),
     ("has-limits", lambda: sorted(_container()["resources"]["limits"]), ["cpu", "memory"]),
     ("has-requests", lambda: sorted(_container()["resources"]["requests"]), ["cpu", "memory"]),
 ]
@@ -206,6 +211,51 @@ def test_probes_and_service_reach_the_ops_port() -> None:
     assert (port["name"], port["port"], port["targetPort"]) == ("metrics", 10259, "metrics")
     labels = _deployment()["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
+
+
+def test_probes_need_no_token() -> None:
+    """The kubelet sends no credentials: the probe paths must be always-allowed."""
+    allowed = PathAllowList(_run_args().authorization_always_allow_paths)
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert allowed.allows(_container()[probe]["httpGet"]["path"])
+    assert not allowed.allows("/metrics")
+
+
+def test_service_says_https_to_scrapers() -> None:
+    annotations = _one("Service", "asched")["metadata"]["annotations"]
+    assert annotations["prometheus.io/scheme"] == "https"
+
+
+def test_delegated_authn_authz_is_the_auth_delegator_role_for_the_same_subjects() -> None:
+    delegator = _one("ClusterRoleBinding", "asched-auth-delegator")
+    assert delegator["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "system:auth-delegator",
+    }
+    assert delegator["subjects"] == _one("ClusterRoleBinding", "asched")["subjects"]
+
+
+def test_no_other_binding_grants_asched_more() -> None:
+    bindings = [o for o in _objects() if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    assert sorted(b["roleRef"]["name"] for b in bindings) == ["asched", "system:auth-delegator"]
+    # asched's own role does not grant the review APIs (the delegator role does) nor
+    # any non-resource URL.
+    for rule in _one("ClusterRole", "asched")["rules"]:
+        assert "nonResourceURLs" not in rule
+        assert not {"tokenreviews", "subjectaccessreviews"} & set(rule.get("resources", []))
+
+
+def test_metrics_reader_example_allows_get_on_metrics_only() -> None:
+    docs = [
+        d
+        for d in yaml.safe_load_all((MANIFESTS / "examples" / "metrics-reader.yaml").read_text())
+        if d
+    ]
+    [role] = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert role["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    [binding] = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
 
 
 def test_service_account_is_the_one_rbac_binds() -> None:

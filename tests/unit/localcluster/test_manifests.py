@@ -28,6 +28,15 @@ def docs(path: Path) -> dict[str, dict[str, Any]]:
     return {d["kind"]: d for d in load_manifests(path.read_text())}
 
 
+def named(path: Path, kind: str, name: str) -> dict[str, Any]:
+    [doc] = [
+        d
+        for d in load_manifests(path.read_text())
+        if d["kind"] == kind and d["metadata"]["name"] == name
+    ]
+    return doc
+
+
 def grants(role: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {
         (group, resource, verb)
@@ -38,10 +47,14 @@ def grants(role: dict[str, Any]) -> set[tuple[str, str, str]]:
     }
 
 
-def test_rbac_binds_user_and_service_account() -> None:
-    binding = docs(RBAC)["ClusterRoleBinding"]
-    assert binding["roleRef"]["name"] == "asched"
-    assert {(s["kind"], s["name"]) for s in binding["subjects"]} == {
+@pytest.mark.parametrize(
+    ("binding", "role"),
+    [("asched", "asched"), ("asched-auth-delegator", "system:auth-delegator")],
+)
+def test_rbac_binds_user_and_service_account(binding: str, role: str) -> None:
+    doc = named(RBAC, "ClusterRoleBinding", binding)
+    assert doc["roleRef"]["name"] == role
+    assert {(s["kind"], s["name"]) for s in doc["subjects"]} == {
         ("User", "system:asched"),
         ("ServiceAccount", "asched"),
     }
