@@ -114,6 +114,13 @@ def etcd_args(bins: Binaries, layout: Layout) -> list[str]:
     ]
 
 
+#: The group version of Kubernetes 1.37's Workload and PodGroup.
+NATIVE_GANG_API = "scheduling.k8s.io/v1beta1"
+#: kube-apiserver's gates for it (pkg/features/kube_features.go): GenericWorkload is beta
+#: and off by default, TopologyAwareWorkloadScheduling alpha.
+NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling")
+
+
 def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list[str]:
     args = [
         str(bins.kube_apiserver),
@@ -138,6 +145,11 @@ def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list
         # rejects as a loopback address; nothing in a scheduler test needs that Service.
         "--endpoint-reconciler-type=none",
         "--allow-privileged=true",
+        # Kubernetes 1.37's native gang API (Workload, PodGroup and pods'
+        # spec.schedulingGroup) is served only with its group version and gates on; the
+        # topology-aware constraints are alpha. Both are off in a stock 1.37 cluster.
+        f"--runtime-config={NATIVE_GANG_API}=true",
+        f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}",
         "--profiling=false",
         "--v=1",
     ]
