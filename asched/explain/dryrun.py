@@ -24,8 +24,9 @@ import anyio.lowlevel
 from asched.api import Pod
 from asched.explain.model import Explanation, NodeScores, NodeVerdict, PluginScore, Verdict
 from asched.framework.cycle_state import CycleState
+from asched.framework.filtering import FilterCheck, chunk_size
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.runtime import FilterCheck, Framework, chunk_size
+from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from asched.framework.types import NodeToStatus
 from asched.scheduler.algorithm import num_feasible_nodes_to_find

@@ -19,20 +19,19 @@ from __future__ import annotations
 import inspect
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-import anyio.lowlevel
 import structlog
 
 from asched.api import Pod
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
-from asched.framework.batch import BatchPlugins, as_rows, filter_pass
-from asched.framework.columns import Unbatchable
+from asched.framework.batch import BatchPlugins
 from asched.framework.cycle_state import CycleState
 from asched.framework.evaluations import filter_evaluations
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from asched.framework.filtering import FilterCheck, Filterer, FilterFn
 from asched.framework.handle_impl import PluginHandle
 from asched.framework.interfaces import (
     AsyncFilterPlugin,
@@ -78,18 +77,7 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 PLUGIN_METRICS_SAMPLE = 0.10
 _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
 
-FilterFn = Callable[[CycleState, Pod, NodeInfo], "Status | Awaitable[Status | None] | None"]
-# One Filter check: the plugin's name and its verdict (None is Success).
-FilterCheck = tuple[str, "Status | None"]
-# Nodes filtered between two yields to the event loop: informers and binding cycles run
-# in between, and no chunk of Filter calls holds the loop for long (parallelism.go chunks).
-MIN_CHUNK = 32
 P = TypeVar("P")
-
-
-def chunk_size(n: int) -> int:
-    """About sqrt(n) nodes per chunk, never fewer than MIN_CHUNK."""
-    return max(int(n**0.5), MIN_CHUNK)
 
 
 class ProfileSpec:
@@ -161,7 +149,7 @@ class Framework:
         self.bind_plugins = self._at(EP.BIND, BindPlugin)
         self.post_bind_plugins = self._at(EP.POST_BIND, PostBindPlugin)
         # Detected once: which Filter/Score plugins are coroutines.
-        self._filters: list[tuple[str, FilterFn, bool]] = [
+        filters: list[tuple[str, FilterFn, bool]] = [
             (p.name, p.filter, inspect.iscoroutinefunction(p.filter)) for p in self.filter_plugins
         ]
         self._scores: list[tuple[str, ScoreFn, bool]] = [
@@ -178,6 +166,14 @@ class Framework:
             normalizers=self._normalizers,
             batch=self._batch,
             crashed=self._crashed,
+        )
+        self._filterer = Filterer(
+            filters,
+            batch=self._batch,
+            services=services,
+            columnar=lambda: self.columnar,
+            crashed=self._crashed,
+            add_pod=self.run_pre_filter_extension_add_pod,
         )
         self._sample_metrics = False
 
@@ -337,51 +333,16 @@ class Framework:
         return result, status, rejectors
 
     def has_async_filters(self) -> bool:
-        return any(is_async for _, _, is_async in self._filters)
+        return self._filterer.has_async
 
     def filter_fns(self, state: CycleState) -> list[tuple[str, FilterFn, bool]]:
         """The Filter plugins to run for this pod (minus those PreFilter skipped)."""
-        skip = state.skip_filter_plugins
-        return [f for f in self._filters if f[0] not in skip]
-
-    async def _filter(
-        self,
-        fns: Sequence[tuple[str, FilterFn, bool]],
-        state: CycleState,
-        pod: Pod,
-        node_info: NodeInfo,
-        checks: list[FilterCheck] | None,
-    ) -> Status | None:
-        """The one Filter loop (RunFilterPlugins): the first non-success status wins.
-
-        With `checks`, every plugin runs and its own verdict is appended (for
-        `asched explain`); the returned status is still the first rejection.
-        """
-        first: Status | None = None
-        for name, fn, is_async in fns:
-            try:
-                res: Any = fn(state, pod, node_info)
-                st: Status | None = (await res) if is_async else res
-            except Exception as exc:
-                self._crashed(plugin=name, point="Filter", pod=pod.key, node=node_info.name)
-                st = error(exc, name)
-            if st is not None and st.code != Code.SUCCESS:
-                st = st.with_plugin(name)
-                if not st.is_rejected():
-                    # Filter plugins may only pass or reject (RunFilterPlugins).
-                    st = wrap_error(f'running "{name}" filter plugin', st)
-                if checks is None:
-                    return st
-                first = first or st
-                checks.append((name, st))
-            elif checks is not None:
-                checks.append((name, None))
-        return first
+        return self._filterer.fns(state)
 
     async def run_filter_plugins(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status | None:
-        return await self._filter(self.filter_fns(state), state, pod, node_info, None)
+        return await self._filterer.run(self.filter_fns(state), state, pod, node_info, None)
 
     async def run_filter_plugins_with_nominated_pods(
         self,
@@ -390,41 +351,9 @@ class Framework:
         node_info: NodeInfo,
         checks: list[list[FilterCheck]] | None = None,
     ) -> Status | None:
-        """Filter with the node's nominated pods of equal or higher priority counted.
-
-        kube-scheduler runs Filter twice when such pods exist (RunFilterPluginsWithNominatedPods):
-        once with them added (they may take the resources first) and once without (pod
-        affinity that only the nominated pods satisfy must not count). With `checks`,
-        each pass appends its list of per-plugin verdicts.
-        """
-        fns = self.filter_fns(state)
-        passes: list[tuple[CycleState, NodeInfo]] = []
-        nominated = [
-            p
-            for p in self._services.nominated_pods_for_node(node_info.name)
-            if p.uid != pod.uid and p.priority >= pod.priority
-        ]
-        if nominated:
-            state2 = state.clone()
-            ni2 = node_info.clone()
-            for p in nominated:
-                ni2.add_pod(p)
-                st = self.run_pre_filter_extension_add_pod(state2, pod, p, ni2)
-                if st is not None and not st.is_success():
-                    return st
-            passes.append((state2, ni2))
-        passes.append((state, node_info))
-        verdict: Status | None = None
-        for pass_state, pass_node in passes:
-            pass_checks: list[FilterCheck] | None = None if checks is None else []
-            st = await self._filter(fns, pass_state, pod, pass_node, pass_checks)
-            if checks is not None and pass_checks is not None:
-                checks.append(pass_checks)
-            if st is not None:
-                if checks is None:
-                    return st
-                verdict = verdict or st
-        return verdict
+        """Filter with the node's nominated pods of equal or higher priority counted
+        (RunFilterPluginsWithNominatedPods; filtering.py)."""
+        return await self._filterer.with_nominated_pods(state, pod, node_info, checks)
 
     async def run_filter_over_nodes(
         self,
@@ -436,10 +365,10 @@ class Framework:
         limit: int,
         statuses: NodeToStatus,
     ) -> FilterPass:
-        """_filter_over_nodes, counted in scheduler_plugin_evaluation_total."""
+        """Filterer.over_nodes, counted in scheduler_plugin_evaluation_total."""
         m = self._services.metrics
         before = {} if m is None else {k: n for k, (_, n) in statuses.tally_by_id().items()}
-        result = await self._filter_over_nodes(
+        result = await self._filterer.over_nodes(
             state, pod, nodes, start=start, limit=limit, statuses=statuses
         )
         if m is not None:
@@ -454,78 +383,6 @@ class Framework:
             for name, count in filter_evaluations(names, len(result.feasible), rejected):
                 m.plugin_evaluation(name, "Filter", self.profile_name, count)
         return result
-
-    async def _filter_over_nodes(
-        self,
-        state: CycleState,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        *,
-        start: int,
-        limit: int,
-        statuses: NodeToStatus,
-    ) -> FilterPass:
-        """Filter nodes from `start` round the list until `limit` fit or all were seen.
-
-        kube-scheduler's findNodesThatPassFilters: rejections go into `statuses`; the
-        first Error ends the pass. Nodes with nominated pods take the two-pass path; the
-        others run the plugins directly. Yields to the event loop every chunk of nodes.
-        """
-        n = len(nodes)
-        feasible: list[NodeInfo] = []
-        if n == 0:
-            return FilterPass(feasible, 0)
-        fns = self.filter_fns(state)
-        rows = as_rows(nodes) if self.columnar else None
-        if rows is not None and not self._services.has_nominated_pods():
-            names = [f[0] for f in fns]
-            if self._batch.covers_filters(names):
-                try:
-                    return filter_pass(
-                        self._batch,
-                        names,
-                        state,
-                        pod,
-                        rows,
-                        start=start,
-                        limit=limit,
-                        statuses=statuses,
-                    )
-                except Unbatchable:
-                    pass  # filter_pass writes no status before it succeeds
-                except Exception:
-                    # A bug in a batch Filter: the per-node path below gives the exact
-                    # statuses (an Error, if the per-node Filter fails too).
-                    self._crashed(point="BatchFilter", pod=pod.key)
-        if not fns:
-            return FilterPass([nodes[(start + i) % n] for i in range(min(limit, n))], min(limit, n))
-        nominated = self._nominated_nodes(nodes)
-        chunk = chunk_size(n)
-        processed = 0
-        for i in range(n):
-            ni = nodes[(start + i) % n]
-            processed += 1
-            if nominated and ni.name in nominated:
-                st = await self.run_filter_plugins_with_nominated_pods(state, pod, ni)
-            else:
-                st = await self._filter(fns, state, pod, ni, None)
-            if st is None:
-                feasible.append(ni)
-                if len(feasible) >= limit:
-                    break
-            elif st.code == Code.ERROR:
-                return FilterPass(feasible, processed, st)
-            else:
-                statuses.set(ni.name, st)
-            if (i + 1) % chunk == 0:
-                await anyio.lowlevel.checkpoint()
-        return FilterPass(feasible, processed)
-
-    def _nominated_nodes(self, nodes: Sequence[NodeInfo]) -> set[str]:
-        # Cheap check first: most clusters have no nominated pods at all.
-        if not self._services.has_nominated_pods():
-            return set()
-        return {ni.name for ni in nodes if self._services.nominated_pods_for_node(ni.name)}
 
     def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
         out = []

@@ -260,7 +260,7 @@ async def test_nominated_pods_take_resources_first() -> None:
     def counting_filter(state: CycleState, pod: object, ni: NodeInfo) -> None:
         calls.append(len(ni.pods))
 
-    fwk._filters = [("Count", counting_filter, False)]  # type: ignore[list-item]
+    fwk._filterer._filters = [("Count", counting_filter, False)]
     services.nominated["n"] = [make_pod("big").priority(100).obj()]
     st = await fwk.run_filter_plugins_with_nominated_pods(
         CycleState(), make_pod("p").priority(10).obj(), node

@@ -220,7 +220,7 @@ async def test_nominated_pods_count_during_filtering() -> None:
         seen.append((ni.name, len(ni.pods)))
         return None
 
-    fwk._filters = [("Spy", spy, False)]  # type: ignore[list-item]
+    fwk._filterer._filters = [("Spy", spy, False)]
     await Algorithm(0).find_nodes_that_fit(fwk, CycleState(), make_pod("p").obj(), _nodes(2))
     assert ("n0", 1) in seen
     assert ("n1", 0) in seen
