@@ -1,10 +1,11 @@
 """The scheduling queue: which pending pod to try next, and when to retry a rejected one.
 
 Mirrors kube-scheduler's PriorityQueue (backend/queue/scheduling_queue.go, with
-SchedulerQueueingHints GA and SchedulerPopFromBackoffQ off):
+SchedulerQueueingHints GA and SchedulerPopFromBackoffQ beta and on):
 - activeQ: pods ready to be tried, ordered by the QueueSort plugin's `less`;
-- backoffQ: pods that failed and wait out their backoff (initial * 2^(attempts-1),
-  capped), ordered by expiry;
+- backoffQ: pods that failed and wait out their backoff (asched/backend/backoff.py:
+  1-second ordering windows, the exponent is the unschedulable or consecutive-error
+  count); when activeQ is empty, pop takes a rejected pod from backoffQ at once;
 - the unschedulable pool: pods rejected by plugins, waiting for an event one of those
   plugins registered (and its queueing hint approves), or for the 5-minute timeout;
   also pods gated by a PreEnqueue plugin, which only PreEnqueue lets out;
@@ -27,6 +28,14 @@ import anyio.lowlevel
 import structlog
 
 from asched.api import Pod
+from asched.backend.backoff import (
+    ORDERING_WINDOW,
+    BackoffQueue,
+    align_to_window,
+    backing_off,
+    backoff_count,
+    backoff_duration,
+)
 from asched.backend.heap import KeyedHeap
 from asched.backend.hints import HintIndex, HintMap, Strategy, pod_update_events
 from asched.backend.inflight import InFlight
@@ -71,9 +80,11 @@ POD_ADD = "PodAdd"
 POD_UPDATE = "PodUpdate"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE = "BackoffComplete"
+POP_FROM_BACKOFF = "PopFromBackoffQ"
 
-# kube-scheduler's Run: backoffQ flushed every second, leftovers every 30 seconds.
-BACKOFF_FLUSH_INTERVAL = 1.0
+# kube-scheduler's Run: backoffQ flushed every second, on the ordering windows' edges,
+# leftovers every 30 seconds.
+BACKOFF_FLUSH_INTERVAL = ORDERING_WINDOW
 LEFTOVER_FLUSH_INTERVAL = 30.0
 
 
@@ -92,22 +103,6 @@ class UnschedulableMetrics(Protocol):
     """Optional: scheduler_unschedulable_pods{plugin, profile}, fed by the pool."""
 
     def unschedulable_changed(self, plugins: Sequence[str], profile: str, delta: int) -> None: ...
-
-
-def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
-    """kube-scheduler calculateBackoffDuration: initial * 2^(attempts-1), capped at maximum."""
-    if attempts <= 0:
-        return 0.0
-    duration = initial
-    for _ in range(1, attempts):
-        if duration > maximum - duration:
-            return maximum
-        duration += duration
-    return duration
-
-
-def _by_expiry(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-    return a.backoff_expiry < b.backoff_expiry
 
 
 class SchedulingQueue:
@@ -131,7 +126,7 @@ class SchedulingQueue:
         self._max_unschedulable = max_unschedulable_duration
         self._metrics = metrics
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(less)
-        self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(_by_expiry)
+        self._backoff = BackoffQueue(less)
         self._pool = UnschedulablePool(
             metrics.unschedulable_changed if isinstance(metrics, UnschedulableMetrics) else None
         )
@@ -172,6 +167,7 @@ class SchedulingQueue:
         qpi = self._backoff.get(uid)
         if qpi is not None:
             self._replace_pod(qpi, old, new)
+            self._backoff.fix(uid)
             return
         qpi = self._pool.get(uid)
         if qpi is None:
@@ -208,9 +204,12 @@ class SchedulingQueue:
         moved = 0
         label = str(FORCE_ACTIVATE)
         for pod in pods:
-            qpi = self._pool.get(pod.uid) or self._backoff.remove(pod.uid)
+            qpi = self._pool.get(pod.uid)
+            from_backoff = qpi is None
+            if from_backoff:
+                qpi = self._backoff.remove(pod.uid)
             if qpi is not None:
-                moved += self._move_to_active(qpi, label)
+                moved += self._move_to_active(qpi, label, from_backoff=from_backoff)
             else:
                 self._inflight.record_for_pod(pod.uid, [FORCE_ACTIVATE], None, pod)
         return moved
@@ -248,16 +247,21 @@ class SchedulingQueue:
 
     # ---- the scheduling loop's side ------------------------------------------------
     async def pop(self) -> QueuedPodInfo:
-        """Wait for the best pod in activeQ and mark it in flight; QueueClosed after close()."""
+        """Wait for the best pod in activeQ and mark it in flight; QueueClosed after close().
+
+        With activeQ empty, a pod rejected by plugins waiting in backoffQ is taken at
+        once (activeQueue.unlockedPop with SchedulerPopFromBackoffQ).
+        """
         await anyio.lowlevel.checkpoint_if_cancelled()
         while True:
             if self._closed:
                 raise QueueClosed
-            if self._active:
-                qpi = self._active.pop()
-                if self._inflight.start(qpi.pod):
+            popped = self._pop_active_or_backoff()
+            if popped is not None:
+                if self._inflight.start(popped.pod):
+                    qpi = popped
                     break
-                log.error("pod_popped_twice", pod=qpi.pod.key)
+                log.error("pod_popped_twice", pod=popped.pod.key)
                 continue
             if self._wakeup is None:
                 self._wakeup = anyio.Event()
@@ -270,6 +274,14 @@ class SchedulingQueue:
         qpi.moved_during_cycle = False
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self._clock.now()
+        return qpi
+
+    def _pop_active_or_backoff(self) -> QueuedPodInfo | None:
+        if self._active:
+            return self._active.pop()
+        qpi = self._backoff.pop_rejected()
+        if qpi is not None:
+            self._incoming(ACTIVE, POP_FROM_BACKOFF)
         return qpi
 
     def done(self, uid: str) -> None:
@@ -304,12 +316,8 @@ class SchedulingQueue:
             if error:
                 qpi.unschedulable_plugins = set()
                 qpi.pending_plugins = set()
-            now = self._clock.now()
-            qpi.timestamp = now
-            qpi.backoff_expiry = now + backoff_duration(
-                qpi.attempts, self._initial_backoff, self._max_backoff
-            )
             rejected = bool(qpi.unschedulable_plugins or qpi.pending_plugins)
+            self._count_failure(qpi, rejected=rejected)
             strategy = self._strategy_after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
             qpi.moved_during_cycle = rejected and strategy is not Strategy.SKIP
             queue = self._requeue(qpi, strategy, SCHEDULE_ATTEMPT_FAILURE)
@@ -318,6 +326,8 @@ class SchedulingQueue:
                 pod=qpi.pod.key,
                 queue=queue,
                 attempts=qpi.attempts,
+                unschedulable_count=qpi.unschedulable_count,
+                consecutive_errors=qpi.consecutive_errors_count,
                 unschedulable=sorted(qpi.unschedulable_plugins),
                 pending=sorted(qpi.pending_plugins),
                 error=error,
@@ -325,15 +335,40 @@ class SchedulingQueue:
         finally:
             self.done(uid)
 
+    def _count_failure(self, qpi: QueuedPodInfo, *, rejected: bool) -> None:
+        """AddUnschedulablePodIfNotPresent's bookkeeping, then getBackoffTime.
+
+        A pod no plugin rejected (an error: the API server, a bind failure, a plugin
+        error) counts a consecutive error; a rejected pod counts an unschedulable
+        attempt and its errors reset. The expiry is aligned to the ordering window.
+        """
+        if rejected:
+            qpi.unschedulable_count += 1
+            qpi.consecutive_errors_count = 0
+        else:
+            qpi.consecutive_errors_count += 1
+        now = self._clock.now()
+        qpi.timestamp = now
+        count = backoff_count(qpi)
+        if self._max_backoff <= 0 or count == 0:
+            # podMaxBackoff 0 disables backoff; a pod never tried gets none.
+            qpi.backoff_expiry = 0.0
+            return
+        duration = backoff_duration(count, self._initial_backoff, self._max_backoff)
+        qpi.backoff_expiry = align_to_window(now + duration)
+
     # ---- periodic maintenance ------------------------------------------------------
     async def run(self) -> None:
         """Flush completed backoffs every second and leftovers every 30 s, until close().
 
-        The owner runs this in its task group and cancels it on shutdown.
+        The backoff flush runs on the edges of the 1-second ordering windows, so a whole
+        window moves at once (waitUntilAlignedWithOrderingWindow). The owner runs this
+        in its task group and cancels it on shutdown.
         """
         last_leftover_flush = self._clock.now()
         while True:
-            await self._clock.sleep(BACKOFF_FLUSH_INTERVAL)
+            now = self._clock.now()
+            await self._clock.sleep(align_to_window(now + BACKOFF_FLUSH_INTERVAL) - now)
             if self._closed:
                 return
             self.flush_backoff_completed()
@@ -343,15 +378,14 @@ class SchedulingQueue:
                 self.flush_unschedulable_left_over()
 
     def flush_backoff_completed(self) -> int:
-        """Move pods whose backoff expired to activeQ; returns how many entered it."""
-        now = self._clock.now()
+        """Move pods whose backoff expired to activeQ; returns how many entered it.
+
+        flushBackoffQCompleted: PreEnqueue already ran when they entered backoffQ.
+        """
         moved = 0
-        while True:
-            head = self._backoff.peek()
-            if head is None or head.backoff_expiry > now:
-                return moved
-            self._backoff.pop()
-            moved += self._move_to_active(head, BACKOFF_COMPLETE)
+        for qpi in self._backoff.pop_completed(self._clock.now()):
+            moved += self._move_to_active(qpi, BACKOFF_COMPLETE, from_backoff=True)
+        return moved
 
     def flush_unschedulable_left_over(self) -> int:
         """Move pods that sat in the pool longer than max_unschedulable_duration."""
@@ -440,28 +474,18 @@ class SchedulingQueue:
             self._wakeup = None
 
     def _backing_off(self, qpi: QueuedPodInfo) -> bool:
-        return qpi.backoff_expiry > self._clock.now()
+        return backing_off(qpi, self._clock.now())
 
-    def _move_to_active(self, qpi: QueuedPodInfo, event: str) -> bool:
+    def _move_to_active(
+        self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False
+    ) -> bool:
         """PreEnqueue, then activeQ; a gated pod is (re)filed in the pool instead.
 
-        kube-scheduler moveToActiveQ. Returns True if the pod entered activeQ.
+        kube-scheduler moveToActiveQ. A pod coming straight from backoffQ passed
+        PreEnqueue on its way in and skips it. Returns True if the pod entered activeQ.
         """
         uid = qpi.uid
-        gate = self._pre_enqueue(qpi.pod)
-        if gate is not None:
-            plugin, status = gate
-            qpi.gating_plugin = plugin
-            self._active.remove(uid)
-            self._backoff.remove(uid)
-            if self._pool.add(qpi):
-                self._incoming(UNSCHEDULABLE, event)
-            if status.code == Code.ERROR:
-                log.warning(
-                    "pre_enqueue_error", pod=qpi.pod.key, plugin=plugin, message=status.message()
-                )
-            else:
-                log.debug("pod_gated", pod=qpi.pod.key, plugin=plugin, trigger=event)
+        if not from_backoff and self._gated(qpi, event):
             return False
         qpi.gating_plugin = ""
         if qpi.initial_attempt_timestamp is None:
@@ -476,6 +500,26 @@ class SchedulingQueue:
         self._wake()
         return True
 
+    def _gated(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """Run PreEnqueue; a pod it rejects is (re)filed in the pool as gated."""
+        gate = self._pre_enqueue(qpi.pod)
+        if gate is None:
+            return False
+        plugin, status = gate
+        uid = qpi.uid
+        qpi.gating_plugin = plugin
+        self._active.remove(uid)
+        self._backoff.remove(uid)
+        if self._pool.add(qpi):
+            self._incoming(UNSCHEDULABLE, event)
+        if status.code == Code.ERROR:
+            log.warning(
+                "pre_enqueue_error", pod=qpi.pod.key, plugin=plugin, message=status.message()
+            )
+        else:
+            log.debug("pod_gated", pod=qpi.pod.key, plugin=plugin, trigger=event)
+        return True
+
     def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, event: str) -> str:
         """Place a non-gated pod by strategy (kube-scheduler requeuePodWithQueueingStrategy)."""
         if strategy is Strategy.SKIP:
@@ -483,11 +527,22 @@ class SchedulingQueue:
                 self._incoming(UNSCHEDULABLE, event)
             return UNSCHEDULABLE
         if strategy is Strategy.AFTER_BACKOFF and self._backing_off(qpi):
-            self._pool.remove(qpi.uid)
-            self._backoff.push(qpi.uid, qpi)
-            self._incoming(BACKOFF, event)
-            return BACKOFF
+            return self._move_to_backoff(qpi, event)
         return ACTIVE if self._move_to_active(qpi, event) else GATED
+
+    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str) -> str:
+        """kube-scheduler moveToBackoffQ: PreEnqueue runs here, not on the way out.
+
+        Pop may take the pod from backoffQ at once, so it is woken like activeQ's.
+        """
+        if self._gated(qpi, event):
+            return GATED
+        qpi.gating_plugin = ""
+        self._pool.remove(qpi.uid)
+        self._backoff.push(qpi)
+        self._incoming(BACKOFF, event)
+        self._wake()
+        return BACKOFF
 
     def _move_pods(
         self,

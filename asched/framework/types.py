@@ -28,8 +28,12 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     # The PreEnqueue plugin that gates the pod, if any.
     gating_plugin: str = ""
-    # Set by the queue: when the pod may leave backoff.
+    # Set by the queue: when the pod may leave backoff (aligned to a 1-second window).
     backoff_expiry: float = 0.0
+    # Attempts that plugins rejected (kube-scheduler UnschedulableCount), and errors in a
+    # row since the last rejection (ConsecutiveErrorsCount): the backoff's exponent.
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
     # Moved by an event while it was being scheduled: retry promptly on failure.
     moved_during_cycle: bool = False
 

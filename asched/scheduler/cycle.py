@@ -312,12 +312,14 @@ class BindingCycle:
             return
         rejected = st.is_rejected()
         message = st.message()
-        if rejected:
+        if rejected and at_permit:
+            # bindingCycle wraps a WaitOnPermit rejection in a one-node FitError, whose
+            # plugin the queue files the pod under. PreBind and Bind statuses go on
+            # unchanged and name no plugin (handleSchedulingFailure takes plugins from a
+            # FitError only), so the queue backs the pod off as an error: its
+            # consecutive-error count grows, not its unschedulable count.
             a.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
-            if at_permit:
-                # bindingCycle wraps a WaitOnPermit rejection in a one-node FitError;
-                # PreBind and Bind statuses go on unchanged.
-                message = one_node_fit_message(assumed.key, node, st)
+            message = one_node_fit_message(assumed.key, node, st)
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.

@@ -10,7 +10,8 @@ cancels the rest and becomes the PostFilter's Error. Per victim (Executor.Preemp
   PreemptionByScheduler, then it is deleted; a victim that is already gone (404) is
   done, without an event;
 - each preempted victim gets the Normal event `Preempted` / `Preempting`:
-  "Preempted by pod <preemptor uid> on node <node>".
+  "Preempted by pod <preemptor uid> on node <node>", plus " (in asched memory)." for
+  a victim rejected at Permit (kube-scheduler says "kube-scheduler" there).
 asched adds the victim's uid as a precondition to both calls, so a pod recreated under the
 same name (a StatefulSet replica) is never evicted by mistake; a precondition conflict
 (409) means the victim we chose is gone, like a 404.
@@ -34,6 +35,9 @@ from asched.framework.status import Code, Status
 from asched.plugins.defaultpreemption.candidates import Candidate
 
 log = structlog.get_logger(__name__)
+
+# Where kube-scheduler's messages name itself, asched says its own name.
+SCHEDULER_NAME = "asched"
 
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
@@ -99,8 +103,12 @@ class Executor:
 
     async def _preempt(self, node: str, preemptor: Pod, victim: Pod) -> None:
         h = self._handle
+        message = f"Preempted by pod {preemptor.uid} on node {node}"
         if h.waiting_pods.reject(victim.uid, self._plugin, "preempted"):
             log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key, node=node)
+            # Executor.PreemptPod marks a victim preempted only in memory (rejected at
+            # Permit, never deleted) with this suffix; Go names itself, so asched does.
+            message += f" (in {SCHEDULER_NAME} memory)."
         else:
             if not await self._mark_disruption_target(preemptor, victim):
                 return
@@ -127,7 +135,7 @@ class Executor:
             "Normal",
             "Preempted",
             "Preempting",
-            f"Preempted by pod {preemptor.uid} on node {node}",
+            message,
         )
 
     async def _mark_disruption_target(self, preemptor: Pod, victim: Pod) -> bool:

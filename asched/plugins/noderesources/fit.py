@@ -254,16 +254,13 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     # --- queueing hints ----------------------------------------------------------
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # InPlacePodVerticalScaling is GA, so a pod scaling down frees room like a delete.
-        # The pod's own scale-down reaches us as an UnschedulablePod event in asched.
-        pod_actions = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
+        # Fit.EventsToRegister, in its order. InPlacePodVerticalScaling is GA, so an
+        # assigned pod scaling down frees room like a delete, and the pod's own
+        # scale-down (an UnschedulablePod event in asched, TargetPod in Go) always counts.
         return (
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, pod_actions), self._after_pod_event
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
-                self._after_pod_event,
+                ClusterEvent(EventResource.POD, ActionType.DELETE),
+                self._after_assigned_pod_delete,
             ),
             ClusterEventWithHint(
                 ClusterEvent(
@@ -271,28 +268,53 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
                 ),
                 self._after_node_change,
             ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                self._after_assigned_pod_scale_down,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                self._after_target_pod_scale_down,
+            ),
         )
 
-    def _after_pod_event(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        original, modified = as_pod(old), as_pod(new)
-        if modified is None:
-            if original is None:
-                return QueueingHint.QUEUE
-            if not original.node_name and not original.nominated_node_name:
-                # An unscheduled pod held nothing.
-                return QueueingHint.QUEUE_SKIP
+    def _after_assigned_pod_delete(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """isSchedulableAfterAssignedPodDelete: any scheduled or nominated pod's delete."""
+        deleted = as_pod(old)
+        if deleted is None:
             return QueueingHint.QUEUE
-        if original is None:
+        if not deleted.node_name and not deleted.nominated_node_name:
+            # An unscheduled pod held nothing.
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def _after_assigned_pod_scale_down(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """isSchedulableAfterAssignedPodScaleDown."""
+        original, modified = as_pod(old), as_pod(new)
+        if original is None or modified is None:
             return QueueingHint.QUEUE
         if scaled_down_for(pod, original, modified):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
+    def _after_target_pod_scale_down(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """isSchedulableAfterTargetPodScaleDown: the pod itself asks for less."""
+        return QueueingHint.QUEUE
+
     def _after_node_change(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterNodeChange."""
         modified = as_node(new)
         if modified is None:
             return QueueingHint.QUEUE
-        request = self._request(pod)
+        # isFit and haveAnyRequestedResourcesIncreased take computePodResourceRequest:
+        # every requested resource, the ignored ones too (Filter is what ignores them).
+        request = _all_requests(pod)
         if not fits_empty_node(request, modified):
             return QueueingHint.QUEUE_SKIP
         original = as_node(old)
@@ -301,6 +323,12 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         if requested_resources_increased(request, original, modified):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
+
+
+def _all_requests(pod: Pod) -> _Request:
+    r = pod.requests
+    scalars = tuple((name, q, f"Insufficient {name}") for name, q in r.scalar.items() if q != 0)
+    return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars)
 
 
 def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | None:
@@ -346,11 +374,7 @@ def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | N
 
 
 def fits_empty_node(request: _Request, node: Node) -> bool:
-    """isFit: would the pod fit this node if nothing ran on it?
-
-    kube-scheduler checks this without the ignored resources; we honour them, as Filter
-    does, so a pod asking for an ignored resource is not held back by node events.
-    """
+    """isFit: would the pod fit this node if nothing ran on it?"""
     alloc = node.allocatable
     if alloc.allowed_pods < 1:
         return False
@@ -376,9 +400,7 @@ def requested_resources_increased(request: _Request, old: Node, new: Node) -> bo
 
 
 def scaled_down_for(target: Pod, original: Pod, modified: Pod) -> bool:
-    """isSchedulableAfterPodScaleDown: did a resource the target requests go down?"""
-    if modified.uid == target.uid:
-        return True
+    """haveEnoughRelevantResourcesDecreased: did a resource the target requests go down?"""
     if not modified.node_name:
         # An unscheduled pod frees nothing by shrinking.
         return False

@@ -71,7 +71,13 @@ def _less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
 
 
 class Env:
-    def __init__(self, *, initial_backoff: float = 1.0, hints: HintMap | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        hints: HintMap | None = None,
+    ) -> None:
         self.clock = FakeClock()
         self.gates = Gates()
         self.metrics = Metrics()
@@ -95,7 +101,7 @@ class Env:
             _less,
             self.clock,
             initial_backoff=initial_backoff,
-            max_backoff=10.0,
+            max_backoff=max_backoff,
             pre_enqueue=self.gates,
             hints=self.hints,
             metrics=self.metrics,
@@ -175,7 +181,7 @@ async def test_update_in_active_queue_reorders(env: Env) -> None:
 
 async def test_failed_pod_goes_behind_equal_priority_pods(env: Env) -> None:
     env.q = SchedulingQueue(
-        _less, env.clock, initial_backoff=0.0, pre_enqueue=env.gates, hints=env.hints
+        _less, env.clock, max_backoff=0.0, pre_enqueue=env.gates, hints=env.hints
     )
     env.q.add(make_pod("first").obj())
     env.clock.advance(1)
@@ -195,49 +201,160 @@ def test_backoff_duration(attempts: int, expected: float) -> None:
     assert backoff_duration(attempts, 1.0, 10.0) == expected
 
 
-async def test_backoff_grows_with_attempts_and_flushes_exactly_on_expiry(env: Env) -> None:
+async def test_backoff_grows_with_errors_and_flushes_the_window_after_expiry(env: Env) -> None:
+    # The clock starts on a whole second, so every expiry is now + duration; the pod
+    # backs off while its expiry is not before the current window (isEntityBackingoff).
     env.q.add(make_pod("p").obj())
     for expected in (1.0, 2.0, 4.0, 8.0, 10.0, 10.0):
         qpi = await env.pop_and_fail(error=True)
         assert env.q.where(qpi.uid) == "backoff"
         assert qpi.backoff_expiry - env.clock.now() == expected
-        env.clock.advance(expected - 0.01)
+        env.clock.advance(expected + 0.99)
         assert env.q.flush_backoff_completed() == 0
         assert env.q.where(qpi.uid) == "backoff"
         env.clock.advance(0.01)
         assert env.q.flush_backoff_completed() == 1
         assert env.q.where(qpi.uid) == "active"
+        env.clock.advance(-env.clock.now() % 1.0)
 
 
-async def test_backoff_flush_moves_only_expired_pods_in_expiry_order(env: Env) -> None:
-    env.q.add(make_pod("a").obj())
-    await env.pop_and_fail(error=True)  # a: expires at +1
+async def test_expiry_is_aligned_to_the_ordering_window(env: Env) -> None:
+    env.clock.advance(0.3)
+    env.q.add(make_pod("p").obj())
+    qpi = await env.pop_and_fail(error=True)
+    # backoffQueue.getBackoffTime: alignToWindow(timestamp + 1s) = the whole second.
+    assert qpi.backoff_expiry == 1001.0
+
+
+async def test_backoff_flush_moves_whole_windows_in_active_order(env: Env) -> None:
+    env.q.add(make_pod("a").priority(1).obj())
+    await env.pop_and_fail(error=True)  # a: window 1001
     env.clock.advance(0.5)
-    env.q.add(make_pod("b").obj())
-    await env.pop_and_fail(error=True)  # b: expires at +1.5
-    env.clock.advance(0.6)  # a expired, b not
-    assert env.q.flush_backoff_completed() == 1
-    assert env.q.pending_counts() == {"active": 1, "backoff": 1, "unschedulable": 0, "gated": 0}
-    assert await _drain(env.q) == ["a"]
+    env.q.add(make_pod("b").priority(5).obj())
+    await env.pop_and_fail(error=True)  # b: window 1001 too
+    env.clock.advance(0.6)
+    env.q.add(make_pod("c").obj())
+    await env.pop_and_fail(error=True)  # c: window 1002
+    env.clock.advance(0.9)  # 1002.0: window 1001 is over, 1002 is current
+    assert env.q.flush_backoff_completed() == 2
+    assert env.q.pending_counts() == {"active": 2, "backoff": 1, "unschedulable": 0, "gated": 0}
+    assert await _drain(env.q) == ["b", "a"]
 
 
-async def test_zero_initial_backoff_disables_backoff() -> None:
-    env = Env(initial_backoff=0.0)
+async def test_zero_max_backoff_disables_backoff() -> None:
+    env = Env(initial_backoff=1.0, max_backoff=0.0)
     env.q.add(make_pod("p").obj())
     qpi = await env.pop_and_fail(error=True)
     assert env.q.where(qpi.uid) == "active"
 
 
-async def test_run_flushes_backoff_every_second(env: Env) -> None:
+async def test_run_flushes_backoff_on_whole_seconds(env: Env) -> None:
+    env.clock.advance(0.4)
     env.q.add(make_pod("p").obj())
-    qpi = await env.pop_and_fail(error=True)
+    qpi = await env.pop_and_fail(error=True)  # window 1001: flushed on the 1002 tick
     async with anyio.create_task_group() as tg:
         tg.start_soon(env.q.run)
         await anyio.wait_all_tasks_blocked()
+        env.clock.advance(0.6)  # 1001.0
+        await anyio.wait_all_tasks_blocked()
         assert env.q.where(qpi.uid) == "backoff"
-        await _tick(env.clock, 1)
+        env.clock.advance(0.99)
+        await anyio.wait_all_tasks_blocked()
+        assert env.q.where(qpi.uid) == "backoff"
+        env.clock.advance(0.01)  # 1002.0: the aligned tick
+        await anyio.wait_all_tasks_blocked()
         assert env.q.where(qpi.uid) == "active"
         tg.cancel_scope.cancel()
+
+
+# ---- the backoff exponent (AddUnschedulablePodIfNotPresent, getBackoffTime) -------
+@pytest.mark.parametrize(
+    ("history", "counts", "duration"),
+    [
+        pytest.param("UUU", (3, 0), 4.0, id="rejections-double"),
+        pytest.param("EEE", (0, 3), 4.0, id="errors-double"),
+        pytest.param("UUE", (2, 1), 1.0, id="an-error-after-rejections-starts-at-one"),
+        pytest.param("UUEEU", (3, 0), 4.0, id="a-rejection-resets-errors"),
+        pytest.param("EEU", (1, 0), 1.0, id="errors-do-not-raise-the-unschedulable-count"),
+    ],
+)
+async def test_backoff_exponent_follows_go_counts(
+    env: Env, history: str, counts: tuple[int, int], duration: float
+) -> None:
+    env.q.add(make_pod("p").obj())
+    for outcome in history:
+        # Rejected by "A" (or an error); the pod is popped again at once from backoffQ
+        # when it is rejected-with-event, or after the flush.
+        qpi = await env.pop_and_fail(*(("A",) if outcome == "U" else ()), error=outcome == "E")
+        env.clock.advance(20.0)
+        env.q.flush_backoff_completed()
+        env.q.flush_unschedulable_left_over()
+        env.q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert (qpi.unschedulable_count, qpi.consecutive_errors_count) == counts
+    assert qpi.attempts == len(history)
+    assert qpi.backoff_expiry - qpi.timestamp == duration
+
+
+# ---- SchedulerPopFromBackoffQ -----------------------------------------------------
+async def test_pop_takes_a_rejected_pod_from_backoff_when_active_is_empty(env: Env) -> None:
+    env.q.add(make_pod("p").obj())
+    qpi = await env.pop_and_fail("A", events=(NODE_ADD,))  # moved in flight: backoffQ
+    assert env.q.where(qpi.uid) == "backoff"
+    with anyio.fail_after(1):
+        again = await env.q.pop()
+    assert again is qpi
+    assert env.q.where(qpi.uid) == "in_flight"
+    assert ("active", "PopFromBackoffQ") in env.metrics.seen
+
+
+async def test_pop_prefers_active_over_backoff(env: Env) -> None:
+    env.q.add(make_pod("p").priority(100).obj())
+    await env.pop_and_fail("A", events=(NODE_ADD,))
+    env.q.add(make_pod("fresh").priority(1).obj())
+    assert [(await env.q.pop()).pod.name, (await env.q.pop()).pod.name] == ["fresh", "p"]
+
+
+async def test_backoff_pops_by_window_then_priority(env: Env) -> None:
+    env.q.add(make_pod("low").priority(1).obj())
+    await env.pop_and_fail("A", events=(NODE_ADD,))  # window 1001
+    env.clock.advance(0.2)
+    env.q.add(make_pod("high").priority(9).obj())
+    await env.pop_and_fail("A", events=(NODE_ADD,))  # window 1001, higher priority
+    env.clock.advance(0.9)
+    env.q.add(make_pod("top").priority(99).obj())
+    await env.pop_and_fail("A", events=(NODE_ADD,))  # window 1002
+    names = [(await env.q.pop()).pod.name for _ in range(3)]
+    assert names == ["high", "low", "top"]
+
+
+async def test_pop_never_takes_an_errored_pod_early(env: Env) -> None:
+    env.q.add(make_pod("p").obj())
+    qpi = await env.pop_and_fail(error=True)
+    assert env.q.where(qpi.uid) == "backoff"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(env.q.pop)
+        await anyio.wait_all_tasks_blocked()  # pop() is waiting, not taking it
+        assert env.q.where(qpi.uid) == "backoff"
+        tg.cancel_scope.cancel()
+
+
+async def test_pre_enqueue_runs_on_entering_backoff_not_on_the_flush(env: Env) -> None:
+    env.q.add(make_pod("member").uid("u").obj())
+    await env.pop_and_fail(error=True)
+    assert env.q.where("u") == "backoff"
+    env.gates.waiting_for_quorum.add("member")
+    env.clock.advance(2.0)
+    # moveToActiveQ from backoffQ skips PreEnqueue: it ran on the way in.
+    assert env.q.flush_backoff_completed() == 1
+    assert env.q.where("u") == "active"
+
+
+async def test_pre_enqueue_gates_a_pod_on_its_way_to_backoff(env: Env) -> None:
+    env.q.add(make_pod("member").uid("u").obj())
+    await env.pop_and_fail("A")
+    env.gates.waiting_for_quorum.add("member")
+    assert env.q.move_all_to_active_or_backoff(NODE_ADD, None, None) == 0
+    assert env.q.where("u") == "gated"
 
 
 # ---- failures and cluster events ---------------------------------------------------
@@ -286,7 +403,7 @@ async def test_keep_and_pre_check_leave_pods_where_they_are(env: Env) -> None:
 async def test_event_after_backoff_expired_goes_straight_to_active(env: Env) -> None:
     env.q.add(make_pod("p").obj())
     qpi = await env.pop_and_fail("A")
-    env.clock.advance(1.0)
+    env.clock.advance(2.0)  # window 1001 is over
     env.q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert env.q.where(qpi.uid) == "active"
 
@@ -459,15 +576,6 @@ async def test_gated_pod_retries_pre_enqueue_on_its_gating_plugins_event(env: En
     assert env.q.where("u") == "gated"
     assert env.q.move_all_to_active_or_backoff(POD_ADD_EVENT, None, None) == 1
     assert env.q.where("u") == "active"
-
-
-async def test_backoff_flush_runs_pre_enqueue(env: Env) -> None:
-    env.q.add(make_pod("member").uid("u").obj())
-    await env.pop_and_fail(error=True)
-    env.gates.waiting_for_quorum.add("member")
-    env.clock.advance(1.0)
-    assert env.q.flush_backoff_completed() == 0
-    assert env.q.where("u") == "gated"
 
 
 # ---- update of pooled pods ---------------------------------------------------------

@@ -546,7 +546,10 @@ async def test_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     assert e.client.requests == []
     assert wp.decided
     assert await wp.wait(e.services.clock) == Status(Code.UNSCHEDULABLE, ("preempted",), NAME)
-    assert e.events == [("Normal", "Preempted", "Preempted by pod p on node n1")]
+    # Executor.PreemptPod's in-memory suffix, with asched's own name for kube-scheduler's.
+    assert e.events == [
+        ("Normal", "Preempted", "Preempted by pod p on node n1 (in asched memory).")
+    ]
 
 
 @pytest.mark.parametrize(

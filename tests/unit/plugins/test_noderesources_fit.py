@@ -6,6 +6,7 @@ requested_to_capacity_ratio_test.go; expected scores are worked out in comments.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -419,113 +420,147 @@ def test_score_without_prescore_matches() -> None:
 # --- queueing hints --------------------------------------------------------------------
 
 
-def hint_for(resource: EventResource, action: ActionType) -> Any:
-    plugin = Fit(None, FakeHandle())
+def hint_for(resource: EventResource, action: ActionType, plugin: Fit | None = None) -> Any:
+    plugin = plugin or Fit(None, FakeHandle())
     for reg in plugin.events_to_register():
         if reg.event.resource is resource and reg.event.action & action:
             return reg.hint
     raise AssertionError(f"no registration for {resource} {action}")
 
 
-def test_registered_events() -> None:
+def test_registered_events_are_kube_schedulers() -> None:
+    # Fit.EventsToRegister (v1.37.2, InPlacePodVerticalScaling GA; DRA extended
+    # resources and the deferred-resize alpha gate not mirrored).
     registered = Fit(None, FakeHandle()).events_to_register()
-    regs = {(r.event.resource, r.event.action) for r in registered}
-    assert regs == {
-        (EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
-        (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+    assert [(r.event.resource, r.event.action) for r in registered] == [
+        (EventResource.POD, ActionType.DELETE),
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-    }
+        (EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN),
+        (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+    ]
+    assert all(r.hint is not None for r in registered)
 
 
 TARGET = make_pod("target").cpu("1").memory("1Gi").obj()
+Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+
+@pytest.mark.parametrize(
+    ("old", "want"),
+    [
+        pytest.param(make_pod("gone").obj(), SKIP, id="deleted-unscheduled-pod"),
+        pytest.param(make_pod("gone").nominated("n1").obj(), Q, id="deleted-nominated-pod"),
+        pytest.param(make_pod("gone").node("n1").obj(), Q, id="deleted-scheduled-pod"),
+        # Any scheduled pod's delete, whatever it requested (Go does not compare).
+        pytest.param(make_pod("gone").node("n1").request("example.com/g", "1").obj(), Q, id="any"),
+    ],
+)
+def test_assigned_pod_delete_hint(old: Pod, want: QueueingHint) -> None:
+    # isSchedulableAfterAssignedPodDelete.
+    assert hint_for(EventResource.POD, ActionType.DELETE)(TARGET, old, None) is want
 
 
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
         pytest.param(
-            make_pod("gone").obj(), None, QueueingHint.QUEUE_SKIP, id="deleted-unscheduled-pod"
-        ),
-        pytest.param(
-            make_pod("gone").nominated("n1").obj(),
-            None,
-            QueueingHint.QUEUE,
-            id="deleted-nominated-pod",
-        ),
-        pytest.param(
-            make_pod("gone").node("n1").obj(), None, QueueingHint.QUEUE, id="deleted-scheduled-pod"
-        ),
-        pytest.param(
             make_pod("x").node("n1").cpu("2").obj(),
             make_pod("x").node("n1").cpu("1").obj(),
-            QueueingHint.QUEUE,
+            Q,
             id="scheduled-pod-cpu-scaled-down",
+        ),
+        pytest.param(
+            make_pod("x").node("n1").memory("2Gi").obj(),
+            make_pod("x").node("n1").memory("1Gi").obj(),
+            Q,
+            id="scheduled-pod-memory-scaled-down",
         ),
         pytest.param(
             make_pod("x").node("n1").request("example.com/g", "2").obj(),
             make_pod("x").node("n1").request("example.com/g", "1").obj(),
-            QueueingHint.QUEUE_SKIP,
+            SKIP,
             id="scaled-down-resource-not-requested",
         ),
         pytest.param(
-            make_pod("x").cpu("2").obj(),
-            make_pod("x").cpu("1").obj(),
-            QueueingHint.QUEUE_SKIP,
-            id="unscheduled-pod-scaled-down",
+            make_pod("x").cpu("2").obj(), make_pod("x").cpu("1").obj(), SKIP, id="unscheduled-pod"
         ),
         pytest.param(
             make_pod("x").node("n1").cpu("1").obj(),
             make_pod("x").node("n1").cpu("1").label("a", "b").obj(),
-            QueueingHint.QUEUE_SKIP,
+            SKIP,
             id="unrelated-update",
         ),
     ],
 )
-def test_pod_event_hint(old: Pod, new: Pod | None, want: QueueingHint) -> None:
-    assert hint_for(EventResource.POD, ActionType.DELETE)(TARGET, old, new) is want
+def test_assigned_pod_scale_down_hint(old: Pod, new: Pod, want: QueueingHint) -> None:
+    # isSchedulableAfterAssignedPodScaleDown -> haveEnoughRelevantResourcesDecreased.
+    hint = hint_for(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN)
+    assert hint(TARGET, old, new) is want
+
+
+def test_in_place_resize_scale_down_is_the_event_and_the_hint_queues() -> None:
+    # An in-place resize that lowered status resources: the queue gets a scale-down
+    # event for the assigned pod (extractPodScaleDown with UseStatusResources), and the
+    # hint sees the freed cpu. asched's requests are max(spec, status, allocated).
+    from asched.scheduler.handlers import assigned_pod_update
+
+    spec = make_pod("x").uid("ux").node("n1").cpu("500m")
+    before = spec.obj()
+    before = dataclasses.replace(
+        before, requests=dataclasses.replace(before.requests, milli_cpu=2000)
+    )
+    after = spec.obj()
+    event = assigned_pod_update(before, after)
+    assert event.resource is EventResource.POD
+    assert event.action & ActionType.UPDATE_POD_SCALE_DOWN
+    hint = hint_for(EventResource.POD, event.action & ActionType.UPDATE_POD_SCALE_DOWN)
+    assert hint(TARGET, before, after) is Q
 
 
 def test_own_scale_down_requeues() -> None:
+    # isSchedulableAfterTargetPodScaleDown: always Queue.
     hint = hint_for(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
     smaller = make_pod("target").uid(TARGET.uid).cpu("500m").obj()
-    assert hint(TARGET, TARGET, smaller) is QueueingHint.QUEUE
+    assert hint(TARGET, TARGET, smaller) is Q
 
 
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(
-            None, sized("n", "500m", "8Gi"), QueueingHint.QUEUE_SKIP, id="added-node-too-small"
-        ),
-        pytest.param(None, sized("n", "2", "8Gi"), QueueingHint.QUEUE, id="added-node-fits"),
-        pytest.param(
-            sized("n", "2", "8Gi"),
-            sized("n", "4", "8Gi"),
-            QueueingHint.QUEUE,
-            id="allocatable-grew",
-        ),
+        pytest.param(None, sized("n", "500m", "8Gi"), SKIP, id="added-node-too-small"),
+        pytest.param(None, sized("n", "2", "8Gi"), Q, id="added-node-fits"),
+        pytest.param(sized("n", "2", "8Gi"), sized("n", "4", "8Gi"), Q, id="allocatable-grew"),
         pytest.param(
             sized("n", "2", "8Gi", extra={"example.com/x": "1"}),
             sized("n", "2", "8Gi"),
-            QueueingHint.QUEUE_SKIP,
+            SKIP,
             id="unrelated-allocatable-shrank",
         ),
         pytest.param(
             make_node("n").capacity(cpu="2", memory="8Gi", pods="10").obj(),
             make_node("n").capacity(cpu="2", memory="8Gi", pods="20").obj(),
-            QueueingHint.QUEUE,
+            Q,
             id="more-pod-slots",
         ),
         pytest.param(
-            sized("n", "500m", "8Gi"),
-            sized("n", "800m", "8Gi"),
-            QueueingHint.QUEUE_SKIP,
-            id="grew-but-still-too-small",
+            sized("n", "500m", "8Gi"), sized("n", "800m", "8Gi"), SKIP, id="grew-but-too-small"
         ),
+        pytest.param(sized("n", "2", "8Gi"), sized("n", "2", "8Gi"), SKIP, id="nothing-grew"),
     ],
 )
 def test_node_event_hint(old: Node | None, new: Node, want: QueueingHint) -> None:
+    # isSchedulableAfterNodeChange.
     assert hint_for(EventResource.NODE, ActionType.ADD)(TARGET, old, new) is want
+
+
+def test_node_hint_counts_ignored_resources_as_go_does() -> None:
+    # isFit builds its request with computePodResourceRequest, which keeps resources
+    # the args ignore: a node without them does not requeue the pod.
+    plugin = Fit(FitArgs.from_dict({"ignoredResources": ["example.com/x"]}, "args"), FakeHandle())
+    pod = make_pod("t").cpu("1").request("example.com/x", "1").obj()
+    hint = hint_for(EventResource.NODE, ActionType.ADD, plugin)
+    assert hint(pod, None, sized("n", "2", "8Gi")) is SKIP
+    assert hint(pod, None, sized("n", "2", "8Gi", extra={"example.com/x": "1"})) is Q
 
 
 @pytest.mark.parametrize(

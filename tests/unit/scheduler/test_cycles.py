@@ -287,6 +287,42 @@ async def test_bind_error_forgets_and_retries_after_backoff() -> None:
     assert h.queue.where(pod.uid) == "backoff"
 
 
+@pytest.mark.parametrize(
+    ("bind", "where", "counts"),
+    [
+        pytest.param("error", "backoff", (0, 1), id="bind-error"),
+        # A Bind (or PreBind) rejection is no FitError: handleSchedulingFailure files
+        # it under no plugin, so the queue takes it as an error.
+        pytest.param("reject", "backoff", (0, 1), id="bind-rejection"),
+    ],
+)
+async def test_binding_failures_count_as_errors_not_rejections(
+    bind: str, where: str, counts: tuple[int, int]
+) -> None:
+    h = Harness()
+    pod = _pod("p", bind=bind)
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.queue.where(pod.uid) == where
+    got = h.queue.get(pod.uid)
+    assert got is not None
+    assert (got.unschedulable_count, got.consecutive_errors_count) == counts
+    assert got.unschedulable_plugins == set()
+
+
+async def test_rejections_at_reserve_and_permit_count_as_unschedulable() -> None:
+    # Reserve and Permit rejections are one-node FitErrors: UnschedulableCount++.
+    h = Harness()
+    for fail in ({"reserve": "fail"}, {"permit": "reject"}):
+        pod = _pod(f"p-{next(iter(fail))}", **fail)
+        assert await h.schedule(pod) is None
+        got = h.queue.get(pod.uid)
+        assert got is not None
+        assert (got.unschedulable_count, got.consecutive_errors_count) == (1, 0)
+        assert got.unschedulable_plugins == {"Gate"}
+
+
 async def test_bind_conflict_is_not_retried() -> None:
     h = Harness()
     pod = _pod("p", bind="conflict")
