@@ -49,7 +49,8 @@ class ActionType(IntFlag):
     UPDATE_POD_SCALE_DOWN = 1 << 8
     UPDATE_POD_TOLERATION = 1 << 9
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
-    UPDATE_NODE_SPEC_UNSCHEDULABLE = 1 << 11
+    # 1 << 11 is free: Go reports an uncordon as UpdateNodeTaint
+    # (extractNodeSpecUnschedulableChange).
     # Any other update (objects without a finer classification, such as PodGroups).
     UPDATE_OTHER = 1 << 12
     # status.declaredFeatures changed (kube-scheduler UpdateNodeDeclaredFeature).
@@ -65,7 +66,6 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCALE_DOWN
         | UPDATE_POD_TOLERATION
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-        | UPDATE_NODE_SPEC_UNSCHEDULABLE
         | UPDATE_OTHER
         | UPDATE_NODE_DECLARED_FEATURE
     )

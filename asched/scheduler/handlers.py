@@ -50,8 +50,9 @@ def _le_priority(pod: Pod) -> Callable[[Pod], bool]:
 def node_update_action(old: Node, new: Node) -> ActionType:
     """Which kinds of node change happened (kube-scheduler nodeSchedulingPropertiesChange)."""
     action = ActionType(0)
-    if old.unschedulable != new.unschedulable:
-        action |= ActionType.UPDATE_NODE_SPEC_UNSCHEDULABLE
+    if old.unschedulable and not new.unschedulable:
+        # extractNodeSpecUnschedulableChange: only an uncordon counts, as a taint change.
+        action |= ActionType.UPDATE_NODE_TAINT
     if old.allocatable != new.allocatable:
         action |= ActionType.UPDATE_NODE_ALLOCATABLE
     if old.labels != new.labels:

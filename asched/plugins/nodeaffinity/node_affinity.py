@@ -323,10 +323,15 @@ class NodeAffinityPlugin(
         original = as_node(old)
         if original is None:
             return QueueingHint.QUEUE
-        # An update only helps when it turned a non-matching node into a matching one.
-        # Unlike kube-scheduler we count the enforced rules in "was matching" too, so a
-        # node relabelled to satisfy addedAffinity or labelKey also requeues the pod.
-        if required.matches(original) and self._enforced_match(original):
+        # isSchedulableAfterNodeChange: an update only helps when it turned a node the
+        # pod's own required affinity did not match into one it matches; addedAffinity
+        # does not count in "was matching", as in Go. The seed's labelKey/labelValue
+        # (asched's own arguments, no Go counterpart) does, so a node relabelled to
+        # carry the pair still requeues the pod.
+        label_was_ok = not self._label_key or (
+            original.labels.get(self._label_key) == self._label_value
+        )
+        if required.matches(original) and label_was_ok:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 

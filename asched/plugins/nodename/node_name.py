@@ -19,14 +19,12 @@ from asched.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
-    QueueingHint,
 )
 from asched.framework.handle import Handle
 from asched.framework.interfaces import EnqueueExtensions, FilterPlugin
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Code, Status, error
-from asched.plugins.helpers import as_node
 
 NAME = "NodeName"
 
@@ -65,17 +63,8 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         return BatchVerdict.constant(passed, _REJECT)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return (
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE, ActionType.ADD), self._after_node_add
-            ),
-        )
-
-    def _after_node_add(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        node = as_node(new)
-        if node is None:
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE if fits(pod, node.name) else QueueingHint.QUEUE_SKIP
+        # NodeName.EventsToRegister: a node add, without a hint (always Queue).
+        return (ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),)
 
 
 SPEC = PluginSpec(NAME, NodeName, None)

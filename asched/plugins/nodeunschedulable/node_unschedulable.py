@@ -63,13 +63,9 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         return BatchVerdict.constant(~unschedulable, _REJECT)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # asched reports a spec.unschedulable flip as its own action (kube-scheduler folds
-        # it into UpdateNodeTaint); register both so either classification wakes pods.
-        node_actions = (
-            ActionType.ADD
-            | ActionType.UPDATE_NODE_TAINT
-            | ActionType.UPDATE_NODE_SPEC_UNSCHEDULABLE
-        )
+        # NodeUnschedulable.EventsToRegister. A node becoming schedulable is reported as
+        # UpdateNodeTaint (extractNodeSpecUnschedulableChange), as in Go.
+        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_TAINT
         return (
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, node_actions), self._after_node_change

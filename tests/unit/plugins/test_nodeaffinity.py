@@ -577,6 +577,22 @@ AFFINE = make_pod("p").node_selector({"foo": "bar"}).obj()
             QueueingHint.QUEUE,
             id="enforced-label-now-met",
         ),
+        # isSchedulableAfterNodeChange: "was matching" asks only the pod's own required
+        # affinity, so a node relabelled to meet addedAffinity is skipped, as in Go.
+        pytest.param(
+            node(foo="bar"),
+            node(foo="bar", zone="foo"),
+            ADDED,
+            QueueingHint.QUEUE_SKIP,
+            id="enforced-affinity-now-met-but-pod-affinity-was-already",
+        ),
+        pytest.param(
+            node(),
+            node(foo="bar", zone="foo"),
+            ADDED,
+            QueueingHint.QUEUE,
+            id="both-now-met",
+        ),
     ],
 )
 def test_node_change_hint(

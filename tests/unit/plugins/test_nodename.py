@@ -6,7 +6,7 @@ import pytest
 
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
-from asched.framework.events import QueueingHint
+from asched.framework.events import ActionType, EventResource
 from asched.framework.status import Code
 from asched.plugins.nodename import ERR_REASON, NAME, NodeName
 from tests.builders import make_node, make_pod
@@ -34,14 +34,11 @@ def test_filter(pod: Pod, node: str, fits: bool) -> None:
         )
 
 
-@pytest.mark.parametrize(
-    ("added", "want"),
-    [
-        pytest.param("n1", QueueingHint.QUEUE, id="named-node-added"),
-        pytest.param("n2", QueueingHint.QUEUE_SKIP, id="other-node-added"),
-    ],
-)
-def test_node_added_hint(added: str, want: QueueingHint) -> None:
+def test_registers_node_add_without_hint() -> None:
+    """NodeName.EventsToRegister: a node add, no hint (always Queue), as in Go."""
     [reg] = NodeName(None, FakeHandle()).events_to_register()
-    assert reg.hint is not None
-    assert reg.hint(make_pod("p").node("n1").obj(), None, make_node(added).obj()) is want
+    assert (reg.event.resource, reg.event.action, reg.hint) == (
+        EventResource.NODE,
+        ActionType.ADD,
+        None,
+    )

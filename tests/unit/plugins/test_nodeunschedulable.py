@@ -6,9 +6,10 @@ import pytest
 
 from asched.api import Node, Pod
 from asched.framework.cycle_state import CycleState
-from asched.framework.events import EventResource, QueueingHint
+from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code
 from asched.plugins.nodeunschedulable import ERR_REASON_UNSCHEDULABLE, NAME, NodeUnschedulable
+from asched.scheduler.handlers import node_update_action
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, node_info
 
@@ -90,3 +91,26 @@ def test_toleration_hint() -> None:
     assert hint(pod, pod, unrelated) is QueueingHint.QUEUE_SKIP
     other_pod = make_pod("q").uid("u2").toleration(KEY, operator="Exists").obj()
     assert hint(pod, None, other_pod) is QueueingHint.QUEUE_SKIP
+
+
+def test_registered_events() -> None:
+    # NodeUnschedulable.EventsToRegister: Node Add|UpdateNodeTaint, and the pod's own
+    # toleration updates.
+    regs = {
+        r.event.resource: r.event.action
+        for r in NodeUnschedulable(None, FakeHandle()).events_to_register()
+    }
+    assert regs[EventResource.NODE] == ActionType.ADD | ActionType.UPDATE_NODE_TAINT
+    assert regs[EventResource.UNSCHEDULED_POD] == ActionType.UPDATE_POD_TOLERATION
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        # extractNodeSpecUnschedulableChange: only an uncordon is reported, as a taint change.
+        pytest.param(cordon(True), cordon(False), ActionType.UPDATE_NODE_TAINT, id="uncordon"),
+        pytest.param(cordon(False), cordon(True), ActionType(0), id="cordon"),
+    ],
+)
+def test_cordon_classification(old: Node, new: Node, want: ActionType) -> None:
+    assert node_update_action(old, new) == want
