@@ -2,18 +2,22 @@
 re-exported so `from tests.builders import make_pod` keeps working."""
 
 from asched.testing.builders import (
+    NativePodGroupBuilder,
     NodeBuilder,
     PodBuilder,
     PodGroupBuilder,
+    make_native_pod_group,
     make_node,
     make_pod,
     make_pod_group,
 )
 
 __all__ = [
+    "NativePodGroupBuilder",
     "NodeBuilder",
     "PodBuilder",
     "PodGroupBuilder",
+    "make_native_pod_group",
     "make_node",
     "make_pod",
     "make_pod_group",

@@ -82,6 +82,8 @@ class Pod:
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
+    # spec.schedulingGroup.podGroupName: the native (scheduling.k8s.io) PodGroup, or "".
+    scheduling_group: str = ""
     requests: Resource = field(default_factory=Resource)
     non_zero_requests: Resource = field(default_factory=Resource)
     host_ports: tuple[HostPort, ...] = ()
@@ -151,6 +153,18 @@ def _images(spec: dict[str, Any], containers: list[Any]) -> tuple[str, ...]:
     return tuple(images)
 
 
+def _scheduling_group(spec: dict[str, Any]) -> str:
+    group = spec.get("schedulingGroup")
+    if group is None:
+        return ""
+    if not isinstance(group, dict):
+        raise ValueError("spec.schedulingGroup: expected an object")
+    name = group.get("podGroupName")
+    if not isinstance(name, str) or not name:
+        raise ValueError("spec.schedulingGroup.podGroupName: a PodGroup name is required")
+    return name
+
+
 def decode_pod(raw: dict[str, Any]) -> Pod:
     """Decode a core/v1 Pod; raises DecodeError naming the pod and the field."""
     meta = raw.get("metadata") or {}
@@ -192,6 +206,7 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             scheduling_gates=tuple(
                 str(g.get("name", "")) for g in spec.get("schedulingGates") or ()
             ),
+            scheduling_group=_scheduling_group(spec),
             requests=requests,
             non_zero_requests=non_zero,
             host_ports=_host_ports(spec),

@@ -60,6 +60,9 @@ DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("DefaultBinder", None),
     # applyFeatureGates appends it: NodeDeclaredFeatures is GA and locked on in 1.37.
     ("NodeDeclaredFeatures", None),
+    # applyGangScheduling appends it when GenericWorkload is on. asched always serves the
+    # native gang API (the plugin is inert on a cluster that does not).
+    ("GangScheduling", None),
 )
 
 # Plugins v1 refuses by name (validation.go invalidPluginsByVersion).

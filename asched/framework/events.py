@@ -21,7 +21,10 @@ class EventResource(StrEnum):
     # Updates to the unschedulable pod itself.
     UNSCHEDULED_POD = "UnschedulablePod"
     NODE = "Node"
+    # scheduler-plugins' scheduling.x-k8s.io PodGroup.
     POD_GROUP = "PodGroup"
+    # Kubernetes 1.37's native scheduling.k8s.io/v1beta1 PodGroup (Go's fwk.PodGroup).
+    SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "StorageClass"
@@ -105,6 +108,11 @@ class ClusterEventWithHint:
 
 # Events the scheduler itself reports to the queue.
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "AssignedPodAdd")
+# A new pending pod (framework.EventUnscheduledPodAdd), sent with GenericWorkload on: it
+# may complete a gang whose members wait at PreEnqueue.
+UNSCHEDULED_POD_ADD = ClusterEvent(
+    EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd"
+)
 ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(EventResource.POD, ActionType.DELETE, "AssignedPodDelete")
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")

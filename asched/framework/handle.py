@@ -84,6 +84,11 @@ class Handle(Protocol):
         assigned, assumed or pending, like `pods_in_namespace`; indexed, not scanned."""
         ...
 
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        """The pods of `namespace` whose spec.schedulingGroup names the native PodGroup
+        `name`, with assumed placements, like `pods_in_group`."""
+        ...
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
 
     def activate(self, pods: Sequence[Pod]) -> None:

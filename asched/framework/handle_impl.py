@@ -21,7 +21,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.services import PodGroupIndex, SchedulerServices
+from asched.framework.services import PodGroupIndex, SchedulerServices, SchedulingGroupIndex
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
 
@@ -58,6 +58,9 @@ class PluginHandle:
         self._runner = runner
         # Checked once: isinstance against a runtime Protocol is slow for a per-pod call.
         self._group_index = services if isinstance(services, PodGroupIndex) else None
+        self._scheduling_group_index = (
+            services if isinstance(services, SchedulingGroupIndex) else None
+        )
 
     @property
     def profile_name(self) -> str:
@@ -99,6 +102,12 @@ class PluginHandle:
             return self._group_index.pods_in_group(namespace, name)
         pods = self._services.pods_in_namespace(namespace)
         return [p for p in pods if pod_group_name(p) == name]
+
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        if self._scheduling_group_index is not None:
+            return self._scheduling_group_index.pods_in_scheduling_group(namespace, name)
+        pods = self._services.pods_in_namespace(namespace)
+        return [p for p in pods if p.scheduling_group == name]
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return self._services.nominated_pods_for_node(node_name)

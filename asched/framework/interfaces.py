@@ -166,6 +166,22 @@ class PermitPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """Can a pod group still meet its constraints? (kube-scheduler PlacementFeasiblePlugin)
+
+    Called by the group cycle before any member is tried and after each one, with how many
+    members are already scheduled (bound, assumed, or placed earlier in this cycle) and
+    how many are still to be tried. Success: the group is satisfied; Wait: not yet, try
+    the next member; Unschedulable: it cannot be, stop. Not a config point: like Go, the
+    runtime finds every enabled plugin that implements it.
+    """
+
+    def placement_feasible(
+        self, namespace: str, group: str, scheduled: int, remaining: int
+    ) -> Status | None: ...
+
+
+@runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
 

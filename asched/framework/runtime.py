@@ -40,6 +40,7 @@ from asched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
     PermitPlugin,
+    PlacementFeasiblePlugin,
     Plugin,
     PostBindPlugin,
     PostFilterPlugin,
@@ -145,6 +146,10 @@ class Framework:
         }
         self.reserve_plugins = self._at(EP.RESERVE, ReservePlugin)
         self.permit_plugins = self._at(EP.PERMIT, PermitPlugin)
+        # Not a config point (Go finds GangScheduling by its interface, framework.go).
+        self.placement_feasible_plugins = [
+            p for p in self.plugins.values() if isinstance(p, PlacementFeasiblePlugin)
+        ]
         self.pre_bind_plugins = self._at(EP.PRE_BIND, PreBindPlugin)
         self.bind_plugins = self._at(EP.BIND, BindPlugin)
         self.post_bind_plugins = self._at(EP.POST_BIND, PostBindPlugin)
@@ -550,6 +555,32 @@ class Framework:
             self.waiting_pods.add(WaitingPod(pod, node_name, timeouts, self.clock.now()))
             status = Status(Code.WAIT, ("one or more plugins prevented scheduling the pod",), "")
         self._point("Permit", status, start)
+        return status
+
+    def run_placement_feasible(
+        self, namespace: str, group: str, scheduled: int, remaining: int
+    ) -> Status | None:
+        """RunPlacementFeasiblePlugins: the first Unschedulable ends it; a Wait is kept and
+        the next plugin asked; an error or other code becomes an Error status."""
+        status: Status | None = None
+        for p in self.placement_feasible_plugins:
+            try:
+                st = p.placement_feasible(namespace, group, scheduled, remaining)
+            except Exception as exc:
+                self._crashed(plugin=p.name, point="PlacementFeasible", pod=f"{namespace}/{group}")
+                st = error(exc, p.name)
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.WAIT:
+                status = st.with_plugin(p.name)
+                continue
+            if st.code == Code.UNSCHEDULABLE:
+                return st.with_plugin(p.name)
+            if st.code == Code.ERROR:
+                return wrap_error("running PlacementFeasible plugin", st, p.name)
+            return error(
+                f"unexpected status from PlacementFeasible plugin: {st.code_name()}", p.name
+            )
         return status
 
     async def wait_on_permit(self, pod: Pod) -> Status | None:

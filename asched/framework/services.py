@@ -66,3 +66,10 @@ class PodGroupIndex(Protocol):
     """
 
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]: ...
+
+
+@runtime_checkable
+class SchedulingGroupIndex(Protocol):
+    """Optional: the members of a native PodGroup (spec.schedulingGroup) by index."""
+
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]: ...

@@ -31,6 +31,7 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.interpodaffinity:SPEC",
     "asched.plugins.defaultpreemption:SPEC",
     "asched.plugins.coscheduling:SPEC",
+    "asched.plugins.gangscheduling:SPEC",
 )
 
 

@@ -133,8 +133,11 @@ class PodHandler:
             self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, pod)
         elif self._schedulable(pod):
             # Being deleted or not: kube-scheduler's addPodToSchedulingQueue queues it,
-            # and skipPodSchedule answers the deleting one with its own event.
+            # and skipPodSchedule answers the deleting one with its own event; with
+            # GenericWorkload on (asched always serves the native gang API) it then tells
+            # the queue, so gang members held at PreEnqueue can count this one.
             self._queue.add(pod)
+            self._queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:
         if new.node_name:

@@ -17,16 +17,23 @@ from asched.informers.store import Store
 
 NAMESPACE_INDEX = "namespace"
 GROUP_INDEX = "group"
+SCHEDULING_GROUP_INDEX = "scheduling-group"
 
 
 def _pod_namespace(pod: Pod) -> str:
     return pod.namespace
 
 
+def scheduling_group_key(pod: Pod) -> str:
+    """`namespace/name` of the pod's native PodGroup (spec.schedulingGroup), or ""."""
+    return f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
+
+
 # The indexers the pod informer's store must be built with for PodView to answer.
 POD_INDEXERS: Mapping[str, Callable[[Pod], str]] = {
     NAMESPACE_INDEX: _pod_namespace,
     GROUP_INDEX: pod_group_key,
+    SCHEDULING_GROUP_INDEX: scheduling_group_key,
 }
 
 
@@ -40,6 +47,11 @@ class PodView:
 
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return self._with_assumed(self._store.by_index(GROUP_INDEX, f"{namespace}/{name}"))
+
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return self._with_assumed(
+            self._store.by_index(SCHEDULING_GROUP_INDEX, f"{namespace}/{name}")
+        )
 
     def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
         """The informer's pods, with the cache's node for those assumed but not yet bound."""

@@ -428,6 +428,9 @@ class _Services:
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return self._s.pod_view.pods_in_group(namespace, name)
 
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return self._s.pod_view.pods_in_scheduling_group(namespace, name)
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return self._s.queue.nominator.nominated_pods_for_node(node_name)
 

@@ -17,6 +17,7 @@ from typing import Any, Self
 
 from asched.api import Node, Pod, decode_node, decode_pod
 from asched.api.podgroup import POD_GROUP_LABEL, PodGroup, decode_podgroup
+from asched.api.workload import NativePodGroup, decode_native_podgroup
 
 _uid = itertools.count(1)
 
@@ -94,6 +95,11 @@ class PodBuilder:
 
     def priority(self, value: int) -> Self:
         self._spec["priority"] = value
+        return self
+
+    def scheduling_group(self, pod_group: str) -> Self:
+        """Join the native (scheduling.k8s.io/v1beta1) PodGroup *pod_group*."""
+        self._spec["schedulingGroup"] = {"podGroupName": pod_group}
         return self
 
     def preemption_policy(self, policy: str) -> Self:
@@ -392,6 +398,63 @@ class PodGroupBuilder:
 
 def make_pod_group(name: str, namespace: str = "default") -> PodGroupBuilder:
     return PodGroupBuilder(name, namespace)
+
+
+class NativePodGroupBuilder:
+    """A scheduling.k8s.io/v1beta1 PodGroup (Kubernetes 1.37's native gang API)."""
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._raw: dict[str, Any] = {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"uid-npg-{name}-{next(_uid)}",
+                "generation": 1,
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+            },
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}},
+        }
+
+    def min_count(self, n: int) -> Self:
+        self._raw["spec"]["schedulingPolicy"] = {"gang": {"minCount": n}}
+        return self
+
+    def basic(self) -> Self:
+        self._raw["spec"]["schedulingPolicy"] = {"basic": {}}
+        return self
+
+    def topology(self, key: str) -> Self:
+        self._raw["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+        return self
+
+    def generation(self, n: int) -> Self:
+        self._raw["metadata"]["generation"] = n
+        return self
+
+    def condition(self, type_: str, status: str, reason: str, message: str = "") -> Self:
+        conds = self._raw.setdefault("status", {}).setdefault("conditions", [])
+        conds.append({"type": type_, "status": status, "reason": reason, "message": message})
+        return self
+
+    def raw(self) -> dict[str, Any]:
+        return copy.deepcopy(self._raw)
+
+    def manifest(self) -> dict[str, Any]:
+        """What a user would send to the API server: no uid, generation, timestamps or status."""
+        raw = self.raw()
+        raw.pop("status", None)
+        for k in ("uid", "creationTimestamp", "generation"):
+            raw["metadata"].pop(k, None)
+        return raw
+
+    def obj(self) -> NativePodGroup:
+        return decode_native_podgroup(self.raw())
+
+
+def make_native_pod_group(name: str, namespace: str = "default") -> NativePodGroupBuilder:
+    return NativePodGroupBuilder(name, namespace)
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

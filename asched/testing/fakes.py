@@ -184,6 +184,9 @@ class FakeHandle:
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return [p for p in self.pods_in_namespace(namespace) if pod_group_name(p) == name]
 
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return [p for p in self.pods_in_namespace(namespace) if p.scheduling_group == name]
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return []
 

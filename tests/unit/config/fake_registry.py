@@ -155,6 +155,7 @@ IN_TREE_POINTS: dict[str, set[str]] = {
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
     "NodeDeclaredFeatures": {"preFilter", "filter"},
+    "GangScheduling": {"preEnqueue", "permit"},
 }
 ARGS_TYPES: dict[str, type] = {
     "NodeResourcesFit": FitArgs,

@@ -55,7 +55,7 @@ DEFAULT_SCORE = (
     ("ImageLocality", 1),
 )
 DEFAULTS: dict[str, tuple[Any, ...]] = {
-    "preEnqueue": ("SchedulingGates",),
+    "preEnqueue": ("SchedulingGates", "GangScheduling"),
     "queueSort": ("PrioritySort",),
     "preFilter": DEFAULT_PRE_FILTER,
     "filter": DEFAULT_FILTER,
@@ -63,7 +63,7 @@ DEFAULTS: dict[str, tuple[Any, ...]] = {
     "preScore": DEFAULT_PRE_SCORE,
     "score": DEFAULT_SCORE,
     "reserve": ("VolumeBinding",),
-    "permit": (),
+    "permit": ("GangScheduling",),
     "preBind": ("VolumeBinding",),
     "bind": ("DefaultBinder",),
     "postBind": (),
@@ -193,7 +193,7 @@ def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
                 "permit": {"enabled": [{"name": "Coscheduling"}]},
                 "filter": {"enabled": [{"name": "Custom", "weight": 50}]},
             },
-            {"permit": ("Coscheduling",), "filter": (*DEFAULT_FILTER, "Custom")},
+            {"permit": ("GangScheduling", "Coscheduling"), "filter": (*DEFAULT_FILTER, "Custom")},
             id="plugins-enabled-at-one-point-only-stay-there",
         ),
     ],

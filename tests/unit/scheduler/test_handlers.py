@@ -103,7 +103,8 @@ def test_binding_is_an_assigned_pod_add() -> None:
     pending = pod("p").cpu("1").obj()
     h.on_add(pending)
     h.on_update(pending, pod("p").cpu("1").node("n1").obj())
-    assert queue.moves == [ev.ASSIGNED_POD_ADD]
+    # The pending pod's own add told the queue first (addPodToSchedulingQueue).
+    assert queue.moves == [ev.UNSCHEDULED_POD_ADD, ev.ASSIGNED_POD_ADD]
 
 
 def test_pending_pod_being_deleted_is_queued() -> None:
@@ -121,16 +122,20 @@ def test_nomination_change_and_nominated_delete_wake_lower_or_equal_priority_pod
     old = pod("pre").priority(100).nominated("n1").obj()
     h.on_add(old)
     h.on_update(old, pod("pre").priority(100).nominated("n2").obj())
-    assert [m.label for m in queue.moves] == ["AssignedPodDelete"]
+    assert [m.label for m in queue.moves] == ["UnscheduledPodAdd", "AssignedPodDelete"]
     check = queue.pre_checks[-1]
     assert check is not None
     assert check(pod("low").priority(10).obj())
     assert check(pod("same").priority(100).obj())
     assert not check(pod("high").priority(1000).obj())
     h.on_delete(pod("pre").priority(100).nominated("n2").obj())
-    assert [m.label for m in queue.moves] == ["AssignedPodDelete", "AssignedPodDelete"]
+    assert [m.label for m in queue.moves] == [
+        "UnscheduledPodAdd",
+        "AssignedPodDelete",
+        "AssignedPodDelete",
+    ]
     assert queue.pre_checks[-1] is not None
     # No nomination, no event.
     h.on_update(pod("x").obj(), pod("x").label("k", "v").obj())
     h.on_delete(pod("x").obj())
-    assert len(queue.moves) == 2
+    assert len(queue.moves) == 3

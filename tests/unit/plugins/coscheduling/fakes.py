@@ -85,6 +85,9 @@ class GangHandle(FakeHandle):
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return [p for p in self.pods_in_namespace(namespace) if pod_group_name(p) == name]
 
+    def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
+        return [p for p in self.pods_in_namespace(namespace) if p.scheduling_group == name]
+
     def add(self, *pods: Pod) -> None:
         """Pods the informer has seen; assigned ones are also counted on their node."""
         for p in pods:

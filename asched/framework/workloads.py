@@ -1,0 +1,21 @@
+"""The native gang API as the framework sees it: the PodGroup informer every profile shares.
+
+kube-scheduler keeps native PodGroups in its cache (podGroupStates) whether or not a plugin
+asks; asched's scheduler starts this informer for the group cycle, and the GangScheduling
+plugin reads the same store. It is optional: a cluster that does not serve
+scheduling.k8s.io/v1beta1 (GenericWorkload off) leaves it empty.
+"""
+
+from __future__ import annotations
+
+from asched.api.workload import NativePodGroup, decode_native_podgroup
+from asched.framework.events import EventResource
+from asched.framework.listers import InformerRequest
+
+NATIVE_POD_GROUPS: InformerRequest[NativePodGroup] = InformerRequest(
+    resource="podgroups.scheduling.k8s.io/v1beta1",
+    list_path="/apis/scheduling.k8s.io/v1beta1/podgroups",
+    decode=decode_native_podgroup,
+    event_resource=EventResource.SCHEDULING_POD_GROUP,
+    optional=True,
+)

@@ -1,0 +1,209 @@
+"""GangScheduling (kube-scheduler framework/plugins/gangscheduling, CompositePodGroup off).
+
+A pod whose spec.schedulingGroup names a PodGroup with the gang policy is placed only with
+at least minCount members of its group:
+- PreEnqueue keeps it out of the active queue until its PodGroup exists and minCount
+  members exist (AllPodsCount: pending, assumed and bound members);
+- PlacementFeasible is asked by the group cycle (asched/scheduler/groupcycle.py) before
+  and after each member is tried: met, not yet, or impossible with what is left;
+- Permit lets a member through once minCount members are scheduled (assumed or bound),
+  allowing every sibling waiting at Permit; otherwise it waits (5 minutes, as Go) and
+  activates the unscheduled siblings.
+Pods of a basic-policy group, and pods in no group, pass every point untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from asched.api import Pod
+from asched.api.workload import NativePodGroup
+from asched.framework import events as ev
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.handle import Handle
+from asched.framework.interfaces import (
+    EnqueueExtensions,
+    PermitPlugin,
+    PlacementFeasiblePlugin,
+    PreEnqueuePlugin,
+)
+from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Status, error, unresolvable, unschedulable, wait
+from asched.framework.workloads import NATIVE_POD_GROUPS
+
+NAME = "GangScheduling"
+# gangscheduling.go permitTimeoutDuration.
+PERMIT_TIMEOUT_SECONDS = 300.0
+
+WAITING_FOR_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue"
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+
+
+def waiting_for_group(name: str) -> str:
+    # Go's wording, "pods's" included.
+    return f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
+
+
+def placement_message(min_count: int, scheduled: int, remaining: int) -> tuple[bool, str]:
+    """(still possible, message) as PlacementFeasible words it."""
+    if remaining + scheduled < min_count:
+        return False, (
+            f"minCount ({min_count}) cannot be satisfied: "
+            f"{scheduled} scheduled, {remaining} remaining"
+        )
+    return True, (
+        f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
+    )
+
+
+def _pod(obj: object | None) -> Pod | None:
+    return obj if isinstance(obj, Pod) else None
+
+
+def _group(obj: object | None) -> NativePodGroup | None:
+    return obj if isinstance(obj, NativePodGroup) else None
+
+
+class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
+    def __init__(self, args: None, handle: Handle) -> None:
+        self._handle = handle
+        self._store: ObjectStore[NativePodGroup] | None = None
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return [NATIVE_POD_GROUPS]
+
+    def _groups(self) -> ObjectStore[NativePodGroup]:
+        if self._store is None:
+            self._store = self._handle.store(NATIVE_POD_GROUPS)
+        return self._store
+
+    def pod_group(self, namespace: str, name: str) -> NativePodGroup | None:
+        return self._groups().get(f"{namespace}/{name}")
+
+    def _members(self, namespace: str, name: str) -> Sequence[Pod]:
+        return self._handle.pods_in_scheduling_group(namespace, name)
+
+    # ---- PreEnqueue ---------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """preEnqueueHierarchiesDisabled."""
+        name = pod.scheduling_group
+        if not name:
+            return None
+        pg = self.pod_group(pod.namespace, name)
+        if pg is None:
+            return unresolvable(waiting_for_group(name))
+        if pg.min_count is None:
+            return None
+        if len(self._members(pod.namespace, name)) < pg.min_count:
+            return unresolvable(WAITING_FOR_QUORUM)
+        return None
+
+    # ---- PlacementFeasible ----------------------------------------------------------
+    def placement_feasible(
+        self, namespace: str, group: str, scheduled: int, remaining: int
+    ) -> Status | None:
+        pg = self.pod_group(namespace, group)
+        # getMinCount: a basic group needs one member.
+        min_count = 1 if pg is None or pg.min_count is None else pg.min_count
+        possible, message = placement_message(min_count, scheduled, remaining)
+        if not possible:
+            return unschedulable(message)
+        if scheduled < min_count:
+            return wait(message)
+        return None
+
+    # ---- Permit ---------------------------------------------------------------------
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        name = pod.scheduling_group
+        if not name:
+            return None, 0.0
+        pg = self.pod_group(pod.namespace, name)
+        if pg is None:
+            return error(f"failed to get podGroup {pod.namespace}/{name}: not found"), 0.0
+        if pg.min_count is None:
+            return None, 0.0
+        members = self._members(pod.namespace, name)
+        scheduled = [p for p in members if p.node_name]
+        if len(scheduled) < pg.min_count:
+            # Activate the unscheduled siblings in case they wait for this one.
+            self._handle.activate([p for p in members if not p.node_name])
+            return wait(WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
+        waiting = self._handle.waiting_pods
+        for p in scheduled:
+            wp = waiting.get(p.uid)
+            if wp is not None:
+                wp.allow(NAME)
+        return None, 0.0
+
+    # ---- queueing hints ------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # GangScheduling.EventsToRegister. spec.schedulingGroup is immutable, so pod
+        # updates are not registered. A new pending or pre-bound pod may complete a gang.
+        return (
+            ClusterEventWithHint(ev.UNSCHEDULED_POD_ADD, self._after_pod_add),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.ADD, "AssignedPodAdd"),
+                self._after_pod_add,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.SCHEDULING_POD_GROUP, ActionType.ADD, "PodGroupAdd"),
+                self._after_group_add,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.SCHEDULING_POD_GROUP, ActionType.UPDATE, "PodGroupUpdate"
+                ),
+                self._after_group_update,
+            ),
+        )
+
+    def _after_pod_add(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodAdded: a new member of the same group may complete it."""
+        added = _pod(new)
+        if added is None:
+            return QueueingHint.QUEUE
+        if not pod.scheduling_group or not added.scheduling_group:
+            return QueueingHint.QUEUE_SKIP
+        same = (added.namespace, added.scheduling_group) == (pod.namespace, pod.scheduling_group)
+        return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+    def _after_group_add(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodGroupAdded."""
+        pg = _group(new)
+        if pg is None:
+            return QueueingHint.QUEUE
+        if not pod.scheduling_group:
+            return QueueingHint.QUEUE_SKIP
+        same = (pg.namespace, pg.name) == (pod.namespace, pod.scheduling_group)
+        return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+    def _after_group_update(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """isSchedulableAfterPodGroupUpdated: only a lowered gang minCount helps."""
+        before, after = _group(old), _group(new)
+        if before is None or after is None:
+            return QueueingHint.QUEUE
+        if not pod.scheduling_group:
+            return QueueingHint.QUEUE_SKIP
+        if (after.namespace, after.name) != (pod.namespace, pod.scheduling_group):
+            return QueueingHint.QUEUE_SKIP
+        if before.min_count is None or after.min_count is None:
+            return QueueingHint.QUEUE_SKIP
+        if after.min_count >= before.min_count:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+
+SPEC = PluginSpec(NAME, GangScheduling, None)
