@@ -332,7 +332,7 @@ def test_module_attr_names_are_imported_and_expanded() -> None:
     profile = load_doc(
         config_doc(profile_doc(plugins={"multiPoint": {"enabled": [{"name": name}]}}))
     ).profiles[0]
-    assert profile.enabled("permit") == (name,)
+    assert profile.enabled("permit") == ("GangScheduling", name)
     assert profile.enabled("reserve") == ("VolumeBinding", name)
     assert profile.plugin_args[name] is None
 
