@@ -198,9 +198,7 @@ def decode_native_podgroup(raw: dict[str, Any]) -> NativePodGroup:
             generation=int(meta.get("generation") or 0),
             creation_timestamp=parse_time(meta.get("creationTimestamp")),
             min_count=_policy(spec.get("schedulingPolicy"), "spec.schedulingPolicy"),
-            topology_key=_topology(
-                spec.get("schedulingConstraints"), "spec.schedulingConstraints"
-            ),
+            topology_key=_topology(spec.get("schedulingConstraints"), "spec.schedulingConstraints"),
             disruption_mode=_disruption(spec.get("disruptionMode"), "spec.disruptionMode"),
             priority=priority,
             workload_name=str(ref.get("workloadName") or ""),
@@ -221,9 +219,9 @@ def decode_workload(raw: dict[str, Any]) -> Workload:
         if not isinstance(raw_templates, list):
             raise ValueError("spec.podGroupTemplates: expected a list")
         templates = []
-        for i, t in enumerate(raw_templates):
+        for i, raw_t in enumerate(raw_templates):
             path = f"spec.podGroupTemplates[{i}]"
-            t = _obj(t, path)
+            t = _obj(raw_t, path)
             name = t.get("name")
             if not isinstance(name, str) or not name:
                 raise ValueError(f"{path}.name: a DNS label is required")
@@ -245,4 +243,3 @@ def decode_workload(raw: dict[str, Any]) -> Workload:
         )
     except (ValueError, TypeError, AttributeError) as exc:
         raise _fail(WORKLOAD_KIND, key, exc) from None
-

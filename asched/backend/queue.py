@@ -267,6 +267,10 @@ class SchedulingQueue:
                 self._wakeup = anyio.Event()
             await self._wakeup.wait()
         self._cycle += 1
+        self._begin_attempt(qpi)
+        return qpi
+
+    def _begin_attempt(self, qpi: QueuedPodInfo) -> None:
         qpi.attempts += 1
         # Reset for this attempt; the failure handler fills them in again.
         qpi.unschedulable_plugins = set()
@@ -274,7 +278,32 @@ class SchedulingQueue:
         qpi.moved_during_cycle = False
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self._clock.now()
-        return qpi
+
+    def take(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
+        """Pop these pods too, wherever they wait, for the popped pod's group cycle.
+
+        kube-scheduler queues a pod group as one entity; asched queues members one by one
+        and, when one is popped, takes its queued siblings with it: from activeQ, backoffQ
+        (the group's backoff is the popped member's) and the pool, where a sibling held by
+        PreEnqueue comes along only if PreEnqueue now lets it. Each is marked in flight
+        and counted as attempted, as pop does.
+        """
+        taken: list[QueuedPodInfo] = []
+        for uid in uids:
+            qpi = self._active.remove(uid) or self._backoff.remove(uid)
+            if qpi is None:
+                pooled = self._pool.get(uid)
+                if pooled is None or (pooled.gating_plugin and self._pre_enqueue(pooled.pod)):
+                    continue
+                self._pool.remove(uid)
+                pooled.gating_plugin = ""
+                qpi = pooled
+            if not self._inflight.start(qpi.pod):
+                log.error("pod_popped_twice", pod=qpi.pod.key)
+                continue
+            self._begin_attempt(qpi)
+            taken.append(qpi)
+        return taken
 
     def _pop_active_or_backoff(self) -> QueuedPodInfo | None:
         if self._active:

@@ -75,7 +75,7 @@ class MoveRequests(Protocol):
     ) -> int: ...
 
 
-def _release(fwk: Framework, cache: Cache, a_pod: Pod, state: CycleState) -> None:
+def release_assumption(fwk: Framework, cache: Cache, a_pod: Pod, state: CycleState) -> None:
     """Undo an assumption (kube-scheduler unreserveAndForget)."""
     fwk.run_unreserve(state, a_pod, a_pod.node_name)
     cache.forget_pod(a_pod)
@@ -101,6 +101,7 @@ class SchedulingCycle:
         self._cache = cache
         self._snapshot = snapshot
         self._algorithm = algorithm
+        self.algorithm = algorithm
         self._queue = queue
         self._outcomes = outcomes
         self._skip = skip
@@ -152,7 +153,7 @@ class SchedulingCycle:
         if st is None:
             st = fwk.run_permit(state, assumed, node)
         if st is not None and st.code != Code.WAIT:
-            _release(fwk, self._cache, assumed, state)
+            release_assumption(fwk, self._cache, assumed, state)
             self._rejected_after_assume(fwk, qpi, st, start, node)
             # No queue event: schedulingCycle only unreserves and forgets after a Reserve
             # or Permit failure (handleBindingCycleError is the one that sends
@@ -281,7 +282,7 @@ class BindingCycle:
 
     def _failed(self, a: Assumed, st: Status, *, at_permit: bool = False) -> None:
         fwk, assumed = a.fwk, a.pod
-        _release(fwk, self._cache, assumed, a.state)
+        release_assumption(fwk, self._cache, assumed, a.state)
         # Forgetting an assumed pod frees its room: a pod delete for the queue
         # (handleBindingCycleError). After a rejection the move comes once the pod is
         # back in the queue and leaves that pod alone, so the event does not count as

@@ -32,12 +32,15 @@ from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.services import RuntimeMetrics
 from asched.framework.status import Status
+from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, CycleMetrics, SchedulingCycle
+from asched.scheduler.groupcycle import GroupCycle
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
 from asched.scheduler.outcome import Outcomes
+from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 from asched.scheduler.podstatus import PodStatusWriter
 from asched.scheduler.podview import POD_INDEXERS, PodView
 
@@ -115,6 +118,7 @@ class Scheduler:
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.status_writer = PodStatusWriter(client, self.clock, metrics)
+        self.podgroup_conditions = PodGroupConditionWriter(client, self.clock, metrics)
         self._stores: dict[str, Informer[Any]] = {}
         self._stopping = False
         self._bind_tg: TaskGroup | None = None
@@ -185,6 +189,20 @@ class Scheduler:
             snapshot=self.snapshot,
             algorithm=Algorithm(options.percentage_of_nodes_to_score),
             queue=self.queue,
+            outcomes=self.outcomes,
+            skip=self.skip_pod,
+            to_binding=self._start_binding,
+            metrics=metrics,
+        )
+        self.group_cycle = GroupCycle(
+            frameworks=self.frameworks,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            algorithm=self.scheduling_cycle.algorithm,
+            take=self.queue.take,
+            members=self.pod_view.pods_in_scheduling_group,
+            groups=lambda: self._informer_for(NATIVE_POD_GROUPS).store,
+            conditions=self.podgroup_conditions,
             outcomes=self.outcomes,
             skip=self.skip_pod,
             to_binding=self._start_binding,
@@ -319,6 +337,7 @@ class Scheduler:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.queue.run)
             tg.start_soon(self.status_writer.run)
+            tg.start_soon(self.podgroup_conditions.run)
             for fwk in self.frameworks.values():
                 for p in fwk.plugins.values():
                     runner = getattr(p, "run", None)
@@ -350,7 +369,11 @@ class Scheduler:
             except QueueClosed:
                 return
             try:
-                await self.scheduling_cycle.run(qpi)
+                fwk = self.frameworks.get(qpi.pod.scheduler_name)
+                if fwk is not None and GroupCycle.applies(fwk, qpi.pod):
+                    await self.group_cycle.run(qpi)
+                else:
+                    await self.scheduling_cycle.run(qpi)
             except Exception as exc:
                 # A bug in the cycle must not stop the scheduler: requeue with backoff.
                 report_unexpected(
