@@ -82,6 +82,9 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
         ("scheduling.x-k8s.io", "podgroups", "patch"),
         ("scheduling.x-k8s.io", "podgroups/status", "update"),
         ("scheduling.x-k8s.io", "podgroups/status", "patch"),
+        # Native PodGroups: only their status (the PodGroupInitiallyScheduled condition).
+        ("scheduling.k8s.io", "podgroups/status", "update"),
+        ("scheduling.k8s.io", "podgroups/status", "patch"),
     }
 
 
