@@ -134,7 +134,7 @@ async def test_gang_waits_for_its_group_and_quorum_then_binds_whole(
     # metav1.Condition omits observedGeneration 0.
     assert cond.get("observedGeneration", 0) == generation, (cond, group["metadata"])
     # PreEnqueue waits write no FailedScheduling events (Go: a gated pod is not attempted).
-    assert reasons == dict.fromkeys(pods, ["Scheduled"])
+    assert reasons == {pod: ["Scheduled"] for pod in pods}
 
 
 async def test_gang_with_a_member_that_fits_nowhere_binds_none(

@@ -752,3 +752,32 @@ async def test_readd_of_known_pod_is_an_update(env: Env) -> None:
     queued = env.q.get("u")
     assert queued is not None
     assert queued.pod.priority == 7
+
+
+async def test_take_pops_siblings_from_every_queue_but_a_closed_gate(env: Env) -> None:
+    """SchedulingQueue.take (the group cycle's siblings): activeQ, backoffQ and the pool
+    give their pod up; one PreEnqueue still holds stays; each taken pod is in flight."""
+    pods = {n: make_pod(n).uid(f"u-{n}").obj() for n in ("first", "active", "backoff", "pool")}
+    gated = make_pod("gated").uid("u-gated").gate("wait").obj()
+    for p in [*pods.values(), gated]:
+        env.q.add(p)
+    first = await env.q.pop()
+    assert first.pod.name == "first"
+    # "backoff" and "pool" fail once; the backoff one is then woken by a Node add.
+    for _ in range(3):
+        qpi = await env.q.pop()
+        if qpi.pod.name == "active":
+            env.q.add_unschedulable_if_not_present(qpi, error=False)
+            continue
+        qpi.unschedulable_plugins = {"A" if qpi.pod.name == "backoff" else "B"}
+        env.q.add_unschedulable_if_not_present(qpi)
+    env.q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert env.q.where("u-backoff") == "backoff"
+    assert env.q.where("u-pool") == "unschedulable"
+    taken = env.q.take(["u-active", "u-backoff", "u-pool", "u-gated", "u-unknown"])
+    assert sorted(t.pod.name for t in taken) == ["active", "backoff", "pool"]
+    assert {env.q.where(t.uid) for t in taken} == {"in_flight"}
+    assert env.q.where("u-gated") == "gated"
+    assert {t.pod.name: t.attempts for t in taken} == {"active": 2, "backoff": 2, "pool": 2}
+    in_flight = sorted(p.name for p in env.q.in_flight_pods())
+    assert in_flight == ["active", "backoff", "first", "pool"]
