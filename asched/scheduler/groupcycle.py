@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import structlog
 
@@ -38,9 +38,11 @@ from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import ObjectStore
+from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
-from asched.framework.status import Code, Status
+from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
+from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, CycleMetrics, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
@@ -51,6 +53,8 @@ log = structlog.get_logger(__name__)
 
 # errPodGroupUnschedulable: Go's Status.Message() puts a status's error first.
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+# The in-tree plugin that is also kube-scheduler's PodGroupPostFilter plugin.
+PREEMPTION = "DefaultPreemption"
 
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
@@ -60,6 +64,35 @@ def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
 def _go_message(err: str, reasons: Sequence[str]) -> str:
     """fwk.Status.Message(): the error (if any) then the reasons, joined by ", "."""
     return ", ".join([err, *reasons] if err else reasons)
+
+
+@dataclass(slots=True, frozen=True)
+class GroupStatus:
+    """A Go fwk.Status as the group cycle builds it: an error (errPodGroupUnschedulable or
+    a wrapped failure) in front of the reasons, as Message() and AsError() print it."""
+
+    code: Code
+    err: str = ""
+    reasons: tuple[str, ...] = ()
+
+    def message(self) -> str:
+        return _go_message(self.err, self.reasons)
+
+    def as_error(self) -> str:
+        return self.err or self.message()
+
+    def with_reason(self, reason: str) -> GroupStatus:
+        return GroupStatus(self.code, self.err, (*self.reasons, reason))
+
+
+@dataclass(slots=True, frozen=True)
+class _Outcome:
+    node: str
+    message: str
+    error: bool
+    tried: bool
+    plugins: frozenset[str]
+    pending: frozenset[str]
 
 
 @dataclass(slots=True)
@@ -73,6 +106,32 @@ class _Member:
     message: str = ""
     error: bool = False
     tried: bool = False
+    plugins: set[str] = field(default_factory=set)
+    pending: set[str] = field(default_factory=set)
+
+    def reset(self) -> None:
+        self.state = CycleState()
+        self.node, self.assumed, self.message = "", None, ""
+        self.error = self.tried = False
+        self.plugins, self.pending = set(), set()
+
+    def outcome(self) -> _Outcome:
+        return _Outcome(
+            self.node,
+            self.message,
+            self.error,
+            self.tried,
+            frozenset(self.plugins),
+            frozenset(self.pending),
+        )
+
+
+def _restore(members: Sequence[_Member], outcomes: Sequence[_Outcome]) -> None:
+    """Put one placement's results back on the members (their assumptions are gone)."""
+    for m, o in zip(members, outcomes, strict=True):
+        m.node, m.message, m.error, m.tried = o.node, o.message, o.error, o.tried
+        m.plugins, m.pending = set(o.plugins), set(o.pending)
+        m.assumed = None
 
 
 class GroupCycle:
@@ -153,6 +212,8 @@ class GroupCycle:
         members = [_Member(qpi, CycleState(), start) for qpi in live]
         status = await self._place(fwk, pg, members)
         self._observe(start)
+        if status.code == Code.UNSCHEDULABLE:
+            status = self._post_filter(fwk, pg, members, status)
         self._submit(fwk, pg, members, status)
 
     def _validate(self, live: Sequence[QueuedPodInfo], pg: NativePodGroup) -> str:
@@ -175,29 +236,88 @@ class GroupCycle:
                 )
         return ""
 
-    def _scheduled_before(self, pg: NativePodGroup, members: Sequence[_Member]) -> int:
+    def _scheduled(self, pg: NativePodGroup, members: Sequence[_Member]) -> list[Pod]:
+        """Members already bound or assumed outside this cycle (ScheduledPods)."""
         mine = {m.qpi.uid for m in members}
-        return sum(
-            1 for p in self._members(pg.namespace, pg.name) if p.node_name and p.uid not in mine
-        )
+        return [
+            p for p in self._members(pg.namespace, pg.name) if p.node_name and p.uid not in mine
+        ]
 
-    async def _place(self, fwk: Framework, pg: NativePodGroup, members: list[_Member]) -> Status:
-        """podGroupSchedulingDefaultAlgorithm; returns the group's status (Success = None
-        is returned as a SUCCESS Status)."""
+    async def _place(
+        self, fwk: Framework, pg: NativePodGroup, members: list[_Member]
+    ) -> GroupStatus:
+        """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best."""
+        scheduled = self._scheduled(pg, members)
+        try:
+            placements = placement.generate(pg.topology_key, self._snapshot.node_infos(), scheduled)
+        except placement.PlacementError as exc:
+            return GroupStatus(Code.ERROR, str(exc))
+        if not placements:
+            return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,))
+        first: tuple[GroupStatus, list[_Outcome]] | None = None
+        feasible: list[tuple[placement.Candidate, list[_Outcome]]] = []
+        for candidate in placements:
+            st = await self._simulate(fwk, pg, members, candidate, len(scheduled))
+            outcomes = [m.outcome() for m in members]
+            if st.code == Code.SUCCESS:
+                cpu, mem = placement.leftover(candidate, self._snapshot.node_infos())
+                placed = sum(1 for o in outcomes if o.node)
+                feasible.append((placement.Candidate(candidate, placed, cpu, mem), outcomes))
+            self._revert(fwk, members)
+            if st.code == Code.ERROR:
+                _restore(members, outcomes)
+                return st
+            if first is None:
+                first = (st, outcomes)
+        if not feasible:
+            assert first is not None
+            st, outcomes = first
+            _restore(members, outcomes)
+            return GroupStatus(
+                Code.UNSCHEDULABLE,
+                POD_GROUP_UNSCHEDULABLE,
+                (
+                    f"0/{len(placements)} placements are available, first placement status: "
+                    f"{st.as_error()}",
+                ),
+            )
+        chosen = placement.best([c for c, _ in feasible], len(scheduled))
+        outcomes = next(o for c, o in feasible if c is chosen)
+        _restore(members, outcomes)
+        log.debug(
+            "pod_group_placement",
+            podgroup=pg.key,
+            placement=chosen.placement.name,
+            feasible=len(feasible),
+            candidates=len(placements),
+        )
+        return self._commit(fwk, members)
+
+    async def _simulate(
+        self,
+        fwk: Framework,
+        pg: NativePodGroup,
+        members: list[_Member],
+        where: placement.Placement,
+        scheduled: int,
+    ) -> GroupStatus:
+        """podGroupSchedulingDefaultAlgorithm over one placement; members stay assumed."""
         ns, name = pg.namespace, pg.name
+        for m in members:
+            m.reset()
         remaining = len(members)
-        scheduled = self._scheduled_before(pg, members)
         st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
         if st is not None and st.code == Code.ERROR:
-            return Status(
-                Code.ERROR, (f"failed to evaluate placement feasibility: {st.message()}",)
+            return GroupStatus(
+                Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
             )
         if st is not None and st.code == Code.UNSCHEDULABLE:
-            return Status(Code.UNSCHEDULABLE, (_go_message(POD_GROUP_UNSCHEDULABLE, st.reasons),))
+            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         any_scheduled = False
         for m in members:
             m.tried = True
-            failure = await self._place_one(fwk, m)
+            nodes = where.nodes(self._snapshot.node_infos())
+            failure = await self._place_one(fwk, m, nodes)
             if failure is not None:
                 return failure
             remaining -= 1
@@ -205,30 +325,57 @@ class GroupCycle:
                 scheduled += 1
             st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
             if st is not None and st.code == Code.ERROR:
-                return Status(
-                    Code.ERROR, (f"failed to evaluate placement feasibility: {st.message()}",)
+                return GroupStatus(
+                    Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
                 )
             if st is not None and st.code == Code.UNSCHEDULABLE:
-                return Status(Code.UNSCHEDULABLE, (st.message(),))
+                return GroupStatus(Code.UNSCHEDULABLE, "", st.reasons)
             any_scheduled = any_scheduled or m.assumed is not None
         if st is not None and st.code == Code.WAIT:
-            return Status(Code.UNSCHEDULABLE, (_go_message(POD_GROUP_UNSCHEDULABLE, st.reasons),))
+            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         if not any_scheduled:
             # "The framework requires at least 1 pod to be scheduled".
-            return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE,))
-        return Status(Code.SUCCESS)
+            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
+        return GroupStatus(Code.SUCCESS)
 
-    async def _place_one(self, fwk: Framework, m: _Member) -> Status | None:
+    def _revert(self, fwk: Framework, members: Sequence[_Member]) -> None:
+        """revertFns.revert: the simulation's assumptions go, last first."""
+        for m in reversed(members):
+            if m.assumed is not None:
+                release_assumption(fwk, self._cache, m.assumed, m.state)
+                m.assumed = None
+        self._cache.update_snapshot(self._snapshot)
+
+    def _commit(self, fwk: Framework, members: Sequence[_Member]) -> GroupStatus:
+        """prepareForBindingCycle's assumeAndReserve, at the chosen placement's nodes."""
+        for m in members:
+            if not m.node:
+                continue
+            assumed = replace(m.qpi.pod, node_name=m.node)
+            m.state = CycleState()
+            self._cache.assume_pod(assumed)
+            st = fwk.run_reserve(m.state, assumed, m.node)
+            if st is not None:
+                release_assumption(fwk, self._cache, assumed, m.state)
+                m.node, m.message, m.error = "", st.message(), not st.is_rejected()
+                if st.is_rejected():
+                    m.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+                    m.message = one_node_fit_message(m.qpi.pod.key, assumed.node_name, st)
+                continue
+            m.assumed = assumed
+        return GroupStatus(Code.SUCCESS)
+
+    async def _place_one(
+        self, fwk: Framework, m: _Member, nodes: Sequence[NodeInfo]
+    ) -> GroupStatus | None:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
         try:
-            result = await self._algorithm.schedule_pod(
-                fwk, m.state, pod, self._snapshot.node_infos()
-            )
+            result = await self._algorithm.schedule_pod(fwk, m.state, pod, nodes)
         except FitError as fit:
             fit.nominated_node_name = ""
-            m.qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
-            m.qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
+            m.plugins = set(fit.diagnosis.unschedulable_plugins)
+            m.pending = set(fit.diagnosis.pending_plugins)
             m.message = fit.message()
             return None
         except NoNodesAvailable as exc:
@@ -236,9 +383,9 @@ class GroupCycle:
             return None
         except SchedulingError as exc:
             m.message, m.error = exc.status.message(), True
-            return Status(
+            return GroupStatus(
                 Code.ERROR,
-                (f"failed to schedule other pod from a pod group: {exc.status.message()}",),
+                f"failed to schedule other pod from a pod group: {exc.status.message()}",
             )
         node = result.suggested_host
         assumed = replace(pod, node_name=node)
@@ -247,44 +394,69 @@ class GroupCycle:
         if st is not None:
             release_assumption(fwk, self._cache, assumed, m.state)
             if st.is_rejected():
-                m.qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+                m.plugins = {st.plugin} if st.plugin else set()
                 m.message = one_node_fit_message(pod.key, node, st)
                 return None
             m.message, m.error = st.message(), True
-            return Status(
-                Code.ERROR, (f"failed to schedule other pod from a pod group: {st.message()}",)
+            return GroupStatus(
+                Code.ERROR, f"failed to schedule other pod from a pod group: {st.message()}"
             )
         m.node, m.assumed = node, assumed
         # The next member sees this one on its node.
         self._cache.update_snapshot(self._snapshot)
         return None
 
+    def _post_filter(
+        self, fwk: Framework, pg: NativePodGroup, members: Sequence[_Member], st: GroupStatus
+    ) -> GroupStatus:
+        """RunPodGroupPostFilterPlugins after an Unschedulable group, as far as asched has
+        built it: applyPodGroupPostFilterResult appends the plugins' status to the group's.
+
+        DefaultPreemption's PodGroupPostFilter (PodGroupEvaluator.Preempt) is followed up
+        to its choice of victims: a preemptor with preemptionPolicy Never, and a cluster
+        with no pod of lower priority than the group, give Go's messages. Choosing victims
+        for a gang is not built yet: then the status is left as it is and the attempt is
+        logged, so the group is retried as an unschedulable one (no one is evicted).
+        """
+        if PREEMPTION not in fwk.plugins:
+            # No PodGroupPostFilter plugin: an Unschedulable status with no reasons.
+            return st.with_reason("")
+        policy = members[0].qpi.pod.preemption_policy if members else ""
+        if policy == "Never":
+            return st.with_reason(
+                "pod group preemption: not eligible due to preemptionPolicy=Never."
+            )
+        priority = pg.priority if pg.priority is not None else 0
+        victims = any(p.priority < priority for ni in self._snapshot.node_infos() for p in ni.pods)
+        if not victims:
+            return st.with_reason(
+                "pod group preemption: No preemption victims found for incoming preemptor"
+            )
+        log.info("pod_group_preemption_not_built", podgroup=pg.key, priority=priority)
+        return st
+
     def _submit(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], status: Status
+        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], status: GroupStatus
     ) -> None:
         """submitPodGroupAlgorithmResult."""
         profile = fwk.profile_name
-        if status.code != Code.SUCCESS:
-            # The simulation's assumptions go, last first (revertFns.revert).
-            for m in reversed(members):
-                if m.assumed is not None:
-                    release_assumption(fwk, self._cache, m.assumed, m.state)
         group_message = status.message()
         placed = 0
         for m in members:
             qpi = m.qpi
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(m.plugins), set(m.pending)
             if status.code == Code.ERROR:
                 msg = m.message if m.error else group_message
                 self._outcomes.failed(qpi, profile, m.start, msg, error=True, nominated="")
                 continue
-            if m.assumed is None:
+            if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
                 msg = m.message if m.tried else group_message
-                self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated="")
+                self._outcomes.failed(qpi, profile, m.start, msg, error=m.error, nominated="")
                 continue
-            if status.code != Code.SUCCESS:
+            if status.code != Code.SUCCESS or m.assumed is None:
+                # Placed in the simulation, but the group as a whole is not.
                 msg = _go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
-                qpi.unschedulable_plugins = set()
                 self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated="")
                 continue
             st = fwk.run_permit(m.state, m.assumed, m.node)
@@ -300,15 +472,15 @@ class GroupCycle:
             placed += 1
             self._to_binding(Assumed(fwk, m.state, qpi, m.assumed, m.node, m.start))
         if status.code == Code.SUCCESS:
-            self._conditions.set(pg, "True", REASON_SCHEDULED, "")
+            self._conditions.set(pg, "True", REASON_SCHEDULED, group_message)
         elif status.code == Code.ERROR:
-            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, group_message)
+            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, status.as_error())
         else:
             self._conditions.set(pg, "False", REASON_UNSCHEDULABLE, group_message)
         log.info(
             "pod_group_cycle",
             podgroup=pg.key,
-            result=status.code_name(),
+            result=status.code.name,
             members=len(members),
             placed=placed,
             message=group_message,

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from asched.localcluster import ClusterClient, LocalCluster
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_native_pod_group, make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
@@ -157,10 +157,18 @@ async def test_gang_with_a_member_that_fits_nowhere_binds_none(
         for pod in pods:
             await _event_reasons(admin, namespace, pod, "FailedScheduling")
         assert watch.bound(pods) == []
-    assert cond["reason"] == "Unschedulable"
-    assert cond["message"] == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+    # kube-scheduler 1.37 with TopologyAwareWorkloadScheduling: one placement (no topology
+    # constraint) whose status is PlacementFeasible's, then DefaultPreemption's
+    # PodGroupPostFilter finds no pod of lower priority to evict.
+    group = (
+        "pod group is unschedulable, 0/1 placements are available, first placement status: "
+        "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
+    )
+    assert (cond["reason"], cond["message"]) == ("Unschedulable", group)
     # The member that fits nowhere reports its own fit error; the one placed in the
-    # simulation reports the group; the one never tried reports the group's status.
+    # simulation reports the group behind errPodGroupUnschedulable; the one never tried
+    # reports the group's status.
     notes = {}
     for pod in pods:
         events = await events_about(admin, namespace, pod, "Pod")
@@ -169,7 +177,44 @@ async def test_gang_with_a_member_that_fits_nowhere_binds_none(
         notes[pod] = failed[0]
     assert notes["big-1"].startswith("0/")
     assert "Insufficient cpu" in notes["big-1"]
-    assert notes["big-0"] == (
-        "pod group is unschedulable, minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+    assert notes["big-0"] == f"pod group is unschedulable, {group}"
+    assert notes["big-2"] == group
+
+
+RACK = "topology.kubernetes.io/rack"
+
+
+async def test_topology_gang_lands_inside_the_one_rack_that_fits_it(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    iso = unique("iso")
+    # rack-a: two 4-CPU nodes; rack-b: one. Three 2-CPU members fit only in rack-a.
+    racks = {"a0": "rack-a", "a1": "rack-a", "b0": "rack-b"}
+    created = await kwok_nodes(
+        [NodeSpec(n, cpu="4", labels={ISOLATION_LABEL: iso, RACK: r}) for n, r in racks.items()]
     )
-    assert notes["big-2"] == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+    rack_of = {node: racks[node.rsplit("-", 1)[-1]] for node in created}
+    name = unique("native")
+    async with (
+        watching(admin, namespace) as watch,
+        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+    ):
+        pg = make_native_pod_group("ring", namespace).min_count(3).topology(RACK)
+        await admin.post(PODGROUPS.format(ns=namespace), pg.manifest())
+        pods = await _members(admin, namespace, "ring", 3, scheduler=name, iso=iso, cpu="2")
+        await watch.wait_bound(pods, within=30)
+        # Five members need 10 CPU: no rack holds them, so none is bound.
+        big = make_native_pod_group("wide", namespace).min_count(5).topology(RACK)
+        await admin.post(PODGROUPS.format(ns=namespace), big.manifest())
+        wide = await _members(admin, namespace, "wide", 5, scheduler=name, iso=iso, cpu="1")
+        cond = await _wait_condition(admin, namespace, "wide", "False")
+        assert watch.bound(wide) == []
+    assert {rack_of[watch.node_of[p]] for p in pods} == {"rack-a"}
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"].startswith(
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
+    )
