@@ -113,6 +113,32 @@ class Metrics:
             buckets=exponential_buckets(0.001, 2, 15),
             registry=r,
         )
+        # GenericWorkload's pod group metrics (metrics.go podGroupScheduleAttempts, ...).
+        self._podgroup_attempts = _Children(
+            Counter(
+                "scheduler_podgroup_schedule_attempts_total",
+                "Number of attempts to schedule pod group, by the result. 'unschedulable' "
+                "means a pod group could not be scheduled, while 'error' means an internal "
+                "scheduler problem.",
+                ["result", "profile"],
+                registry=r,
+            )
+        )
+        self._podgroup_attempt_duration = _Children(
+            Histogram(
+                "scheduler_podgroup_scheduling_attempt_duration_seconds",
+                "Pod group scheduling attempt latency in seconds",
+                ["result", "profile"],
+                buckets=exponential_buckets(0.001, 2, 15),
+                registry=r,
+            )
+        )
+        self._podgroup_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
         self._preemption_victims = Histogram(
             "scheduler_preemption_victims",
             "Number of selected preemption victims for preemption initiated by a single pod",
@@ -268,6 +294,14 @@ class Metrics:
 
     def observe_algorithm(self, seconds: float) -> None:
         self._algorithm_duration.observe(seconds)
+
+    def observe_pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """One group cycle ended: scheduled, unschedulable or error."""
+        self._podgroup_attempts.get(result, profile).inc()
+        self._podgroup_attempt_duration.get(result, profile).observe(seconds)
+
+    def observe_pod_group_algorithm(self, seconds: float) -> None:
+        self._podgroup_algorithm_duration.observe(seconds)
 
     def pod_scheduled(self, attempts: int, sli_seconds: float) -> None:
         """A pod was bound after `attempts` attempts, `sli_seconds` after it was first queued."""

@@ -24,6 +24,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import structlog
 
@@ -44,7 +45,7 @@ from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
-from asched.scheduler.cycle import Assumed, CycleMetrics, release_assumption
+from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
@@ -134,6 +135,16 @@ def _restore(members: Sequence[_Member], outcomes: Sequence[_Outcome]) -> None:
         m.assumed = None
 
 
+class GroupMetrics(Protocol):
+    def observe_pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """scheduler_podgroup_schedule_attempts_total and its duration histogram."""
+        ...
+
+    def observe_pod_group_algorithm(self, seconds: float) -> None:
+        """scheduler_podgroup_scheduling_algorithm_duration_seconds"""
+        ...
+
+
 class GroupCycle:
     def __init__(
         self,
@@ -149,7 +160,7 @@ class GroupCycle:
         outcomes: Outcomes,
         skip: Callable[[Pod], bool],
         to_binding: Callable[[Assumed], None],
-        metrics: CycleMetrics | None = None,
+        metrics: GroupMetrics | None = None,
     ) -> None:
         """`members(ns, name)` lists the group's pods (assumed placements included)."""
         self._frameworks = frameworks
@@ -211,10 +222,18 @@ class GroupCycle:
         self._cache.update_snapshot(self._snapshot)
         members = [_Member(qpi, CycleState(), start) for qpi in live]
         status = await self._place(fwk, pg, members)
-        self._observe(start)
+        if self._metrics is not None:
+            self._metrics.observe_pod_group_algorithm(time.perf_counter() - start)
         if status.code == Code.UNSCHEDULABLE:
             status = self._post_filter(fwk, pg, members, status)
         self._submit(fwk, pg, members, status)
+        if self._metrics is not None:
+            result = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
+                status.code, "unschedulable"
+            )
+            self._metrics.observe_pod_group_attempt(
+                result, fwk.profile_name, time.perf_counter() - start
+            )
 
     def _validate(self, live: Sequence[QueuedPodInfo], pg: NativePodGroup) -> str:
         """validatePodGroup: one scheduler name and the group's priority for every member."""
@@ -485,7 +504,3 @@ class GroupCycle:
             placed=placed,
             message=group_message,
         )
-
-    def _observe(self, start: float) -> None:
-        if self._metrics is not None:
-            self._metrics.observe_algorithm(time.perf_counter() - start)

@@ -37,7 +37,7 @@ from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, CycleMetrics, SchedulingCycle
-from asched.scheduler.groupcycle import GroupCycle
+from asched.scheduler.groupcycle import GroupCycle, GroupMetrics
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
@@ -51,7 +51,7 @@ class Elector(Protocol):
     async def run(self, on_started_leading: Callable[[], Awaitable[None]]) -> None: ...
 
 
-class SchedulerMetrics(RuntimeMetrics, CycleMetrics, Protocol):
+class SchedulerMetrics(RuntimeMetrics, CycleMetrics, GroupMetrics, Protocol):
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None: ...
 
     def set_cache_size(self, nodes: int, pods: int, assumed_pods: int) -> None: ...
