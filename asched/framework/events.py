@@ -25,6 +25,7 @@ class EventResource(StrEnum):
     POD_GROUP = "PodGroup"
     # Kubernetes 1.37's native scheduling.k8s.io/v1beta1 PodGroup (Go's fwk.PodGroup).
     SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
+    WORKLOAD = "Workload"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "StorageClass"

@@ -8,7 +8,7 @@ scheduling.k8s.io/v1beta1 (GenericWorkload off) leaves it empty.
 
 from __future__ import annotations
 
-from asched.api.workload import NativePodGroup, decode_native_podgroup
+from asched.api.workload import NativePodGroup, Workload, decode_native_podgroup, decode_workload
 from asched.framework.events import EventResource
 from asched.framework.listers import InformerRequest
 
@@ -17,5 +17,15 @@ NATIVE_POD_GROUPS: InformerRequest[NativePodGroup] = InformerRequest(
     list_path="/apis/scheduling.k8s.io/v1beta1/podgroups",
     decode=decode_native_podgroup,
     event_resource=EventResource.SCHEDULING_POD_GROUP,
+    optional=True,
+)
+
+# Workloads are read only to report bad ones (kube-scheduler itself schedules from
+# PodGroups); no plugin registers their events.
+WORKLOADS: InformerRequest[Workload] = InformerRequest(
+    resource="workloads.scheduling.k8s.io/v1beta1",
+    list_path="/apis/scheduling.k8s.io/v1beta1/workloads",
+    decode=decode_workload,
+    event_resource=EventResource.WORKLOAD,
     optional=True,
 )

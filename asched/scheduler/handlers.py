@@ -197,9 +197,16 @@ class PodHandler:
 class ResourceHandler:
     """Changes to a resource a plugin watches (PodGroups, namespaces, ...) as queue events."""
 
-    def __init__(self, resource: EventResource, queue: Callable[[], QueueSink]) -> None:
+    def __init__(
+        self,
+        resource: EventResource,
+        queue: Callable[[], QueueSink],
+        on_invalid: Callable[[str, DecodeError], None] | None = None,
+    ) -> None:
+        """`on_invalid(key, error)` reports an object that does not decode (an Event)."""
         self._resource = resource
         self._queue = queue
+        self._on_invalid = on_invalid
         self._add = ClusterEvent(resource, ActionType.ADD, f"{resource.value}Add")
         self._update = ClusterEvent(resource, ActionType.UPDATE_OTHER, f"{resource.value}Update")
         self._delete = ClusterEvent(resource, ActionType.DELETE, f"{resource.value}Delete")
@@ -221,3 +228,5 @@ class ResourceHandler:
             field=error.field,
             error=error.message,
         )
+        if self._on_invalid is not None:
+            self._on_invalid(key, error)

@@ -10,6 +10,7 @@ because a binding is a single API call the API server applies atomically.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,6 +91,12 @@ class _ObjRef:
     uid: str = ""
     api_version: str = "v1"
     resource_version: str = ""
+
+
+def _api_version(list_path: str) -> str:
+    """ "/apis/scheduling.k8s.io/v1beta1/podgroups" -> "scheduling.k8s.io/v1beta1"."""
+    parts = list_path.strip("/").split("/")
+    return "/".join(parts[1:3]) if parts[0] == "apis" else parts[1]
 
 
 class _NullRecorder:
@@ -222,7 +229,11 @@ class Scheduler:
     def _informer_for(self, req: InformerRequest[Any]) -> Informer[Any]:
         inf = self._stores.get(req.resource)
         if inf is None:
-            handler = ResourceHandler(req.event_resource, lambda: self.queue)
+            handler = ResourceHandler(
+                req.event_resource,
+                lambda: self.queue,
+                functools.partial(self._object_invalid, _api_version(req.list_path)),
+            )
             inf = Informer(
                 self.client,
                 req.list_path,
@@ -280,6 +291,18 @@ class Scheduler:
             "FailedScheduling",
             "Scheduling",
             f"invalid pod: {err.field}: {err.message}",
+        )
+
+    def _object_invalid(self, api_version: str, key: str, err: DecodeError) -> None:
+        """A watched object (a PodGroup, a Workload, ...) that cannot be read: a Warning
+        Event on it names the field, so its owner sees why pods that need it wait."""
+        ns, _, name = key.rpartition("/")
+        self.events.event(
+            _ObjRef(err.kind, ns, name, api_version=api_version),
+            "Warning",
+            "Invalid",
+            "Decoding",
+            f"invalid {err.kind}: {err.field}: {err.message}",
         )
 
     # ---- cycles --------------------------------------------------------------------

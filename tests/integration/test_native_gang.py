@@ -17,8 +17,8 @@ from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from tests.builders import make_native_pod_group, make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
-from tests.integration.gang_helpers import ISOLATION_LABEL, events_about
-from tests.integration.helpers import poll
+from tests.integration.gang_helpers import ISOLATION_LABEL, Gang, events_about, partial_groups
+from tests.integration.helpers import bind, poll
 from tests.integration.test_gang import isolated_nodes, watching
 
 PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
@@ -218,3 +218,51 @@ async def test_topology_gang_lands_inside_the_one_rack_that_fits_it(
     assert cond["message"].startswith(
         "pod group is unschedulable, 0/2 placements are available, first placement status: "
     )
+
+
+async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    # 10 nodes x 8 CPU = 80 slots for 68 members: everything fits once placed.
+    iso = await isolated_nodes(kwok_nodes, 10, cpu="8")
+    listed = await admin.get("/api/v1/nodes", params={"labelSelector": f"{ISOLATION_LABEL}={iso}"})
+    node_names = [n["metadata"]["name"] for n in listed["items"]]
+    name = unique("nativekill")
+    config = _config(tmp_path, name)
+    log = tmp_path / "asched.log"
+    async with watching(admin, namespace) as watch:
+        # What a kill between two bindings leaves behind, made deterministic: 3 of the 8
+        # members of "pre" bound by a scheduler that then died, 5 pending.
+        await _group(admin, namespace, "pre", 8)
+        pre = await _members(admin, namespace, "pre", 8, scheduler=name, iso=iso)
+        for i, pod in enumerate(pre[:3]):
+            await bind(admin, namespace, pod, node_names[i])
+        gangs = [Gang("pre", 8, tuple(pre))]
+        for i in range(6):
+            await _group(admin, namespace, f"k{i}", 10)
+            members = await _members(admin, namespace, f"k{i}", 10, scheduler=name, iso=iso)
+            gangs.append(Gang(f"k{i}", 10, tuple(members)))
+        await watch.wait_bound(pre[:3], within=10)
+        async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+            with anyio.fail_after(30):
+                while len(watch.bound_at) == 3:
+                    await watch.changed.wait()
+            proc.kill()
+        # Bindings already on the wire when the process died may still land.
+        await anyio.sleep(1)
+        at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
+        print(f"\nbound per native gang when asched was killed: {at_kill}")
+        assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
+        async with running_asched(config, cluster.scheduler_kubeconfig, log):
+            await watch.wait_bound([m for g in gangs for m in g.members], within=60)
+            await anyio.sleep(1)
+    assert partial_groups(watch, gangs) == {}
+    final = {
+        p["metadata"]["name"]: p["spec"].get("nodeName")
+        for p in (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    }
+    assert final == watch.node_of

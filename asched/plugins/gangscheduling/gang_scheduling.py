@@ -38,7 +38,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, error, unresolvable, unschedulable, wait
-from asched.framework.workloads import NATIVE_POD_GROUPS
+from asched.framework.workloads import NATIVE_POD_GROUPS, WORKLOADS
 
 NAME = "GangScheduling"
 # gangscheduling.go permitTimeoutDuration.
@@ -83,7 +83,7 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
         return NAME
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
-        return [NATIVE_POD_GROUPS]
+        return [NATIVE_POD_GROUPS, WORKLOADS]
 
     def _groups(self) -> ObjectStore[NativePodGroup]:
         if self._store is None:

@@ -12,7 +12,7 @@ from asched.backend.cache import Cache
 from asched.framework import events as ev
 from asched.framework.events import ActionType, ClusterEvent
 from asched.scheduler.handlers import PodHandler, assigned_pod_update
-from tests.builders import PodBuilder, make_pod
+from tests.builders import PodBuilder, make_native_pod_group, make_pod
 
 
 class RecordingQueue:
@@ -139,3 +139,23 @@ def test_nomination_change_and_nominated_delete_wake_lower_or_equal_priority_pod
     h.on_update(pod("x").obj(), pod("x").label("k", "v").obj())
     h.on_delete(pod("x").obj())
     assert len(queue.moves) == 3
+
+
+def test_an_object_that_does_not_decode_is_reported_with_its_field() -> None:
+    from asched.api import DecodeError
+    from asched.api.workload import decode_native_podgroup
+    from asched.framework.events import EventResource
+    from asched.scheduler.handlers import ResourceHandler
+
+    raw = make_native_pod_group("g", "ns").raw()
+    raw["spec"]["schedulingPolicy"] = {"gang": {"minCount": 0}}
+    with pytest.raises(DecodeError) as info:
+        decode_native_podgroup(raw)
+    seen: list[tuple[str, str, str]] = []
+    h = ResourceHandler(
+        EventResource.SCHEDULING_POD_GROUP,
+        lambda: None,  # type: ignore[arg-type,return-value]
+        lambda key, err: seen.append((key, err.kind, err.field)),
+    )
+    h.on_decode_error("ns/g", info.value)
+    assert seen == [("ns/g", "PodGroup", "spec.schedulingPolicy.gang.minCount")]
