@@ -29,7 +29,7 @@ import structlog
 from asched.demo.instances import InProcessScheduler
 from asched.demo.progress import Progress
 from asched.demo.report import build_rows, render_rows
-from asched.demo.topology import ZONE, demo_nodes
+from asched.demo.topology import RACK, ZONE, demo_nodes
 from asched.demo.workload import Workload
 from asched.explain.table import format_table
 from asched.localcluster import (
@@ -172,7 +172,8 @@ async def submit(admin: ClusterClient, workload: Workload) -> None:
     ns = workload.namespace
     await admin.post("/api/v1/namespaces", {"metadata": {"name": ns}})
     for group in workload.pod_groups:
-        await admin.post(f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups", group)
+        # scheduler-plugins' scheduling.x-k8s.io/v1alpha1 or the native scheduling.k8s.io/v1beta1.
+        await admin.post(f"/apis/{group['apiVersion']}/namespaces/{ns}/podgroups", group)
     for pod in workload.pods:
         await admin.post(f"/api/v1/namespaces/{ns}/pods", pod.manifest)
 
@@ -188,11 +189,14 @@ def _node_table(specs: Sequence[NodeSpec]) -> list[str]:
                 s.memory,
                 str(s.gpus or "-"),
                 s.labels.get(ZONE, "-"),
+                s.labels.get(RACK, "-"),
                 s.labels.get("node-type", "-"),
                 taints or "-",
             )
         )
-    return format_table(("NODE", "CPU", "MEMORY", "GPU", "ZONE", "NODE-TYPE", "TAINTS"), rows)
+    return format_table(
+        ("NODE", "CPU", "MEMORY", "GPU", "ZONE", "RACK", "NODE-TYPE", "TAINTS"), rows
+    )
 
 
 def _print_keep_help(

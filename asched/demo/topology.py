@@ -4,7 +4,8 @@
 - two GPU nodes labelled ``node-type=gpu`` with ``nvidia.com/gpu`` (the seed article's
   NodeAffinity args send custom-scheduler's pods there);
 - the rest are plain nodes of 2, 4, 8 and 16 CPUs in turn;
-- zones and regions round-robin: zone-1a and zone-1b in region-1, zone-2a in region-2.
+- zones and regions round-robin: zone-1a and zone-1b in region-1, zone-2a in region-2;
+- racks alternate, rack-1 and rack-2 (the native gang must fit inside one).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from asched.localcluster import NodeSpec, Taint
 MIN_NODES = 4
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
+RACK = "topology.kubernetes.io/rack"
+RACKS = ("rack-1", "rack-2")
 ZONES = (("zone-1a", "region-1"), ("zone-1b", "region-1"), ("zone-2a", "region-2"))
 PLAIN_CPUS = (2, 4, 8, 16)
 GPU_CPUS = 16
@@ -36,7 +39,7 @@ def demo_nodes(count: int = 8) -> list[NodeSpec]:
         seen[kind] = seen.get(kind, 0) + 1
         n = seen[kind]
         zone, region = ZONES[i % len(ZONES)]
-        labels = {ZONE: zone, REGION: region}
+        labels = {ZONE: zone, REGION: region, RACK: RACKS[i % len(RACKS)]}
         if kind == "infra":
             cpus, name = INFRA_CPUS, f"infra-{n}"
             labels[INFRA_LABEL[0]] = INFRA_LABEL[1]

@@ -7,6 +7,8 @@ plus Coscheduling. The pods:
 - ordinary pods for each scheduler, one with zone affinity and one tolerating the infra
   taint;
 - a gang: a PodGroup with minMember 3 and its three members (all placed, or none);
+- a native gang (Kubernetes 1.37's scheduling.k8s.io/v1beta1 PodGroup): eight members
+  with minCount 8 and a rack topology constraint, placed inside one rack or not at all;
 - ``big-pod``, which asks for more CPU than any node has and must stay pending.
 """
 
@@ -17,13 +19,16 @@ from typing import Any
 
 from asched.api.podgroup import API_VERSION as PODGROUP_API_VERSION
 from asched.api.podgroup import POD_GROUP_LABEL
-from asched.demo.topology import GPU_LABEL, INFRA_LABEL, INFRA_TAINT, ZONE
+from asched.api.workload import API_VERSION as NATIVE_API_VERSION
+from asched.demo.topology import GPU_LABEL, INFRA_LABEL, INFRA_TAINT, RACK, ZONE
 
 NAMESPACE = "demo"
 SEED_SCHEDULER = "custom-scheduler"
 GANG_SCHEDULER = "gang-scheduler"
 GANG = "demo-gang"
 GANG_SIZE = 3
+NATIVE_GANG = "demo-ring"
+NATIVE_GANG_SIZE = 8
 PAUSE = "registry.k8s.io/pause:3.10"
 BIG_POD_CPUS = "64"
 
@@ -168,6 +173,21 @@ def demo_workload() -> Workload:
             )
             for i in range(1, GANG_SIZE + 1)
         ),
+        *(
+            DemoPod(
+                f"ring-{i}",
+                GANG_SCHEDULER,
+                _pod(
+                    f"ring-{i}",
+                    GANG_SCHEDULER,
+                    "250m",
+                    "256Mi",
+                    schedulingGroup={"podGroupName": NATIVE_GANG},
+                ),
+                f"native gang {NATIVE_GANG} (minCount {NATIVE_GANG_SIZE}): one rack, all or none",
+            )
+            for i in range(1, NATIVE_GANG_SIZE + 1)
+        ),
         DemoPod(
             "big-pod",
             GANG_SCHEDULER,
@@ -182,4 +202,13 @@ def demo_workload() -> Workload:
         "metadata": {"name": GANG},
         "spec": {"minMember": GANG_SIZE},
     }
-    return Workload(NAMESPACE, [group], pods)
+    native = {
+        "apiVersion": NATIVE_API_VERSION,
+        "kind": "PodGroup",
+        "metadata": {"name": NATIVE_GANG},
+        "spec": {
+            "schedulingPolicy": {"gang": {"minCount": NATIVE_GANG_SIZE}},
+            "schedulingConstraints": {"topology": [{"key": RACK}]},
+        },
+    }
+    return Workload(NAMESPACE, [group, native], pods)

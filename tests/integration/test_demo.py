@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from asched.demo.topology import RACK, demo_nodes
+
 DEMO_TIMEOUT = 240.0
 
 
@@ -55,12 +57,17 @@ def _alive(pid: int, work_dir: Path) -> bool:
     return str(work_dir).encode() in cmdline
 
 
-def _assert_outcome(out: str) -> None:
+def _assert_outcome(out: str, nodes: int = 8) -> None:
     table = _table(out)
     assert table["gpu-pod"][0] == "custom-scheduler"
     assert table["gpu-pod"][1].startswith("gpu-"), table["gpu-pod"]
     for member in ("train-1", "train-2", "train-3"):
         assert table[member][1] not in ("", "pending"), table[member]
+    # The native gang: all eight members inside one rack.
+    rack_of = {n.name: n.labels[RACK] for n in demo_nodes(nodes)}
+    racks = {rack_of.get(table[f"ring-{i}"][1], "pending") for i in range(1, 9)}
+    assert len(racks) == 1, racks
+    assert racks != {"pending"}
     assert table["big-pod"][1] == "pending"
     assert "Insufficient cpu" in table["big-pod"][2]
     placed = [p for p, (_, node, _) in table.items() if node != "pending"]
@@ -114,5 +121,5 @@ def test_demo_keep_runs_until_ctrl_c(tmp_path: Path) -> None:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
     text = out_path.read_text()
-    _assert_outcome(text)
+    _assert_outcome(text, nodes=5)
     _assert_gone(text)

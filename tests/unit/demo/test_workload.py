@@ -7,7 +7,14 @@ from asched.api import decode_pod
 from asched.api.podgroup import POD_GROUP_LABEL
 from asched.app import scheduler_options
 from asched.config import load_config
-from asched.demo.workload import GANG, GANG_SCHEDULER, SEED_SCHEDULER, demo_workload
+from asched.demo.workload import (
+    GANG,
+    GANG_SCHEDULER,
+    NATIVE_GANG,
+    NATIVE_GANG_SIZE,
+    SEED_SCHEDULER,
+    demo_workload,
+)
 from asched.plugins.registry import in_tree_registry
 
 DATA = resources.files("asched.demo.data")
@@ -62,10 +69,27 @@ def test_workload_pods_decode_and_say_what_they_show() -> None:
 
 def test_the_gang_has_exactly_min_member_members() -> None:
     w = demo_workload()
-    (group,) = w.pod_groups
+    group, _native = w.pod_groups
     assert group["metadata"]["name"] == GANG
     members = [
         p for p in w.pods if p.manifest["metadata"].get("labels", {}).get(POD_GROUP_LABEL) == GANG
     ]
     assert len(members) == group["spec"]["minMember"] == 3
+    assert {p.scheduler for p in members} == {GANG_SCHEDULER}
+
+
+def test_the_native_gang_is_eight_members_inside_one_rack() -> None:
+    w = demo_workload()
+    _group, native = w.pod_groups
+    assert native["apiVersion"] == "scheduling.k8s.io/v1beta1"
+    assert native["spec"] == {
+        "schedulingPolicy": {"gang": {"minCount": NATIVE_GANG_SIZE}},
+        "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/rack"}]},
+    }
+    members = [
+        p
+        for p in w.pods
+        if p.manifest["spec"].get("schedulingGroup") == {"podGroupName": NATIVE_GANG}
+    ]
+    assert len(members) == NATIVE_GANG_SIZE == 8
     assert {p.scheduler for p in members} == {GANG_SCHEDULER}
