@@ -34,6 +34,8 @@ CONTROLLERS = (
     "namespace-controller",
     "garbage-collector-controller",
     "pod-garbage-collector-controller",
+    # Creates a Job's pods and, with WorkloadWithJob, its Workload and PodGroup.
+    "job-controller",
 )
 
 
@@ -117,8 +119,9 @@ def etcd_args(bins: Binaries, layout: Layout) -> list[str]:
 #: The group version of Kubernetes 1.37's Workload and PodGroup.
 NATIVE_GANG_API = "scheduling.k8s.io/v1beta1"
 #: kube-apiserver's gates for it (pkg/features/kube_features.go): GenericWorkload is beta
-#: and off by default, TopologyAwareWorkloadScheduling alpha.
-NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling")
+#: and off by default, TopologyAwareWorkloadScheduling and WorkloadWithJob (the Job
+#: controller makes a Workload and a PodGroup for a Job with spec.scheduling) alpha.
+NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling", "WorkloadWithJob")
 
 
 def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list[str]:
@@ -169,6 +172,7 @@ def controller_manager_args(bins: Binaries, layout: Layout) -> list[str]:
         str(bins.kube_controller_manager),
         f"--kubeconfig={layout.admin_kubeconfig}",
         f"--controllers={','.join(CONTROLLERS)}",
+        f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}",
         # One shared admin identity; per-controller service accounts need the token controller.
         "--use-service-account-credentials=false",
         "--leader-elect=false",

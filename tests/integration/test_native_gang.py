@@ -266,3 +266,72 @@ async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
         for p in (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
     }
     assert final == watch.node_of
+
+
+def _job(name: str, scheduler: str, iso: str, parallelism: int, cpu: str) -> dict[str, Any]:
+    """A Job asking for gang scheduling (WorkloadWithJob: spec.scheduling; an unset
+    minCount defaults to the parallelism)."""
+    pod = make_pod("unused").scheduler(scheduler).cpu(cpu).node_selector({ISOLATION_LABEL: iso})
+    template = pod.manifest()
+    template.pop("apiVersion", None)
+    template.pop("kind", None)
+    template["metadata"] = {"labels": {"job": name}}
+    template["spec"]["restartPolicy"] = "Never"
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            "template": template,
+            "scheduling": {"schedulingPolicy": {"gang": {}}},
+        },
+    }
+
+
+async def test_a_job_with_gang_scheduling_is_placed_whole_or_not_at_all(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    # Two 4-CPU nodes: four 2-CPU workers fit, five do not.
+    iso = await isolated_nodes(kwok_nodes, 2, cpu="4")
+    name = unique("native")
+    async with (
+        watching(admin, namespace) as watch,
+        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+    ):
+        await admin.post(
+            f"/apis/batch/v1/namespaces/{namespace}/jobs", _job("fits", name, iso, 4, "2")
+        )
+
+        async def workers(job: str, count: int) -> list[dict[str, Any]] | None:
+            body = await admin.get(
+                f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": f"job={job}"}
+            )
+            items: list[dict[str, Any]] = body["items"]
+            return items if len(items) == count else None
+
+        with anyio.fail_after(30):
+            pods = await poll(lambda: workers("fits", 4), interval=0.2)
+        # The Job controller made the PodGroup and put every worker in it.
+        groups = {p["spec"].get("schedulingGroup", {}).get("podGroupName") for p in pods}
+        assert len(groups) == 1
+        (group,) = groups
+        assert group
+        pg = await admin.get(f"{PODGROUPS.format(ns=namespace)}/{group}")
+        assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+        await watch.wait_bound([p["metadata"]["name"] for p in pods], within=30)
+        await _wait_condition(admin, namespace, group, "True")
+        # A second Job of five needs 10 CPU where 0 are left: none of it is bound.
+        await admin.post(
+            f"/apis/batch/v1/namespaces/{namespace}/jobs", _job("big", name, iso, 5, "2")
+        )
+        with anyio.fail_after(30):
+            big = await poll(lambda: workers("big", 5), interval=0.2)
+        big_group = big[0]["spec"]["schedulingGroup"]["podGroupName"]
+        await _wait_condition(admin, namespace, big_group, "False")
+        assert watch.bound([p["metadata"]["name"] for p in big]) == []
