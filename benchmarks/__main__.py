@@ -124,6 +124,7 @@ def run_command(args: argparse.Namespace) -> int:
         ClientLimits(args.qps, args.burst),
         args.percentage_of_nodes_to_score,
         gang=scenario.gang,
+        native_gang=scenario.native_gang,
         permit_waiting_seconds=args.permit_wait,
         podgroup_backoff_seconds=args.podgroup_backoff,
     )

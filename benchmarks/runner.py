@@ -54,7 +54,7 @@ from benchmarks.stats import (
     percentile,
     ratio,
 )
-from benchmarks.workload import create_namespace, create_podgroups, create_pods
+from benchmarks.workload import create_namespace, create_podgroups, create_pods, group_of
 from benchmarks.workload import delete_namespace_contents as clean_namespace
 
 log = structlog.get_logger(__name__)
@@ -200,7 +200,7 @@ def _gang_timing(obs: BindObserver, size: int, window: float) -> dict[str, Any]:
     """Per gang: first-to-last member bind spread; and wall time per completed gang."""
     members: dict[str, list[float]] = {}
     for name, binding in obs.bound.items():
-        group = obs.labels.get(name, {}).get("scheduling.x-k8s.io/pod-group")
+        group = group_of(obs.labels.get(name, {}))
         if group is not None:
             members.setdefault(group, []).append(binding.at)
     spreads = [(max(ts) - min(ts)) * 1000 for ts in members.values() if len(ts) >= size]
@@ -290,7 +290,7 @@ async def one_run(
     result.update(_bind_summary(obs, created, result["began"], result["ended"], result["outcome"]))
     if scenario.verify is not None:
         result["checks"] = scenario.verify(obs.bound, obs.labels)
-    if scenario.gang:
+    if scenario.gang or scenario.native_gang:
         size = max(1, len(scenario.pods) // max(1, len(scenario.podgroups)))
         result.update(_gang_timing(obs, size, result["bind_window_s"]))
     result["loadavg_after"] = list(os.getloadavg())

@@ -22,7 +22,14 @@ from typing import Any
 from asched.localcluster import JsonObject, NodeSpec, node_specs
 from benchmarks.observer import Binding
 from benchmarks.schedulers import Kind
-from benchmarks.workload import POD_GROUP_LABEL, pod_manifest, podgroup_manifest
+from benchmarks.workload import (
+    NATIVE_GROUP_LABEL,
+    POD_GROUP_LABEL,
+    group_of,
+    native_podgroup_manifest,
+    pod_manifest,
+    podgroup_manifest,
+)
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -50,6 +57,8 @@ class Scenario:
     podgroups: list[JsonObject] = field(default_factory=list)
     schedulers: tuple[Kind, ...] = BOTH
     gang: bool = False
+    #: Native (scheduling.k8s.io) gangs: kube-scheduler runs with NATIVE_GANG_GATES.
+    native_gang: bool = False
     #: How many pods a correct run binds; fewer than all when capacity is short.
     expected_bound: int = -1
     #: When set, a run also ends once nothing was bound for this many seconds.
@@ -179,7 +188,7 @@ def gang_census(
     """Gangs by how many members are bound: complete, partial (the failure) and untouched."""
     members: defaultdict[str, int] = defaultdict(int)
     for name, pod_labels in labels.items():
-        group = pod_labels.get(POD_GROUP_LABEL)
+        group = group_of(pod_labels)
         if group is not None:
             members[group] += int(name in bound)
     complete = sum(1 for n in members.values() if n >= size)
@@ -234,6 +243,60 @@ def gang_oversubscribed(p: Params) -> Scenario:
         verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
         describe=f"{nodes} nodes x {GANG_NODE_CPU} CPU ({slots} slots), {p.gangs} gangs x "
         f"{p.gang_size} pods of 1 CPU ({total / slots:.0%} of capacity); "
+        f"{fits} gangs can complete",
+    )
+
+
+def _native_gang_pods(gangs: int, size: int, cpu: str) -> tuple[list[JsonObject], list[JsonObject]]:
+    groups = _names("ngang", gangs)
+    pods = [
+        pod_manifest(
+            f"{g}-{m:02d}",
+            cpu=cpu,
+            memory="500Mi",
+            labels={NATIVE_GROUP_LABEL: g},
+            spec={"schedulingGroup": {"podGroupName": g}},
+        )
+        for g in groups
+        for m in range(size)
+    ]
+    return pods, [native_podgroup_manifest(g, size) for g in groups]
+
+
+def native_gang(p: Params) -> Scenario:
+    """Kubernetes 1.37's native gangs, both schedulers (scheduler_perf's gang shapes:
+    1000 x 3 or 20 x 50 on 1000 nodes, 10 x 5000 on 5000)."""
+    pods, groups = _native_gang_pods(p.gangs, p.gang_size, "100m")
+    return Scenario(
+        name="native-gang",
+        nodes=node_specs(p.nodes),
+        pods=pods,
+        podgroups=groups,
+        native_gang=True,
+        verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
+        describe=f"{p.nodes} nodes, {p.gangs} native gangs x {p.gang_size} pods (minCount "
+        f"{p.gang_size}), 100m/500Mi each",
+    )
+
+
+def native_gang_oversubscribed(p: Params) -> Scenario:
+    """gang_oversubscribed with native gangs, for both schedulers."""
+    total = p.gangs * p.gang_size
+    nodes = max(1, math.ceil(total / p.oversubscribe / GANG_NODE_CPU))
+    slots = nodes * GANG_NODE_CPU
+    fits = slots // p.gang_size
+    pods, groups = _native_gang_pods(p.gangs, p.gang_size, "1")
+    return Scenario(
+        name="native-gang-oversub",
+        nodes=node_specs(nodes, cpu=str(GANG_NODE_CPU)),
+        pods=pods,
+        podgroups=groups,
+        native_gang=True,
+        expected_bound=fits * p.gang_size,
+        settle_seconds=30.0,
+        verify=lambda bound, labels: gang_census(bound, labels, p.gang_size),
+        describe=f"{nodes} nodes x {GANG_NODE_CPU} CPU ({slots} slots), {p.gangs} native "
+        f"gangs x {p.gang_size} pods of 1 CPU ({total / slots:.0%} of capacity); "
         f"{fits} gangs can complete",
     )
 
@@ -318,4 +381,6 @@ SCENARIOS: Mapping[str, Callable[[Params], Scenario]] = {
     "churn": mixed_churn,
     "gang": gang,
     "gang-oversub": gang_oversubscribed,
+    "native-gang": native_gang,
+    "native-gang-oversub": native_gang_oversubscribed,
 }

@@ -32,6 +32,7 @@ import structlog
 import yaml
 
 from asched.localcluster import find_binaries
+from asched.localcluster.components import NATIVE_GANG_GATES
 
 log = structlog.get_logger(__name__)
 
@@ -70,6 +71,8 @@ class SchedulerSetup:
     limits: ClientLimits
     percentage_of_nodes_to_score: int = 0  # 0: the adaptive default, in both schedulers
     gang: bool = False
+    #: Native gangs: kube-scheduler gets Kubernetes 1.37's gates (asched always has them).
+    native_gang: bool = False
     permit_waiting_seconds: int = 60
     podgroup_backoff_seconds: int = 10
     #: Run asched from this directory (an exported commit) instead of the checkout.
@@ -177,6 +180,11 @@ class SchedulerProcess:
             # No delegated authn/authz identity exists for it; serve these paths to anyone.
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
             "--v=1",
+            *(
+                [f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}"]
+                if self._setup.native_gang
+                else []
+            ),
         ]
 
     async def start(self) -> None:

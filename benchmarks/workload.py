@@ -25,6 +25,10 @@ T = TypeVar("T")
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 DELETE_POLLS = 600  # half a second each
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
+# Kubernetes 1.37's native PodGroups; their members also carry this label, so the gang
+# census reads both kinds the same way.
+NATIVE_PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
+NATIVE_GROUP_LABEL = "bench.asched.dev/native-group"
 
 
 def pods_path(namespace: str) -> str:
@@ -63,6 +67,20 @@ def pod_manifest(
     }
 
 
+def native_podgroup_manifest(name: str, min_count: int) -> JsonObject:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def group_of(labels: Mapping[str, str]) -> str | None:
+    """The gang a benchmark pod belongs to, whichever API it uses."""
+    return labels.get(POD_GROUP_LABEL) or labels.get(NATIVE_GROUP_LABEL)
+
+
 def podgroup_manifest(name: str, min_member: int) -> JsonObject:
     return {
         "apiVersion": "scheduling.x-k8s.io/v1alpha1",
@@ -95,10 +113,9 @@ async def create_namespace(client: ClusterClient, name: str) -> None:
 async def create_podgroups(
     client: ClusterClient, namespace: str, groups: Sequence[JsonObject], workers: int = 32
 ) -> None:
-    path = PODGROUPS.format(ns=namespace)
-
     async def create(group: JsonObject) -> None:
-        await client.post(path, group)
+        native = group["apiVersion"].startswith("scheduling.k8s.io/")
+        await client.post((NATIVE_PODGROUPS if native else PODGROUPS).format(ns=namespace), group)
 
     await run_pool(groups, create, workers)
 
@@ -164,7 +181,11 @@ async def delete_namespace_contents(
                 raise
 
     await run_pool(pods, delete, workers)
-    for leftovers in (path, PODGROUPS.format(ns=namespace)):
+    for leftovers in (
+        path,
+        PODGROUPS.format(ns=namespace),
+        NATIVE_PODGROUPS.format(ns=namespace),
+    ):
         try:
             await client.delete(leftovers, params={"gracePeriodSeconds": 0})
         except ApiError as err:
