@@ -56,6 +56,8 @@ log = structlog.get_logger(__name__)
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 # The in-tree plugin that is also kube-scheduler's PodGroupPostFilter plugin.
 PREEMPTION = "DefaultPreemption"
+# DynamicResources.PodGroupPostFilter's answer for a group without claims.
+DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
 
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
@@ -224,9 +226,12 @@ class GroupCycle:
         status = await self._place(fwk, pg, members)
         if self._metrics is not None:
             self._metrics.observe_pod_group_algorithm(time.perf_counter() - start)
+        # completePodGroupAlgorithmResult clones the group's status for members never
+        # tried before PodGroupPostFilter appends to it, so they report it without.
+        untried = status.message()
         if status.code == Code.UNSCHEDULABLE:
             status = self._post_filter(fwk, pg, members, status)
-        self._submit(fwk, pg, members, status)
+        self._submit(fwk, pg, members, status, untried)
         if self._metrics is not None:
             result = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
                 status.code, "unschedulable"
@@ -303,6 +308,10 @@ class GroupCycle:
         chosen = placement.best([c for c, _ in feasible], len(scheduled))
         outcomes = next(o for c, o in feasible if c is chosen)
         _restore(members, outcomes)
+        if not chosen.placed:
+            # runRootSchedulingAlgorithm: "The framework requires at least 1 pod to be
+            # scheduled in order to return a success status" (no placements text).
+            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         log.debug(
             "pod_group_placement",
             podgroup=pg.key,
@@ -332,7 +341,6 @@ class GroupCycle:
             )
         if st is not None and st.code == Code.UNSCHEDULABLE:
             return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
-        any_scheduled = False
         for m in members:
             m.tried = True
             nodes = where.nodes(self._snapshot.node_infos())
@@ -349,12 +357,10 @@ class GroupCycle:
                 )
             if st is not None and st.code == Code.UNSCHEDULABLE:
                 return GroupStatus(Code.UNSCHEDULABLE, "", st.reasons)
-            any_scheduled = any_scheduled or m.assumed is not None
         if st is not None and st.code == Code.WAIT:
             return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
-        if not any_scheduled:
-            # "The framework requires at least 1 pod to be scheduled".
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
+        # Success even if no member was placed: runRootSchedulingAlgorithm, not the
+        # placement, turns that into Unschedulable.
         return GroupStatus(Code.SUCCESS)
 
     def _revert(self, fwk: Framework, members: Sequence[_Member]) -> None:
@@ -429,35 +435,47 @@ class GroupCycle:
         self, fwk: Framework, pg: NativePodGroup, members: Sequence[_Member], st: GroupStatus
     ) -> GroupStatus:
         """RunPodGroupPostFilterPlugins after an Unschedulable group, as far as asched has
-        built it: applyPodGroupPostFilterResult appends the plugins' status to the group's.
+        built it: applyPodGroupPostFilterResult appends the plugins' combined status.
 
-        DefaultPreemption's PodGroupPostFilter (PodGroupEvaluator.Preempt) is followed up
-        to its choice of victims: a preemptor with preemptionPolicy Never, and a cluster
-        with no pod of lower priority than the group, give Go's messages. Choosing victims
-        for a gang is not built yet: then the status is left as it is and the attempt is
-        logged, so the group is retried as an unschedulable one (no one is evicted).
+        kube-scheduler's default profile runs two PodGroupPostFilter plugins:
+        - DynamicResources: for a group without a topology constraint whose members ran
+          PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
+          and deletion of ResourceClaims completed" (asched has no DRA plugin and no
+          claims to free, but says what Go says);
+        - DefaultPreemption (PodGroupEvaluator.Preempt): preemptionPolicy Never is
+          Unschedulable "not eligible ..."; a cluster with no pod of lower priority than
+          the group is UnschedulableAndUnresolvable, which alone is returned.
+        Choosing victims for a gang is not built yet: when lower-priority pods exist,
+        DefaultPreemption's part is left out and the attempt is logged; no one is evicted.
         """
-        if PREEMPTION not in fwk.plugins:
-            # No PodGroupPostFilter plugin: an Unschedulable status with no reasons.
-            return st.with_reason("")
-        policy = members[0].qpi.pod.preemption_policy if members else ""
-        if policy == "Never":
-            return st.with_reason(
-                "pod group preemption: not eligible due to preemptionPolicy=Never."
-            )
-        priority = pg.priority if pg.priority is not None else 0
-        victims = any(p.priority < priority for ni in self._snapshot.node_infos() for p in ni.pods)
-        if not victims:
-            return st.with_reason(
-                "pod group preemption: No preemption victims found for incoming preemptor"
-            )
-        log.info("pod_group_preemption_not_built", podgroup=pg.key, priority=priority)
-        return st
+        reasons: list[str] = []
+        if not pg.topology_key and any(m.tried for m in members):
+            reasons.append(DRA_POST_FILTER)
+        if PREEMPTION in fwk.plugins:
+            policy = members[0].qpi.pod.preemption_policy if members else ""
+            priority = pg.priority if pg.priority is not None else 0
+            if policy == "Never":
+                reasons.append("pod group preemption: not eligible due to preemptionPolicy=Never.")
+            elif not any(
+                p.priority < priority for ni in self._snapshot.node_infos() for p in ni.pods
+            ):
+                return st.with_reason(
+                    "pod group preemption: No preemption victims found for incoming preemptor"
+                )
+            else:
+                log.info("pod_group_preemption_not_built", podgroup=pg.key, priority=priority)
+        return st.with_reason(", ".join(reasons))
 
     def _submit(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], status: GroupStatus
+        self,
+        fwk: Framework,
+        pg: NativePodGroup,
+        members: list[_Member],
+        status: GroupStatus,
+        untried: str,
     ) -> None:
-        """submitPodGroupAlgorithmResult."""
+        """submitPodGroupAlgorithmResult; `untried` is the status members never tried
+        report (the group's before PodGroupPostFilter)."""
         profile = fwk.profile_name
         group_message = status.message()
         placed = 0
@@ -470,7 +488,7 @@ class GroupCycle:
                 continue
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
-                msg = m.message if m.tried else group_message
+                msg = m.message if m.tried else untried
                 self._outcomes.failed(qpi, profile, m.start, msg, error=m.error, nominated="")
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:

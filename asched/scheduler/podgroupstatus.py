@@ -69,7 +69,13 @@ class PodGroupConditionWriter:
             existing.observed_generation,
         ):
             return
-        if self._written.get(pg.uid) == want:
+        written = self._written.get(pg.uid)
+        if written == want:
+            return
+        if written is not None and written[0] == "True" and status != "True":
+            # Our own True may not be in the informer's copy yet. kube-scheduler reads
+            # only the informer's and can regress the condition in that window (seen in
+            # its follow-up cycle for members beyond minCount); asched keeps it True.
             return
         self._written[pg.uid] = want
         transition = existing is None or existing.status != status
