@@ -1,12 +1,15 @@
 """Comparing asched's outcome of a scenario with kube-scheduler's, and checking both.
 
-Three comparisons, each named so a documented difference can exempt exactly it:
+Four comparisons, each named so a documented difference can exempt exactly it:
 - `scheduled`: which pods got a node, and which existing pods survived (preemption);
 - `node`: the node of every pod in expect_same_node, and the sorted per-domain pod counts
   of expect_spread (which domain gets the extra pod may be a tie);
-- `message`: the event reasons of each pod, its first FailedScheduling note (a bound
+- `message`: which pods were left pending without any event in the first round (before
+  `then`), the event reasons of each pod, its first FailedScheduling note (a bound
   preemptor has one too) and its PodScheduled=False condition message, exactly (both saw
-  the same N nodes); for pods both bound, the Scheduled note with names replaced.
+  the same N nodes); for pods both bound, the Scheduled note with names replaced;
+- `group`: each native PodGroup's PodGroupInitiallyScheduled condition (status, reason,
+  message with the namespace replaced), exactly, unless the group is `racy_condition`.
 `reference_problems` checks the scenario's own claims against kube-scheduler, so a
 scenario that stopped testing what it says fails even when both schedulers agree.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.differential.outcomes import ScenarioOutcome
+from tests.differential.outcomes import GROUP_CONDITION, ScenarioOutcome
 from tests.differential.scenario import Scenario
 
 DOC = Path(__file__).parents[2] / "docs" / "differential.md"
@@ -68,6 +71,29 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
                     "node",
                     f"pods per {s.expect_spread}: asched {asched.spread}, "
                     f"kube-scheduler {kube.spread}",
+                )
+            )
+    a_silent, k_silent = asched.silent, kube.silent
+    if (len(a_silent) != len(k_silent)) if s.interchangeable else (a_silent != k_silent):
+        out.append(
+            Mismatch(
+                "message",
+                f"pending without any event after the first round: asched {sorted(a_silent)}, "
+                f"kube-scheduler {sorted(k_silent)}",
+            )
+        )
+    for g in s.pod_groups:
+        if g.racy_condition:
+            continue
+        a_group, k_group = asched.groups.get(g.name), kube.groups.get(g.name)
+        if a_group != k_group:
+            a_text = a_group.short() if a_group else "-"
+            k_text = k_group.short() if k_group else "-"
+            out.append(
+                Mismatch(
+                    "group",
+                    f"PodGroup {g.name} {GROUP_CONDITION}:\n  asched         {a_text}\n"
+                    f"  kube-scheduler {k_text}",
                 )
             )
     if s.interchangeable:
@@ -141,6 +167,19 @@ def reference_problems(s: Scenario, kube: ScenarioOutcome) -> list[str]:
     for pod, node in s.expect_nodes.items():
         if kube.pods[pod].node != node:
             problems.append(f"expected {pod} on {node}, kube-scheduler: {kube.pods[pod].short()}")
+    for pod in sorted(s.expect_waiting - kube.silent):
+        o = kube.pods[pod]
+        problems.append(
+            f"expected {pod} to wait without events in the first round, kube-scheduler: "
+            f"{o.short()} (events {list(o.reasons)})"
+        )
+    for group, state in s.expect_group.items():
+        got = kube.groups.get(group)
+        if got is None or got.state != state:
+            problems.append(
+                f"expected PodGroup {group} {GROUP_CONDITION}={state}, kube-scheduler: "
+                f"{got.short() if got else 'no such group'}"
+            )
     return problems
 
 

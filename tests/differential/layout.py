@@ -7,8 +7,10 @@ be invisible to the others:
   hence the same `0/N nodes are available` counts);
 - each side runs it in a namespace of its own, which scopes pod (anti-)affinity and
   topology spreading to the scenario's pods;
-- node names are unique per run: `<run>-<index>-<local name>`.
-The local node names of a scenario are mapped back when outcomes are compared.
+- node names are unique per run: `<run>-<index>-<local name>`;
+- its native PodGroups live in each side's namespace, beside its pods.
+The local node names of a scenario are mapped back when outcomes are compared. A `later`
+node gets the same name and label, but is created by each side in its `then` phase.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from asched.localcluster import NodeSpec
-from tests.differential.scenario import PodTemplate, Scenario, deep_merge
+from tests.differential.scenario import (
+    POD_GROUP_API,
+    NodeTemplate,
+    PodGroupTemplate,
+    PodTemplate,
+    Scenario,
+    deep_merge,
+)
 from tests.differential.schedulers import KUBE, Side
 
 SCENARIO_LABEL = "diff.asched.io/scenario"
@@ -50,15 +59,19 @@ class Placement:
     def namespace(self, side: Side) -> str:
         return f"{side.prefix}-{self.index:02d}-{self.scenario.id}"[:63].rstrip("-")
 
+    def node_spec(self, node: NodeTemplate) -> NodeSpec:
+        return dataclasses.replace(
+            node.spec,
+            name=self.node_name(node.name),
+            labels={**node.spec.labels, SCENARIO_LABEL: self.key},
+        )
+
     def node_specs(self) -> list[NodeSpec]:
-        return [
-            dataclasses.replace(
-                n.spec,
-                name=self.node_name(n.name),
-                labels={**n.spec.labels, SCENARIO_LABEL: self.key},
-            )
-            for n in self.scenario.nodes
-        ]
+        """The nodes shared by every side (all but the `later` ones)."""
+        return [self.node_spec(n) for n in self.scenario.first_nodes]
+
+    def late_node_names(self) -> list[str]:
+        return [self.node_name(n.name) for n in self.scenario.nodes if n.later]
 
     def _resolve(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -97,6 +110,16 @@ class Placement:
             body.setdefault("metadata", {})["namespace"] = self.namespace(side)
             out.append(body)
         return out
+
+    def pod_group(self, group: PodGroupTemplate, side: Side) -> dict[str, Any]:
+        body = group.manifest()
+        body["metadata"]["namespace"] = self.namespace(side)
+        body["metadata"]["labels"] = {RUN_LABEL: run_label(self.run, side)}
+        return body
+
+    def pod_group_path(self, side: Side, name: str = "") -> str:
+        base = f"/apis/{POD_GROUP_API}/namespaces/{self.namespace(side)}/podgroups"
+        return f"{base}/{name}" if name else base
 
 
 def run_label(run: str, side: Side) -> str:

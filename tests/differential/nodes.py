@@ -28,7 +28,7 @@ async def _complete(admin: ClusterClient, placements: Sequence[Placement]) -> No
 
     async with anyio.create_task_group() as tg:
         for p in placements:
-            for n in p.scenario.nodes:
+            for n in p.scenario.first_nodes:
                 path = f"/api/v1/nodes/{p.node_name(n.name)}"
                 if n.unschedulable:
                     tg.start_soon(patch, path, {"spec": {"unschedulable": True}})

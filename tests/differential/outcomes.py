@@ -9,6 +9,11 @@ broadcaster). From it come the per-pod outcomes the comparison works on:
   first note is the one both schedulers leave readable;
 - the PodScheduled=False condition message (the latest failure, on both);
 - the Scheduled note with namespace, pod and node replaced by placeholders.
+For native gangs it also reads the run's PodGroups (scheduling.k8s.io/v1beta1): each
+group's PodGroupInitiallyScheduled condition (status, reason, message), with the
+namespace replaced by `<namespace>` and node names made scenario-local.
+`Snapshot.dump` is the raw record (every event with its series count, every condition)
+that the runner writes beside the scheduler logs.
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from typing import Any
 
 from asched.localcluster import ClusterClient
 from tests.differential.layout import RUN_LABEL, Placement, run_label
+from tests.differential.scenario import POD_GROUP_API
 from tests.differential.schedulers import Side
 
 FAILED = "FailedScheduling"
 SCHEDULED = "Scheduled"
+#: The PodGroup condition the gang cycle writes (k8s.io/api scheduling/v1beta1).
+GROUP_CONDITION = "PodGroupInitiallyScheduled"
 
 Key = tuple[str, str]
 
@@ -51,12 +59,35 @@ class PodOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupOutcome:
+    """A PodGroup's PodGroupInitiallyScheduled condition; all empty: none (or no group)."""
+
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+    @property
+    def state(self) -> str:
+        """What expect_group compares with: the condition's status, or `none`."""
+        return self.status or "none"
+
+    def short(self) -> str:
+        if not self.status:
+            return "no PodGroupInitiallyScheduled condition"
+        return f"{self.status}/{self.reason}: {self.message!r}"
+
+
+@dataclass(frozen=True, slots=True)
 class ScenarioOutcome:
     pods: Mapping[str, PodOutcome]
     #: Existing pods still present at the end (the others were preempted).
     existing_left: frozenset[str] = frozenset()
     #: Bound pods per value of the scenario's expect_spread node label.
     spread: Mapping[str, int] = field(default_factory=dict)
+    #: The scenario's PodGroups by name.
+    groups: Mapping[str, GroupOutcome] = field(default_factory=dict)
+    #: Pods unbound and without any event at the end of the first round (before `then`).
+    silent: frozenset[str] = frozenset()
 
 
 def _when(event: Mapping[str, Any]) -> datetime:
@@ -68,12 +99,15 @@ def _when(event: Mapping[str, Any]) -> datetime:
 class Snapshot:
     pods: dict[Key, dict[str, Any]]
     events: dict[Key, list[dict[str, Any]]]
+    #: The run's PodGroups by (namespace, name); read only when the run has any.
+    groups: dict[Key, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    async def take(cls, admin: ClusterClient, run: str, side: Side) -> Snapshot:
-        pods = await admin.list(
-            "/api/v1/pods", params={"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
-        )
+    async def take(
+        cls, admin: ClusterClient, run: str, side: Side, *, groups: bool = False
+    ) -> Snapshot:
+        selector = {"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
+        pods = await admin.list("/api/v1/pods", params=selector)
         namespaces = {p["metadata"]["namespace"] for p in pods}
         events: dict[Key, list[dict[str, Any]]] = {}
         for e in await admin.list("/apis/events.k8s.io/v1/events"):
@@ -82,7 +116,12 @@ class Snapshot:
                 events.setdefault((ref["namespace"], ref["name"]), []).append(e)
         for evs in events.values():
             evs.sort(key=_when)
-        return cls({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}, events)
+        by_key: dict[Key, dict[str, Any]] = {}
+        if groups:
+            for g in await admin.list(f"/apis/{POD_GROUP_API}/podgroups", params=selector):
+                by_key[(g["metadata"]["namespace"], g["metadata"]["name"])] = g
+        pods_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+        return cls(pods_by_key, events, by_key)
 
     def reasons(self, key: Key) -> list[str]:
         return [e.get("reason", "") for e in self.events.get(key, ())]
@@ -114,7 +153,65 @@ class Snapshot:
             for k, evs in self.events.items()
             for e in evs
         )
-        return tuple(bound), tuple(events)
+        conditions = sorted(
+            (k, c.get("type", ""), c.get("status", ""), c.get("message", ""))
+            for k, g in self.groups.items()
+            for c in (g.get("status") or {}).get("conditions", ())
+        )
+        return tuple(bound), tuple(events), tuple(conditions)
+
+    def group_outcome(self, placement: Placement, key: Key) -> GroupOutcome:
+        group = self.groups.get(key)
+        condition = next(
+            (
+                c
+                for c in ((group or {}).get("status") or {}).get("conditions", ())
+                if c.get("type") == GROUP_CONDITION
+            ),
+            None,
+        )
+        if condition is None:
+            return GroupOutcome()
+        message = condition.get("message", "").replace(key[0], "<namespace>")
+        message = message.replace(f"{placement.key}-", "")
+        return GroupOutcome(condition.get("status", ""), condition.get("reason", ""), message)
+
+    def dump(self, placement: Placement, side: Side) -> dict[str, Any]:
+        """Everything the run left of one scenario, for reading (not for comparing):
+        each pod's node and conditions, each of its Events in order with its series
+        count, and each PodGroup's spec, generation and conditions."""
+        ns = placement.namespace(side)
+        names = [p.name for p in (*placement.scenario.existing, *placement.scenario.pods)]
+        pods: dict[str, Any] = {}
+        for name in names:
+            pod = self.pods.get((ns, name))
+            pods[name] = {
+                "node": placement.local_node((pod or {}).get("spec", {}).get("nodeName", "")),
+                "conditions": ((pod or {}).get("status") or {}).get("conditions", []),
+                "nominatedNodeName": ((pod or {}).get("status") or {}).get("nominatedNodeName", ""),
+                "events": [
+                    {
+                        "reason": e.get("reason", ""),
+                        "note": e.get("note", ""),
+                        "count": (e.get("series") or {}).get("count", 1),
+                        "eventTime": e.get("eventTime"),
+                        "lastObservedTime": (e.get("series") or {}).get("lastObservedTime"),
+                        "name": e["metadata"]["name"],
+                    }
+                    for e in self.events.get((ns, name), ())
+                ],
+            }
+        groups = {
+            g.name: {
+                "generation": (self.groups.get((ns, g.name)) or {})
+                .get("metadata", {})
+                .get("generation"),
+                "spec": (self.groups.get((ns, g.name)) or {}).get("spec"),
+                "status": (self.groups.get((ns, g.name)) or {}).get("status"),
+            }
+            for g in placement.scenario.pod_groups
+        }
+        return {"namespace": ns, "pods": pods, "groups": groups}
 
     def pod_outcome(self, placement: Placement, key: Key) -> PodOutcome:
         pod = self.pods.get(key)
@@ -147,10 +244,22 @@ class Snapshot:
         )
 
     def scenario_outcome(
-        self, placement: Placement, side: Side, node_labels: Mapping[str, Mapping[str, str]]
+        self,
+        placement: Placement,
+        side: Side,
+        node_labels: Mapping[str, Mapping[str, str]],
+        first_round: Snapshot | None = None,
     ) -> ScenarioOutcome:
+        """The scenario's outcome in this snapshot; `silent` comes from *first_round*
+        (default: this snapshot), the look taken before the `then` actions."""
         s = placement.scenario
         ns = placement.namespace(side)
+        first = self if first_round is None else first_round
+        silent = frozenset(
+            p.name
+            for p in s.pods
+            if not (o := first.pod_outcome(placement, (ns, p.name))).scheduled and not o.reasons
+        )
         pods = {p.name: self.pod_outcome(placement, (ns, p.name)) for p in s.pods}
         left = frozenset(p.name for p in s.existing if (ns, p.name) in self.pods)
         spread: Counter[str] = Counter()
@@ -159,4 +268,5 @@ class Snapshot:
                 if outcome.node:
                     labels = node_labels[placement.node_name(outcome.node)]
                     spread[labels.get(s.expect_spread, "")] += 1
-        return ScenarioOutcome(pods, left, dict(spread))
+        groups = {g.name: self.group_outcome(placement, (ns, g.name)) for g in s.pod_groups}
+        return ScenarioOutcome(pods, left, dict(spread), groups, silent)

@@ -1,8 +1,9 @@
 """One side's run: every scenario through one scheduler process, from setup to cleanup.
 
 Order, and why:
-1. Namespaces, objects (PVCs), existing pods (bound through spec.nodeName) and the pods
-   to schedule are all created BEFORE the scheduler starts; an existing pod's scenario
+1. Namespaces, objects (PVCs), native PodGroups (but those `create_after_pods`), existing
+   pods (bound through spec.nodeName) and the pods to schedule are all created BEFORE the
+   scheduler starts; an existing pod's scenario
    `status` (in-place resize) is merged in once kwok runs it. The scheduler's first list
    then holds every pod, so its queue orders them by priority (PrioritySort) with no
    creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
@@ -12,14 +13,21 @@ Order, and why:
    settled (bound with a Scheduled event, or a FailedScheduling event and no pending
    nomination), then until nothing changed for QUIET seconds (retries after backoff can
    still write), bounded by SETTLE_TIMEOUT: an unsettled pod is an outcome, not a crash.
-3. Scenarios with `then` actions (delete or relabel a pod) get them now, all at once; their
+   Pods that wait by design (expect_waiting, or whose PodGroup does not exist yet) are not
+   waited for; when a run has any, the settle lasts at least MIN_WAITING seconds, so the
+   scheduler has had its chance to write about them.
+3. Scenarios with `then` actions (delete or relabel a pod, add a `later` node, set a
+   PodGroup's minCount) or `create_after_pods` PodGroups get them now, all at once; their
    pods then have `within` seconds to get bound, and their outcome is read after that.
-4. The outcome is read, the scheduler stopped, and the side's pods force-deleted; the run
-   returns only once none is left, so the other side starts from the same cluster state.
+4. The outcome is read, the raw record written (`<side prefix>-outcomes.json` beside the
+   scheduler's log), the scheduler stopped, and the side's pods force-deleted, then its
+   PodGroups (finalizer lifted) and `later` nodes; the run returns only once no pod is
+   left, so the other side starts from the same cluster state.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,11 +35,11 @@ from typing import Any
 import anyio
 import structlog
 
-from asched.localcluster import ApiError, ClusterClient, LocalCluster
+from asched.localcluster import ApiError, ClusterClient, LocalCluster, delete_nodes
 from asched.localcluster.rest import STRATEGIC_MERGE_PATCH
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
-from tests.differential.scenario import Action
+from tests.differential.scenario import Action, PodGroupTemplate
 from tests.differential.schedulers import Running, Side, run_scheduler
 from tests.integration.helpers import poll
 
@@ -39,6 +47,8 @@ log = structlog.get_logger(__name__)
 
 SETTLE_TIMEOUT = 90.0
 QUIET = 2.0
+#: Least settle time (from the scheduler's start) of a run with pods that wait silently.
+MIN_WAITING = 8.0
 POLL = 0.25
 _CONCURRENCY = 16
 
@@ -66,6 +76,11 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
         for p in placements:
             for obj in p.objects(side):
                 tg.start_soon(post, _api_path(obj), obj)
+            for g in p.scenario.pod_groups:
+                if not g.create_after_pods:
+                    tg.start_soon(post, p.pod_group_path(side), p.pod_group(g, side))
+    async with anyio.create_task_group() as tg:
+        for p in placements:
             pods = [p.existing_pod(e, side) for e in p.scenario.existing]
             pods += [p.pod(t, side) for t in p.scenario.pods]
             for body in pods:
@@ -96,30 +111,56 @@ async def _patch_status(
     )
 
 
+def _waits_silently(p: Placement, pod: str) -> bool:
+    """The pod is expected to get no event in the first round: expect_waiting, or its
+    PodGroup does not exist (yet)."""
+    s = p.scenario
+    if pod in s.expect_waiting:
+        return True
+    template = next(t for t in s.pods if t.name == pod)
+    group = (template.body["spec"].get("schedulingGroup") or {}).get("podGroupName")
+    if not group:
+        return False
+    declared = {g.name: g for g in s.pod_groups}
+    return group not in declared or declared[group].create_after_pods
+
+
 def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
     return [
         (p.namespace(side), t.name)
         for p in placements
         for t in p.scenario.pods
-        if not t.gated and not t.prebound
+        if not t.gated and not t.prebound and not _waits_silently(p, t.name)
     ]
 
 
+def _has_silent(placements: Sequence[Placement]) -> bool:
+    return any(_waits_silently(p, t.name) for p in placements for t in p.scenario.pods)
+
+
 async def _settle(
-    admin: ClusterClient, run: str, side: Side, keys: list[Key], alive: Running
+    admin: ClusterClient,
+    run: str,
+    side: Side,
+    keys: list[Key],
+    alive: Running,
+    *,
+    groups: bool,
+    at_least: float,
 ) -> Snapshot:
-    deadline = anyio.current_time() + SETTLE_TIMEOUT
+    began = anyio.current_time()
+    deadline = began + SETTLE_TIMEOUT
     quiet_since: float | None = None
     last: tuple[object, ...] = ()
     while True:
         alive.check_alive()
-        snap = await Snapshot.take(admin, run, side)
+        snap = await Snapshot.take(admin, run, side, groups=groups)
         now = anyio.current_time()
         if now > deadline:
             pending = [k for k in keys if not snap.settled(k)]
             log.warning("differential_settle_timeout", side=side.name, pending=pending[:10])
             return snap
-        if all(snap.settled(k) for k in keys):
+        if all(snap.settled(k) for k in keys) and now - began >= at_least:
             fp = snap.fingerprint()
             if fp != last:
                 last, quiet_since = fp, now
@@ -131,18 +172,38 @@ async def _settle(
 
 
 async def _act_and_wait(
-    admin: ClusterClient, run: str, side: Side, acting: Sequence[Placement], alive: Running
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    run: str,
+    side: Side,
+    acting: Sequence[Placement],
+    *,
+    alive: Running,
+    groups: bool,
 ) -> Snapshot:
-    """Apply every `then` action at once, then give the pods each scenario's `within`
-    seconds to get bound: the snapshot is taken when all are bound or at the deadline,
-    so a pod that waits longer (a missing or wrong queueing hint leaves it in the
-    unschedulable pool until the periodic flush) counts as not scheduled."""
+    """Apply every `then` action at once (and create the `create_after_pods` PodGroups),
+    then give the pods each scenario's `within` seconds to get bound: the snapshot is
+    taken when all are bound or at the deadline, so a pod that waits longer (a missing or
+    wrong queueing hint leaves it in the unschedulable pool until the periodic flush)
+    counts as not scheduled."""
     limiter = anyio.Semaphore(_CONCURRENCY)
+
+    async def create_group(p: Placement, group: PodGroupTemplate) -> None:
+        async with limiter:
+            await admin.post(p.pod_group_path(side), p.pod_group(group, side))
 
     async def act(p: Placement, action: Action) -> None:
         path = f"/api/v1/namespaces/{p.namespace(side)}/pods/{action.pod}"
         async with limiter:
-            if action.delete:
+            if action.node:
+                node = next(n for n in p.scenario.nodes if n.name == action.node)
+                await cluster.create_nodes([p.node_spec(node)])
+            elif action.group:
+                gang = {"gang": {"minCount": action.min_count}}
+                await admin.patch(
+                    p.pod_group_path(side, action.group), {"spec": {"schedulingPolicy": gang}}
+                )
+            elif action.delete:
                 await admin.delete(path, params={"gracePeriodSeconds": 0})
             else:
                 labels: dict[str, Any] = dict(action.labels or {})
@@ -157,12 +218,14 @@ async def _act_and_wait(
         for p in acting:
             for action in p.scenario.then:
                 tg.start_soon(act, p, action)
+            for group in p.scenario.late_groups:
+                tg.start_soon(create_group, p, group)
     began = anyio.current_time()
     deadline = began + max(p.scenario.within for p in acting)
     keys = [(p.namespace(side), t.name) for p in acting for t in p.scenario.pods]
     while True:
         alive.check_alive()
-        snap = await Snapshot.take(admin, run, side)
+        snap = await Snapshot.take(admin, run, side, groups=groups)
         if anyio.current_time() >= deadline or all(snap.bound(k) for k in keys):
             log.info(
                 "differential_then_done",
@@ -198,6 +261,11 @@ async def _cleanup(
                 # No PVC protection controller runs to lift the finalizer.
                 path = f"{_api_path(obj)}/{obj['metadata']['name']}"
                 await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+            for g in p.scenario.pod_groups:
+                # Nor the PodGroup protection controller (scheduling.k8s.io/podgroup-protection).
+                path = p.pod_group_path(side, g.name)
+                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+                await _unless_gone(admin.delete(path))
             await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}"))
 
     async with anyio.create_task_group() as tg:
@@ -210,6 +278,17 @@ async def _cleanup(
 
     with anyio.fail_after(60):
         await poll(all_gone, interval=POLL)
+    # Each side's `later` nodes go with its pods: the next side adds them afresh.
+    late = [name for p in placements for name in p.late_node_names()]
+    if late:
+        await delete_nodes(admin, late)
+
+        async def nodes_gone() -> bool | None:
+            names = {n["metadata"]["name"] for n in await admin.list("/api/v1/nodes")}
+            return None if names & set(late) else True
+
+        with anyio.fail_after(60):
+            await poll(nodes_gone, interval=POLL)
 
 
 async def run_side(
@@ -226,17 +305,36 @@ async def run_side(
     try:
         await _create_all(admin, placements, side)
         created = anyio.current_time()
-        acting = [p for p in placements if p.scenario.then]
+        acting = [p for p in placements if p.scenario.has_then]
+        groups = any(p.scenario.pod_groups for p in placements)
+        at_least = MIN_WAITING if _has_silent(placements) else 0.0
         async with run_scheduler(side, cluster, work_dir) as alive:
-            snap = await _settle(admin, run, side, _waiting_for(placements, side), alive)
-            final = await _act_and_wait(admin, run, side, acting, alive) if acting else snap
+            keys = _waiting_for(placements, side)
+            snap = await _settle(admin, run, side, keys, alive, groups=groups, at_least=at_least)
+            final = (
+                await _act_and_wait(cluster, admin, run, side, acting, alive=alive, groups=groups)
+                if acting
+                else snap
+            )
         settled = anyio.current_time()
         nodes = await admin.list("/api/v1/nodes")
         labels = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in nodes}
         outcomes = {
-            p.scenario.id: (final if p.scenario.then else snap).scenario_outcome(p, side, labels)
+            p.scenario.id: (
+                final.scenario_outcome(p, side, labels, first_round=snap)
+                if p.scenario.has_then
+                else snap.scenario_outcome(p, side, labels)
+            )
             for p in placements
         }
+        record = {
+            p.scenario.id: {
+                "first_round": snap.dump(p, side) if p.scenario.has_then else None,
+                "final": (final if p.scenario.has_then else snap).dump(p, side),
+            }
+            for p in placements
+        }
+        (work_dir / f"{side.prefix}-outcomes.json").write_text(json.dumps(record, indent=1))
     finally:
         with anyio.CancelScope(shield=True):
             await _cleanup(admin, placements, run, side)

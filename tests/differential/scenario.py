@@ -14,6 +14,22 @@ Pod entries are a pod's fields with shortcuts for container 0 (`cpu`, `memory`,
 pod's spec). `{{node:<name>}}` anywhere in a pod stands for the real name of the
 scenario's node `<name>`. `kube_spec` is merged into the kube-scheduler copy only (the
 seed scenario, whose asched profile has arguments kube-scheduler does not know).
+
+Native gang scheduling (Kubernetes 1.37, scheduling.k8s.io/v1beta1): `pod_groups` lists
+the scenario's PodGroups (`name`, `minCount`, optional `topologyKey` for
+spec.schedulingConstraints.topology[0].key, optional `create_after_pods: true` to create
+the group only in the `then` phase, after the scheduler has seen its pods), and a pod's
+`group: <name>` sets its spec.schedulingGroup.podGroupName. A group may also say
+`priorityClassName` (kube-scheduler wants it equal to its pods' priority) and
+`racy_condition: true` (kube-scheduler's final condition depends on a race: not
+compared). A pod may name a group the scenario does not declare (a PodGroup that never
+exists). Such scenarios say
+`native_gang: true`: asched does not implement native gangs yet, so its side is not run
+for them (tests/differential/harness.py, ASCHED_DIFF_NATIVE_GANG). `expect_waiting` lists
+pods that must be pending without any event at the end of the first round, before
+`then` (a gang short of minCount); the run does not wait for their events, and
+`expect_group` gives the PodGroupInitiallyScheduled status (`True`/`False`/`none`) the
+reference must leave on a group.
 """
 
 from __future__ import annotations
@@ -32,7 +48,7 @@ from tests.builders import make_pod
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 #: The comparisons a documented difference may exempt.
-COMPARISONS = frozenset({"scheduled", "node", "message"})
+COMPARISONS = frozenset({"scheduled", "node", "message", "group"})
 
 _SCENARIO_KEYS = frozenset(
     {
@@ -52,6 +68,10 @@ _SCENARIO_KEYS = frozenset(
         "interchangeable",
         "then",
         "within",
+        "pod_groups",
+        "native_gang",
+        "expect_waiting",
+        "expect_group",
     }
 )
 _NODE_KEYS = frozenset(
@@ -67,6 +87,7 @@ _NODE_KEYS = frozenset(
         "unschedulable",
         "extra",
         "declared_features",
+        "later",
     }
 )
 _POD_KEYS = frozenset(
@@ -83,10 +104,16 @@ _POD_KEYS = frozenset(
         "kube_spec",
         "node",
         "status",
+        "group",
     }
 )
+_GROUP_KEYS = frozenset(
+    {"name", "minCount", "topologyKey", "priorityClassName", "create_after_pods", "racy_condition"}
+)
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
-_ACTION_KEYS = frozenset({"delete", "relabel", "labels"})
+_ACTION_KEYS = frozenset({"delete", "relabel", "labels", "add_node", "set_min_count", "minCount"})
+#: What expect_group may say of a group's PodGroupInitiallyScheduled condition.
+GROUP_STATES = frozenset({"True", "False", "none"})
 #: Seconds a `then` scenario's pods have to get bound after the actions.
 DEFAULT_WITHIN = 5.0
 
@@ -105,6 +132,8 @@ class NodeTemplate:
     unschedulable: bool = False
     #: status.declaredFeatures (NodeDeclaredFeatures), written like images.
     declared_features: tuple[str, ...] = ()
+    #: Created only by a `then: add_node` action, by each side for its own run.
+    later: bool = False
 
     @property
     def name(self) -> str:
@@ -134,6 +163,41 @@ class PodTemplate:
 
 
 @dataclass(frozen=True, slots=True)
+class PodGroupTemplate:
+    """A native PodGroup (scheduling.k8s.io/v1beta1) of a scenario, in each side's namespace."""
+
+    name: str
+    min_count: int
+    #: spec.schedulingConstraints.topology[0].key; empty: no constraint.
+    topology_key: str = ""
+    #: Created in the `then` phase, once the scheduler has seen (and parked) its pods.
+    create_after_pods: bool = False
+    #: spec.priorityClassName: kube-scheduler requires every pod's priority to equal the
+    #: group's (validatePodGroup), or the whole group fails with SchedulerError.
+    priority_class: str = ""
+    #: kube-scheduler's final condition races (see docs/differential.md): not compared.
+    racy_condition: bool = False
+
+    def manifest(self) -> dict[str, Any]:
+        """The PodGroup without namespace (the harness sets it per side)."""
+        spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": self.min_count}}}
+        if self.topology_key:
+            spec["schedulingConstraints"] = {"topology": [{"key": self.topology_key}]}
+        if self.priority_class:
+            spec["priorityClassName"] = self.priority_class
+        return {
+            "apiVersion": POD_GROUP_API,
+            "kind": "PodGroup",
+            "metadata": {"name": self.name},
+            "spec": spec,
+        }
+
+
+#: The group version of PodGroup (asched.localcluster.components.NATIVE_GANG_API).
+POD_GROUP_API = "scheduling.k8s.io/v1beta1"
+
+
+@dataclass(frozen=True, slots=True)
 class KnownDifference:
     """A documented difference (a row `doc` of docs/differential.md) the test asserts."""
 
@@ -146,14 +210,22 @@ class KnownDifference:
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A change made once the first round has settled: delete a pod, or replace its labels.
+    """A change made once the first round has settled: delete a pod, replace its labels,
+    add a `later` node, or set a PodGroup's minCount.
 
-    Only pods are changed, never nodes: the nodes are shared by all sides, pods are not.
+    Shared nodes are never changed (every side sees them). A `later` node is the
+    exception that proves it: each side creates it for its own `then` phase and deletes
+    it at its cleanup, so no other side ever sees it.
     """
 
-    pod: str
+    pod: str = ""
     delete: bool = False
     labels: Mapping[str, str] | None = None
+    #: add_node: the scenario-local name of a `later` node.
+    node: str = ""
+    #: set_min_count: the PodGroup and its new spec.schedulingPolicy.gang.minCount.
+    group: str = ""
+    min_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +257,28 @@ class Scenario:
     #: (time-dependent cases: a requeue after a delete or a relabel).
     then: tuple[Action, ...] = ()
     within: float = DEFAULT_WITHIN
+    pod_groups: tuple[PodGroupTemplate, ...] = ()
+    #: Uses native gang scheduling, which asched does not implement yet.
+    native_gang: bool = False
+    #: Pods the reference must leave pending without any event.
+    expect_waiting: frozenset[str] = frozenset()
+    #: group -> the PodGroupInitiallyScheduled status the reference must leave (or "none").
+    expect_group: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+
+    @property
+    def late_groups(self) -> tuple[PodGroupTemplate, ...]:
+        return tuple(g for g in self.pod_groups if g.create_after_pods)
+
+    @property
+    def has_then(self) -> bool:
+        """Anything happens after the first settle (actions or late PodGroups)."""
+        return bool(self.then or self.late_groups)
+
+    @property
+    def first_nodes(self) -> tuple[NodeTemplate, ...]:
+        """The nodes that exist from the start (all but the `later` ones)."""
+        return tuple(n for n in self.nodes if not n.later)
 
     def node(self, name: str) -> NodeTemplate:
         for n in self.nodes:
@@ -226,11 +319,19 @@ def _node(raw: Mapping[str, Any], where: str) -> NodeTemplate:
         taints=taints,
         extra={k: str(v) for k, v in (raw.get("extra") or {}).items()},
     )
+    later = raw.get("later", False)
+    if not isinstance(later, bool):
+        raise ScenarioError(f"{where}.later: must be true or false")
+    if later and (raw.get("images") or raw.get("unschedulable") or raw.get("declared_features")):
+        raise ScenarioError(
+            f"{where}: a `later` node cannot have images, unschedulable or declared_features"
+        )
     return NodeTemplate(
         spec,
         tuple(raw.get("images", ())),
         bool(raw.get("unschedulable")),
         tuple(str(f) for f in raw.get("declared_features", ())),
+        later,
     )
 
 
@@ -261,6 +362,13 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
         container.setdefault("ports", []).append(entry)
     if "priorityClassName" in raw:
         body["spec"]["priorityClassName"] = raw["priorityClassName"]
+    if "group" in raw:
+        if existing:
+            raise ScenarioError(f"{where}.group: for pods to schedule only")
+        group = raw["group"]
+        if not isinstance(group, str) or not group:
+            raise ScenarioError(f"{where}.group: must be a PodGroup name")
+        body["spec"]["schedulingGroup"] = {"podGroupName": group}
     deep_merge(body["spec"], raw.get("spec") or {})
     return PodTemplate(
         raw["name"],
@@ -268,6 +376,32 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
         dict(raw.get("kube_spec") or {}),
         raw.get("node", ""),
         dict(raw.get("status") or {}),
+    )
+
+
+def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
+    if not isinstance(raw, Mapping):
+        raise ScenarioError(f"{where}: must be a mapping with name and minCount")
+    _check_keys(raw, _GROUP_KEYS, where)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(f"{where}.name: required, a PodGroup name")
+    min_count = raw.get("minCount")
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+        raise ScenarioError(f"{where}.minCount: required, an integer >= 1")
+    key = raw.get("topologyKey", "")
+    if not isinstance(key, str):
+        raise ScenarioError(f"{where}.topologyKey: must be a node label key")
+    priority = raw.get("priorityClassName", "")
+    if not isinstance(priority, str):
+        raise ScenarioError(f"{where}.priorityClassName: must be a PriorityClass name")
+    return PodGroupTemplate(
+        name,
+        min_count,
+        key,
+        _flag(raw, "create_after_pods", where),
+        priority,
+        _flag(raw, "racy_condition", where),
     )
 
 
@@ -281,8 +415,25 @@ def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
 
 def _action(raw: Mapping[str, Any], where: str) -> Action:
     _check_keys(raw, _ACTION_KEYS, where)
-    if ("delete" in raw) == ("relabel" in raw):
-        raise ScenarioError(f"{where}: one of `delete: <pod>` or `relabel: <pod>` (with labels)")
+    kinds = [k for k in ("delete", "relabel", "add_node", "set_min_count") if k in raw]
+    if len(kinds) != 1:
+        raise ScenarioError(
+            f"{where}: one of `delete: <pod>`, `relabel: <pod>` (with labels), "
+            "`add_node: <later node>` or `set_min_count: <group>` (with minCount)"
+        )
+    if "minCount" in raw and "set_min_count" not in raw:
+        raise ScenarioError(f"{where}: `minCount` goes with `set_min_count`")
+    if "add_node" in raw:
+        if "labels" in raw:
+            raise ScenarioError(f"{where}: `labels` goes with `relabel`")
+        return Action(node=str(raw["add_node"]))
+    if "set_min_count" in raw:
+        if "labels" in raw:
+            raise ScenarioError(f"{where}: `labels` goes with `relabel`")
+        count = raw.get("minCount")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ScenarioError(f"{where}.minCount: required, an integer >= 1")
+        return Action(group=str(raw["set_min_count"]), min_count=count)
     if "delete" in raw:
         if "labels" in raw:
             raise ScenarioError(f"{where}: `labels` goes with `relabel`")
@@ -327,10 +478,62 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         known_difference=None if diff is None else _known_difference(diff, f"{where}.known"),
         then=tuple(_action(a, f"{where}.then[{i}]") for i, a in enumerate(raw.get("then", ()))),
         within=float(raw.get("within", DEFAULT_WITHIN)),
+        pod_groups=tuple(
+            _pod_group(g, f"{where}.pod_groups[{i}]")
+            for i, g in enumerate(raw.get("pod_groups", ()))
+        ),
+        native_gang=_flag(raw, "native_gang", where),
+        expect_waiting=frozenset(raw.get("expect_waiting", ())),
+        expect_group={str(k): str(v) for k, v in (raw.get("expect_group") or {}).items()},
         source=source,
     )
     _validate(scenario, where)
     return scenario
+
+
+def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}.{key}: must be true or false")
+    return value
+
+
+def _validate_groups(s: Scenario, where: str) -> None:
+    group_names = [g.name for g in s.pod_groups]
+    if len(set(group_names)) != len(group_names):
+        raise ScenarioError(f"{where}: pod_groups names must be unique")
+    joins = any("schedulingGroup" in p.body["spec"] for p in s.pods)
+    if (s.pod_groups or joins) and not s.native_gang:
+        raise ScenarioError(
+            f"{where}: pod_groups and a pod's `group` need `native_gang: true` "
+            "(asched does not implement native gang scheduling yet)"
+        )
+    racy = {g.name for g in s.pod_groups if g.racy_condition}
+    for name, state in s.expect_group.items():
+        if name not in group_names:
+            raise ScenarioError(f"{where}: expect_group names unknown PodGroup {name}")
+        if name in racy:
+            raise ScenarioError(f"{where}: expect_group.{name}: its condition is racy_condition")
+        if state not in GROUP_STATES:
+            raise ScenarioError(
+                f"{where}: expect_group.{name}: one of {sorted(GROUP_STATES)}, not {state!r}"
+            )
+    unknown = s.expect_waiting - {p.name for p in s.pods}
+    if unknown:
+        raise ScenarioError(f"{where}: expect_waiting names unknown pods {sorted(unknown)}")
+    if s.expect_scheduled is not None and s.expect_waiting & s.expect_scheduled:
+        raise ScenarioError(f"{where}: a pod cannot be both expect_waiting and expect_scheduled")
+    for action in s.then:
+        if action.node and not any(n.later and n.name == action.node for n in s.nodes):
+            raise ScenarioError(f"{where}: `add_node` names {action.node}, not a `later` node")
+        if action.group and action.group not in group_names:
+            raise ScenarioError(f"{where}: `set_min_count` names unknown PodGroup {action.group}")
+    added = [a.node for a in s.then if a.node]
+    if len(set(added)) != len(added):
+        raise ScenarioError(f"{where}: a `later` node is added once")
+    for n in s.nodes:
+        if n.later and n.name not in added:
+            raise ScenarioError(f"{where}: `later` node {n.name} needs a `then: add_node`")
 
 
 def _validate(s: Scenario, where: str) -> None:
@@ -352,8 +555,12 @@ def _validate(s: Scenario, where: str) -> None:
         if node not in node_names:
             raise ScenarioError(f"{where}: expect_nodes names unknown node {node}")
     for action in s.then:
-        if action.pod not in pod_names:
+        if (action.delete or action.labels is not None) and action.pod not in pod_names:
             raise ScenarioError(f"{where}: `then` names unknown pod {action.pod}")
+    for p in s.existing:
+        if any(n.later and n.name == p.node for n in s.nodes):
+            raise ScenarioError(f"{where}: existing pod {p.name} on `later` node {p.node}")
+    _validate_groups(s, where)
 
 
 def load_scenarios(paths: Iterable[Path] | None = None) -> list[Scenario]:

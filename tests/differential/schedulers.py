@@ -2,8 +2,13 @@
 
 asched runs as `python -m asched run` with its own RBAC identity (tests/integration/
 asched_proc.py); kube-scheduler v1.37.2 (the binary beside the other control-plane
-binaries) runs with the admin kubeconfig, no leader election and no serving port. Both are
-stopped when the run's `async with` ends, whatever happened inside it.
+binaries) runs with the admin kubeconfig, no leader election and no serving port, and with
+the feature gates of Kubernetes 1.37's native gang scheduling (NATIVE_GANG_GATES, the
+gates the local kube-apiserver serves scheduling.k8s.io/v1beta1 with): GenericWorkload
+adds the GangScheduling plugin (PreEnqueue, Permit) and the pod-group scheduling cycle,
+TopologyAwareWorkloadScheduling the TopologyPlacementGenerator and PodGroupPodsCount
+placement plugins. For pods without spec.schedulingGroup they change nothing. Both
+schedulers are stopped when the run's `async with` ends, whatever happened inside it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from asched.localcluster import LocalCluster, find_binaries
+from asched.localcluster.components import NATIVE_GANG_GATES
 from asched.localcluster.process import ManagedProcess, spawn
 from tests.differential.profiles import (
     KUBE_PROFILE,
@@ -50,6 +56,9 @@ class Side:
 
 ASCHED = "asched"
 KUBE = "kube-scheduler"
+
+#: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them.
+KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in NATIVE_GANG_GATES)
 
 
 class _AschedRunning:
@@ -87,9 +96,14 @@ async def run_scheduler(
         work_dir / "kube-scheduler.yaml", kube_config(side.prefix, cluster.admin_kubeconfig)
     )
     binary = find_binaries().kube_scheduler
-    kube = await spawn(
-        KUBE, [str(binary), f"--config={config}", "--secure-port=0", "--v=2"], log_path
-    )
+    args = [
+        str(binary),
+        f"--config={config}",
+        "--secure-port=0",
+        f"--feature-gates={KUBE_FEATURE_GATES}",
+        "--v=2",
+    ]
+    kube = await spawn(KUBE, args, log_path)
     try:
         yield _KubeRunning(kube)
     finally:

@@ -9,12 +9,19 @@ from typing import Any
 
 import pytest
 
-from tests.differential.compare import differences, known_difference_problems
-from tests.differential.harness import reference_drift
-from tests.differential.layout import SCENARIO_LABEL, Placement
-from tests.differential.outcomes import PodOutcome, ScenarioOutcome
+from tests.differential.compare import (
+    differences,
+    known_difference_problems,
+    reference_problems,
+)
+from tests.differential.harness import HarnessError, asched_skip_reason, reference_drift
+from tests.differential.layout import RUN_LABEL, SCENARIO_LABEL, Placement
+from tests.differential.outcomes import GroupOutcome, PodOutcome, ScenarioOutcome
 from tests.differential.scenario import (
+    POD_GROUP_API,
+    Action,
     KnownDifference,
+    PodGroupTemplate,
     Scenario,
     ScenarioError,
     load_scenarios,
@@ -83,6 +90,198 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
 def test_invalid_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError, match=re.escape(message)):
         scenario(**changes)
+
+
+GANG: dict[str, Any] = {
+    "native_gang": True,
+    "pod_groups": [{"name": "g", "minCount": 2}],
+    "pods": [{"name": "p1", "cpu": "1", "group": "g"}, {"name": "p2", "group": "g"}],
+}
+
+
+def gang(**changes: Any) -> Scenario:
+    return scenario(**{**GANG, **changes})
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"native_gang": False}, "need `native_gang: true`"),
+        ({"native_gang": "yes"}, "native_gang: must be true or false"),
+        ({"pod_groups": [{"name": "g"}]}, "pod_groups[0].minCount: required, an integer >= 1"),
+        ({"pod_groups": [{"name": "g", "minCount": 0}]}, "pod_groups[0].minCount: required"),
+        ({"pod_groups": [{"name": "g", "minCount": "2"}]}, "pod_groups[0].minCount: required"),
+        ({"pod_groups": [{"name": "g", "minCount": True}]}, "pod_groups[0].minCount: required"),
+        ({"pod_groups": [{"minCount": 2}]}, "pod_groups[0].name: required"),
+        ({"pod_groups": [{"name": "g", "minCount": 2, "size": 3}]}, "unknown field(s) ['size']"),
+        ({"pod_groups": ["g"]}, "pod_groups[0]: must be a mapping"),
+        (
+            {"pod_groups": [{"name": "g", "minCount": 2, "topologyKey": 7}]},
+            "pod_groups[0].topologyKey: must be a node label key",
+        ),
+        (
+            {"pod_groups": [{"name": "g", "minCount": 2, "create_after_pods": "no"}]},
+            "pod_groups[0].create_after_pods: must be true or false",
+        ),
+        (
+            {"pod_groups": [{"name": "g", "minCount": 2}, {"name": "g", "minCount": 3}]},
+            "pod_groups names must be unique",
+        ),
+        ({"pods": [{"name": "p1", "group": ""}]}, "pods[0].group: must be a PodGroup name"),
+        ({"existing": [{"name": "e1", "node": "a", "group": "g"}]}, "for pods to schedule only"),
+        ({"expect_group": {"h": "True"}}, "expect_group names unknown PodGroup h"),
+        ({"expect_group": {"g": "Maybe"}}, "expect_group.g: one of ['False', 'True', 'none']"),
+        (
+            {
+                "pod_groups": [{"name": "g", "minCount": 2, "racy_condition": True}],
+                "expect_group": {"g": "True"},
+            },
+            "its condition is racy_condition",
+        ),
+        ({"expect_waiting": ["p9"]}, "expect_waiting names unknown pods ['p9']"),
+        (
+            {"expect_waiting": ["p1"], "expect_scheduled": ["p1"]},
+            "both expect_waiting and expect_scheduled",
+        ),
+        ({"then": [{"set_min_count": "h", "minCount": 1}]}, "names unknown PodGroup h"),
+        ({"then": [{"set_min_count": "g"}]}, "then[0].minCount: required, an integer >= 1"),
+        ({"then": [{"delete": "p1", "minCount": 1}]}, "`minCount` goes with `set_min_count`"),
+        ({"then": [{"add_node": "a"}]}, "`add_node` names a, not a `later` node"),
+        ({"then": [{"add_node": "a", "delete": "p1"}]}, "one of `delete: <pod>`"),
+        (
+            {"nodes": [{"name": "a"}, {"name": "c", "later": True}]},
+            "`later` node c needs a `then: add_node`",
+        ),
+        (
+            {
+                "nodes": [{"name": "a"}, {"name": "c", "later": True}],
+                "then": [{"add_node": "c"}, {"add_node": "c"}],
+            },
+            "a `later` node is added once",
+        ),
+        (
+            {"nodes": [{"name": "a"}, {"name": "c", "later": True, "unschedulable": True}]},
+            "a `later` node cannot have images",
+        ),
+        (
+            {
+                "nodes": [{"name": "a"}, {"name": "c", "later": True}],
+                "then": [{"add_node": "c"}],
+                "existing": [{"name": "e1", "node": "c"}],
+            },
+            "existing pod e1 on `later` node c",
+        ),
+    ],
+    ids=[
+        "gang-without-flag",
+        "flag-not-bool",
+        "min-count-missing",
+        "min-count-zero",
+        "min-count-string",
+        "min-count-bool",
+        "group-name-missing",
+        "group-unknown-key",
+        "group-not-mapping",
+        "topology-key-not-string",
+        "create-after-pods-not-bool",
+        "duplicate-group",
+        "empty-pod-group",
+        "group-on-existing-pod",
+        "expect-group-unknown",
+        "expect-group-bad-state",
+        "expect-group-racy",
+        "expect-waiting-unknown",
+        "waiting-and-scheduled",
+        "set-min-count-unknown-group",
+        "set-min-count-without-count",
+        "min-count-without-set",
+        "add-node-not-later",
+        "two-actions-in-one",
+        "later-node-never-added",
+        "later-node-added-twice",
+        "later-node-with-status",
+        "existing-on-later-node",
+    ],
+)
+def test_invalid_gang_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        gang(**changes)
+
+
+def test_gang_scenario_parses() -> None:
+    s = gang(
+        nodes=[{"name": "a"}, {"name": "c", "later": True}],
+        pod_groups=[
+            {"name": "g", "minCount": 2, "topologyKey": "rack", "priorityClassName": "high"},
+            {"name": "h", "minCount": 1, "create_after_pods": True},
+        ],
+        pods=[
+            {"name": "p1", "cpu": "1", "group": "g"},
+            {"name": "p2", "group": "h"},
+            {"name": "p3", "group": "nosuch"},
+        ],
+        then=[{"add_node": "c"}, {"set_min_count": "g", "minCount": 1}],
+        expect_waiting=["p2", "p3"],
+        expect_group={"g": "True", "h": "none"},
+    )
+    assert s.native_gang
+    assert s.pod_groups == (
+        PodGroupTemplate("g", 2, "rack", priority_class="high"),
+        PodGroupTemplate("h", 1, create_after_pods=True),
+    )
+    assert s.late_groups == (s.pod_groups[1],)
+    assert s.has_then
+    assert [n.name for n in s.first_nodes] == ["a"]
+    assert s.then == (Action(node="c"), Action(group="g", min_count=1))
+    assert s.expect_waiting == {"p2", "p3"}
+    assert s.expect_group == {"g": "True", "h": "none"}
+    assert s.pods[0].body["spec"]["schedulingGroup"] == {"podGroupName": "g"}
+    assert s.pods[2].body["spec"]["schedulingGroup"] == {"podGroupName": "nosuch"}
+    # Late PodGroups alone make a `then` phase.
+    assert gang(pod_groups=[{"name": "g", "minCount": 2, "create_after_pods": True}]).has_then
+    assert not gang().has_then
+
+
+def test_pod_groups_are_placed_in_each_sides_namespace() -> None:
+    s = gang(
+        nodes=[{"name": "a"}, {"name": "c", "later": True}],
+        pod_groups=[{"name": "g", "minCount": 2, "topologyKey": "rack"}],
+        then=[{"add_node": "c"}],
+    )
+    p = Placement(s, 3, "drun")
+    k_side = Side(KUBE, "ks-x")
+    body = p.pod_group(s.pod_groups[0], k_side)
+    assert body == {
+        "apiVersion": POD_GROUP_API,
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "ks-x-03-s", "labels": {RUN_LABEL: "drun-ks-x"}},
+        "spec": {
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+            "schedulingConstraints": {"topology": [{"key": "rack"}]},
+        },
+    }
+    assert p.pod_group_path(k_side, "g") == (
+        f"/apis/{POD_GROUP_API}/namespaces/ks-x-03-s/podgroups/g"
+    )
+    pod = p.pod(s.pods[0], k_side)
+    assert pod["spec"]["schedulingGroup"] == {"podGroupName": "g"}
+    # The later node is not among the shared ones, but has the scenario's name and label.
+    assert [n.name for n in p.node_specs()] == ["drun-03-a"]
+    assert p.late_node_names() == ["drun-03-c"]
+    assert p.node_spec(s.nodes[1]).labels[SCENARIO_LABEL] == "drun-03"
+
+
+def test_asched_side_switches() -> None:
+    plain, native = scenario(), gang()
+    assert asched_skip_reason(plain, {}) == ""
+    assert "native gang" in asched_skip_reason(native, {})
+    assert asched_skip_reason(native, {"ASCHED_DIFF_NATIVE_GANG": "1"}) == ""
+    only_kube = {"ASCHED_DIFF_SIDES": "kube-scheduler"}
+    assert "ASCHED_DIFF_SIDES=kube-scheduler" in asched_skip_reason(plain, only_kube)
+    assert asched_skip_reason(plain, {"ASCHED_DIFF_SIDES": "asched, kube-scheduler"}) == ""
+    for bad in ("asched", "kube", ""):
+        with pytest.raises(HarnessError, match="the reference always runs"):
+            asched_skip_reason(plain, {"ASCHED_DIFF_SIDES": bad})
 
 
 def test_the_scenario_files_load() -> None:
@@ -215,6 +414,47 @@ def test_known_difference_must_be_exactly_as_documented() -> None:
     s2 = dataclasses.replace(s, expect_same_node=("p1",))
     problems = known_difference_problems(s2, b, k, differences(s2, b, k))
     assert [p for p in problems if p.startswith("undocumented: [node]")]
+
+
+GROUP_TRUE = GroupOutcome("True", "Scheduled", "")
+GROUP_FALSE = GroupOutcome("False", "Unschedulable", "pod group is unschedulable")
+
+
+@pytest.mark.parametrize(
+    ("asched_group", "kube_group", "racy", "want"),
+    [
+        (GROUP_TRUE, GROUP_TRUE, False, []),
+        (GROUP_TRUE, GROUP_FALSE, False, ["group"]),
+        (GROUP_FALSE, dataclasses.replace(GROUP_FALSE, message="other"), False, ["group"]),
+        (GroupOutcome(), GROUP_FALSE, False, ["group"]),
+        (GROUP_TRUE, GROUP_FALSE, True, []),
+    ],
+    ids=["same", "status-differs", "message-differs", "missing-condition", "racy-ignored"],
+)
+def test_group_conditions_are_compared(
+    asched_group: GroupOutcome, kube_group: GroupOutcome, racy: bool, want: list[str]
+) -> None:
+    s = gang(pod_groups=[{"name": "g", "minCount": 2, "racy_condition": racy}])
+    a = ScenarioOutcome({"p1": FAILED, "p2": FAILED}, groups={"g": asched_group})
+    k = ScenarioOutcome({"p1": FAILED, "p2": FAILED}, groups={"g": kube_group})
+    assert sorted({m.comparison for m in differences(s, a, k)}) == want
+
+
+def test_gang_reference_checks() -> None:
+    s = gang(expect_waiting=["p1", "p2"], expect_scheduled=[], expect_group={"g": "none"})
+    waiting = PodOutcome()
+    ok = ScenarioOutcome(
+        {"p1": waiting, "p2": waiting}, groups={"g": GroupOutcome()}, silent=frozenset({"p1", "p2"})
+    )
+    assert reference_problems(s, ok) == []
+    bad = ScenarioOutcome(
+        {"p1": FAILED, "p2": waiting}, groups={"g": GROUP_FALSE}, silent=frozenset({"p2"})
+    )
+    problems = reference_problems(s, bad)
+    assert any("expected p1 to wait without events" in p for p in problems), problems
+    assert any("PodGroupInitiallyScheduled=none" in p for p in problems), problems
+    # A pod silent in one run and not in the other is a message difference.
+    assert [m.comparison for m in differences(s, ok, bad)].count("message") >= 1
 
 
 def test_reference_drift_names_the_two_reference_runs() -> None:
