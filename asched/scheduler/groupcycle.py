@@ -41,7 +41,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
-from asched.framework.status import Code
+from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
@@ -137,6 +137,83 @@ def _restore(members: Sequence[_Member], outcomes: Sequence[_Outcome]) -> None:
         m.assumed = None
 
 
+class _World(Protocol):
+    """Where a simulation places members: the nodes it sees, and how one is assumed."""
+
+    def nodes(self) -> Sequence[NodeInfo]: ...
+
+    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
+        """Assume *pod* (m's pod on its node); a Reserve failure comes back, undone."""
+        ...
+
+    def release(self, fwk: Framework, m: _Member) -> None:
+        """Undo m's assumption."""
+        ...
+
+
+class _Live:
+    """The scheduler's cache and snapshot: assume, Reserve, refresh (assumeAndReserve)."""
+
+    def __init__(self, cache: Cache, snapshot: Snapshot) -> None:
+        self._cache = cache
+        self._snapshot = snapshot
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return self._snapshot.node_infos()
+
+    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
+        self._cache.assume_pod(pod)
+        st = fwk.run_reserve(m.state, pod, pod.node_name)
+        if st is not None:
+            release_assumption(fwk, self._cache, pod, m.state)
+        else:
+            # The next member sees this one on its node.
+            self._cache.update_snapshot(self._snapshot)
+        return st
+
+    def release(self, fwk: Framework, m: _Member) -> None:
+        assert m.assumed is not None
+        release_assumption(fwk, self._cache, m.assumed, m.state)
+        self._cache.update_snapshot(self._snapshot)
+
+
+class _WhatIf:
+    """Copies of the snapshot's nodes with some pods taken away (the mutable snapshot
+    PodGroupEvaluator.selectVictimsOnDomain removes every potential victim from); members
+    are added to the copies only, and no Reserve plugin runs."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], removed: Sequence[Pod]) -> None:
+        gone: dict[str, list[Pod]] = {}
+        for p in removed:
+            gone.setdefault(p.node_name, []).append(p)
+        self._nodes: list[NodeInfo] = []
+        for original in nodes:
+            ni = original
+            if ni.name in gone:
+                ni = original.clone()
+                for p in gone[ni.name]:
+                    ni.remove_pod(p)
+            self._nodes.append(ni)
+        self._index = {ni.name: i for i, ni in enumerate(self._nodes)}
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return self._nodes
+
+    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
+        i = self._index[pod.node_name]
+        ni = self._nodes[i].clone()
+        ni.add_pod(pod)
+        self._nodes[i] = ni
+        return None
+
+    def release(self, fwk: Framework, m: _Member) -> None:
+        assert m.assumed is not None
+        i = self._index[m.assumed.node_name]
+        ni = self._nodes[i].clone()
+        ni.remove_pod(m.assumed)
+        self._nodes[i] = ni
+
+
 class GroupMetrics(Protocol):
     def observe_pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
         """scheduler_podgroup_schedule_attempts_total and its duration histogram."""
@@ -223,14 +300,16 @@ class GroupCycle:
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
         members = [_Member(qpi, CycleState(), start) for qpi in live]
-        status = await self._place(fwk, pg, members)
+        status, chosen = await self._place(fwk, pg, members, _Live(self._cache, self._snapshot))
+        if chosen is not None:
+            status = self._commit(fwk, members)
         if self._metrics is not None:
             self._metrics.observe_pod_group_algorithm(time.perf_counter() - start)
         # completePodGroupAlgorithmResult clones the group's status for members never
         # tried before PodGroupPostFilter appends to it, so they report it without.
         untried = status.message()
         if status.code == Code.UNSCHEDULABLE:
-            status = self._post_filter(fwk, pg, members, status)
+            status = await self._post_filter(fwk, pg, members, status)
         self._submit(fwk, pg, members, status, untried)
         if self._metrics is not None:
             result = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
@@ -268,29 +347,40 @@ class GroupCycle:
         ]
 
     async def _place(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member]
-    ) -> GroupStatus:
-        """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best."""
+        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], world: _World
+    ) -> tuple[GroupStatus, placement.Candidate | None]:
+        """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best;
+        the members end with the chosen placement's outcome, nothing assumed."""
+        st, chosen = await self._placements(fwk, pg, members, world)
+        if st.code == Code.SUCCESS and chosen is not None and not chosen.placed:
+            # runRootSchedulingAlgorithm: "The framework requires at least 1 pod to be
+            # scheduled in order to return a success status" (no placements text).
+            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE), None
+        return st, chosen
+
+    async def _placements(
+        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], world: _World
+    ) -> tuple[GroupStatus, placement.Candidate | None]:
         scheduled = self._scheduled(pg, members)
         try:
-            placements = placement.generate(pg.topology_key, self._snapshot.node_infos(), scheduled)
+            placements = placement.generate(pg.topology_key, world.nodes(), scheduled)
         except placement.PlacementError as exc:
-            return GroupStatus(Code.ERROR, str(exc))
+            return GroupStatus(Code.ERROR, str(exc)), None
         if not placements:
-            return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,))
+            return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,)), None
         first: tuple[GroupStatus, list[_Outcome]] | None = None
         feasible: list[tuple[placement.Candidate, list[_Outcome]]] = []
         for candidate in placements:
-            st = await self._simulate(fwk, pg, members, candidate, len(scheduled))
+            st = await self._simulate(fwk, pg, members, candidate, len(scheduled), world=world)
             outcomes = [m.outcome() for m in members]
             if st.code == Code.SUCCESS:
-                cpu, mem = placement.leftover(candidate, self._snapshot.node_infos())
+                cpu, mem = placement.leftover(candidate, world.nodes())
                 placed = sum(1 for o in outcomes if o.node)
                 feasible.append((placement.Candidate(candidate, placed, cpu, mem), outcomes))
-            self._revert(fwk, members)
+            self._revert(fwk, members, world)
             if st.code == Code.ERROR:
                 _restore(members, outcomes)
-                return st
+                return st, None
             if first is None:
                 first = (st, outcomes)
         if not feasible:
@@ -304,14 +394,10 @@ class GroupCycle:
                     f"0/{len(placements)} placements are available, first placement status: "
                     f"{st.as_error()}",
                 ),
-            )
+            ), None
         chosen = placement.best([c for c, _ in feasible], len(scheduled))
         outcomes = next(o for c, o in feasible if c is chosen)
         _restore(members, outcomes)
-        if not chosen.placed:
-            # runRootSchedulingAlgorithm: "The framework requires at least 1 pod to be
-            # scheduled in order to return a success status" (no placements text).
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         log.debug(
             "pod_group_placement",
             podgroup=pg.key,
@@ -319,7 +405,7 @@ class GroupCycle:
             feasible=len(feasible),
             candidates=len(placements),
         )
-        return self._commit(fwk, members)
+        return GroupStatus(Code.SUCCESS), chosen
 
     async def _simulate(
         self,
@@ -328,6 +414,8 @@ class GroupCycle:
         members: list[_Member],
         where: placement.Placement,
         scheduled: int,
+        *,
+        world: _World,
     ) -> GroupStatus:
         """podGroupSchedulingDefaultAlgorithm over one placement; members stay assumed."""
         ns, name = pg.namespace, pg.name
@@ -343,8 +431,7 @@ class GroupCycle:
             return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         for m in members:
             m.tried = True
-            nodes = where.nodes(self._snapshot.node_infos())
-            failure = await self._place_one(fwk, m, nodes)
+            failure = await self._place_one(fwk, m, where.nodes(world.nodes()), world)
             if failure is not None:
                 return failure
             remaining -= 1
@@ -363,13 +450,12 @@ class GroupCycle:
         # placement, turns that into Unschedulable.
         return GroupStatus(Code.SUCCESS)
 
-    def _revert(self, fwk: Framework, members: Sequence[_Member]) -> None:
+    def _revert(self, fwk: Framework, members: Sequence[_Member], world: _World) -> None:
         """revertFns.revert: the simulation's assumptions go, last first."""
         for m in reversed(members):
             if m.assumed is not None:
-                release_assumption(fwk, self._cache, m.assumed, m.state)
+                world.release(fwk, m)
                 m.assumed = None
-        self._cache.update_snapshot(self._snapshot)
 
     def _commit(self, fwk: Framework, members: Sequence[_Member]) -> GroupStatus:
         """prepareForBindingCycle's assumeAndReserve, at the chosen placement's nodes."""
@@ -391,7 +477,7 @@ class GroupCycle:
         return GroupStatus(Code.SUCCESS)
 
     async def _place_one(
-        self, fwk: Framework, m: _Member, nodes: Sequence[NodeInfo]
+        self, fwk: Framework, m: _Member, nodes: Sequence[NodeInfo], world: _World
     ) -> GroupStatus | None:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
@@ -414,10 +500,8 @@ class GroupCycle:
             )
         node = result.suggested_host
         assumed = replace(pod, node_name=node)
-        self._cache.assume_pod(assumed)
-        st = fwk.run_reserve(m.state, assumed, node)
+        st = world.assume(fwk, m, assumed)
         if st is not None:
-            release_assumption(fwk, self._cache, assumed, m.state)
             if st.is_rejected():
                 m.plugins = {st.plugin} if st.plugin else set()
                 m.message = one_node_fit_message(pod.key, node, st)
@@ -427,12 +511,10 @@ class GroupCycle:
                 Code.ERROR, f"failed to schedule other pod from a pod group: {st.message()}"
             )
         m.node, m.assumed = node, assumed
-        # The next member sees this one on its node.
-        self._cache.update_snapshot(self._snapshot)
         return None
 
-    def _post_filter(
-        self, fwk: Framework, pg: NativePodGroup, members: Sequence[_Member], st: GroupStatus
+    async def _post_filter(
+        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], st: GroupStatus
     ) -> GroupStatus:
         """RunPodGroupPostFilterPlugins after an Unschedulable group, as far as asched has
         built it: applyPodGroupPostFilterResult appends the plugins' combined status.
@@ -445,8 +527,11 @@ class GroupCycle:
         - DefaultPreemption (PodGroupEvaluator.Preempt): preemptionPolicy Never is
           Unschedulable "not eligible ..."; a cluster with no pod of lower priority than
           the group is UnschedulableAndUnresolvable, which alone is returned.
-        Choosing victims for a gang is not built yet: when lower-priority pods exist,
-        DefaultPreemption's part is left out and the attempt is logged; no one is evicted.
+          With lower-priority pods, every one of them is taken away in a what-if copy
+          of the nodes and the group simulated again (selectVictimsOnDomain): if it
+          still does not fit, that status is the answer ("pod group preemption: ...").
+        Evicting victims for a gang that would then fit is not built yet: the attempt is
+        logged, DefaultPreemption's part is left out, and no one is evicted.
         """
         reasons: list[str] = []
         if not pg.topology_key and any(m.tried for m in members):
@@ -456,14 +541,31 @@ class GroupCycle:
             priority = pg.priority if pg.priority is not None else 0
             if policy == "Never":
                 reasons.append("pod group preemption: not eligible due to preemptionPolicy=Never.")
-            elif not any(
-                p.priority < priority for ni in self._snapshot.node_infos() for p in ni.pods
-            ):
-                return st.with_reason(
-                    "pod group preemption: No preemption victims found for incoming preemptor"
-                )
             else:
-                log.info("pod_group_preemption_not_built", podgroup=pg.key, priority=priority)
+                nodes = self._snapshot.node_infos()
+                victims = [p for ni in nodes for p in ni.pods if p.priority < priority]
+                if not victims:
+                    return st.with_reason(
+                        "pod group preemption: No preemption victims found for incoming preemptor"
+                    )
+                kept = [m.outcome() for m in members]
+                without, _ = await self._place(fwk, pg, members, _WhatIf(nodes, victims))
+                _restore(members, kept)
+                if without.code == Code.ERROR:
+                    return GroupStatus(
+                        Code.ERROR,
+                        f'error in "{PREEMPTION}" PodGroupPostFilter plugins: '
+                        f"pod group preemption: {without.message()}",
+                    )
+                if without.code != Code.SUCCESS:
+                    reasons.append(f"pod group preemption: {without.message()}")
+                else:
+                    log.info(
+                        "pod_group_preemption_not_built",
+                        podgroup=pg.key,
+                        priority=priority,
+                        victims=len(victims),
+                    )
         return st.with_reason(", ".join(reasons))
 
     def _submit(
