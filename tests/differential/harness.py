@@ -10,13 +10,10 @@ reference outcomes differ by the comparisons of compare.py is unstable - it depe
 something kube-scheduler does not fix (tie-breaking, pod order) - and the tests drop and
 report it instead of judging asched against one of the two answers.
 
-Two switches leave asched's side out, so the reference can be studied alone:
-- ASCHED_DIFF_SIDES=kube-scheduler runs only the two reference runs (the default is
-  `asched,kube-scheduler`); the tests then check the scenarios' claims against
-  kube-scheduler and skip the comparison, saying why;
-- scenarios with `native_gang: true` are not run through asched (it does not implement
-  Kubernetes 1.37's native gang scheduling yet) unless ASCHED_DIFF_NATIVE_GANG=1; their
-  tests check the reference and skip the comparison the same way.
+ASCHED_DIFF_SIDES=kube-scheduler leaves asched's side out, so the reference can be
+studied alone: only the two reference runs are made (the default is
+`asched,kube-scheduler`); the tests then check the scenarios' claims against
+kube-scheduler and skip the comparison, saying why.
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ log = structlog.get_logger(__name__)
 
 
 SIDES_ENV = "ASCHED_DIFF_SIDES"
-NATIVE_GANG_ENV = "ASCHED_DIFF_NATIVE_GANG"
 
 
 class HarnessError(ValueError):
@@ -62,11 +58,6 @@ def asched_skip_reason(s: Scenario, env: Mapping[str, str] | None = None) -> str
         )
     if ASCHED not in sides:
         return f"asched side not run ({SIDES_ENV}={KUBE}): reference checked only"
-    if s.native_gang and env.get(NATIVE_GANG_ENV) != "1":
-        return (
-            "asched does not implement native gang scheduling yet (native_gang: true; "
-            f"{NATIVE_GANG_ENV}=1 runs it): reference checked only"
-        )
     return ""
 
 

@@ -24,8 +24,7 @@ the group only in the `then` phase, after the scheduler has seen its pods), and 
 `racy_condition: true` (kube-scheduler's final condition depends on a race: not
 compared). A pod may name a group the scenario does not declare (a PodGroup that never
 exists). Such scenarios say
-`native_gang: true`: asched does not implement native gangs yet, so its side is not run
-for them (tests/differential/harness.py, ASCHED_DIFF_NATIVE_GANG). `expect_waiting` lists
+`native_gang: true` (they need kube-scheduler's native gang gates). `expect_waiting` lists
 pods that must be pending without any event at the end of the first round, before
 `then` (a gang short of minCount); the run does not wait for their events, and
 `expect_group` gives the PodGroupInitiallyScheduled status (`True`/`False`/`none`) the
@@ -258,7 +257,7 @@ class Scenario:
     then: tuple[Action, ...] = ()
     within: float = DEFAULT_WITHIN
     pod_groups: tuple[PodGroupTemplate, ...] = ()
-    #: Uses native gang scheduling, which asched does not implement yet.
+    #: Uses Kubernetes 1.37's native gang scheduling.
     native_gang: bool = False
     #: Pods the reference must leave pending without any event.
     expect_waiting: frozenset[str] = frozenset()
@@ -504,10 +503,7 @@ def _validate_groups(s: Scenario, where: str) -> None:
         raise ScenarioError(f"{where}: pod_groups names must be unique")
     joins = any("schedulingGroup" in p.body["spec"] for p in s.pods)
     if (s.pod_groups or joins) and not s.native_gang:
-        raise ScenarioError(
-            f"{where}: pod_groups and a pod's `group` need `native_gang: true` "
-            "(asched does not implement native gang scheduling yet)"
-        )
+        raise ScenarioError(f"{where}: pod_groups and a pod's `group` need `native_gang: true`")
     racy = {g.name for g in s.pod_groups if g.racy_condition}
     for name, state in s.expect_group.items():
         if name not in group_names:

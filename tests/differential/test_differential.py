@@ -6,9 +6,8 @@ a scenario whose two reference runs disagree is skipped with the disagreement as
 reason; otherwise kube-scheduler must do what the scenario claims, and asched must do
 what kube-scheduler did, except for a difference documented in docs/differential.md,
 which the test then asserts is exactly as documented. Only the scenarios the session
-selected (`-k`) are run. When asched's side was not run for a scenario (ASCHED_DIFF_SIDES,
-or `native_gang: true`: harness.py) the test checks the reference and then skips, with
-the reason.
+selected (`-k`) are run. When asched's side was not run (ASCHED_DIFF_SIDES, harness.py)
+the test checks the reference and then skips, with the reason.
 """
 
 from __future__ import annotations
