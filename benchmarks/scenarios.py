@@ -219,6 +219,14 @@ def gang(p: Params) -> Scenario:
 GANG_NODE_CPU = 4  # whole CPUs; gang pods ask for 1, so a node holds 4 members
 
 
+def _oversubscribed_shape(p: Params) -> tuple[int, int, int, int]:
+    """(members, nodes, 1-CPU slots, gangs that can complete) for p.oversubscribe."""
+    total = p.gangs * p.gang_size
+    nodes = max(1, math.ceil(total / p.oversubscribe / GANG_NODE_CPU))
+    slots = nodes * GANG_NODE_CPU
+    return total, nodes, slots, slots // p.gang_size
+
+
 def gang_oversubscribed(p: Params) -> Scenario:
     """Gangs asking for *oversubscribe* times the cluster's capacity.
 
@@ -226,10 +234,7 @@ def gang_oversubscribed(p: Params) -> Scenario:
     floor(slots / size) gangs can complete; a correct scheduler completes that many,
     leaves every other gang with no member bound, and does not stall half-way.
     """
-    total = p.gangs * p.gang_size
-    nodes = max(1, math.ceil(total / p.oversubscribe / GANG_NODE_CPU))
-    slots = nodes * GANG_NODE_CPU
-    fits = slots // p.gang_size
+    total, nodes, slots, fits = _oversubscribed_shape(p)
     pods, groups = _gang_pods(p.gangs, p.gang_size, "1")
     return Scenario(
         name="gang-oversub",
@@ -281,10 +286,7 @@ def native_gang(p: Params) -> Scenario:
 
 def native_gang_oversubscribed(p: Params) -> Scenario:
     """gang_oversubscribed with native gangs, for both schedulers."""
-    total = p.gangs * p.gang_size
-    nodes = max(1, math.ceil(total / p.oversubscribe / GANG_NODE_CPU))
-    slots = nodes * GANG_NODE_CPU
-    fits = slots // p.gang_size
+    total, nodes, slots, fits = _oversubscribed_shape(p)
     pods, groups = _native_gang_pods(p.gangs, p.gang_size, "1")
     return Scenario(
         name="native-gang-oversub",

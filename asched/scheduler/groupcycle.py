@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 import structlog
@@ -41,19 +41,28 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
-from asched.framework.status import Code, Status
+from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
+from asched.scheduler.groupstate import (
+    POD_GROUP_UNSCHEDULABLE,
+    GroupStatus,
+    LiveWorld,
+    Member,
+    Outcome,
+    WhatIfWorld,
+    World,
+    go_message,
+    restore,
+)
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 
 log = structlog.get_logger(__name__)
 
-# errPodGroupUnschedulable: Go's Status.Message() puts a status's error first.
-POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 # The in-tree plugin that is also kube-scheduler's PodGroupPostFilter plugin.
 PREEMPTION = "DefaultPreemption"
 # DynamicResources.PodGroupPostFilter's answer for a group without claims.
@@ -62,156 +71,6 @@ DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
     return -1 if fwk.less(a, b) else (1 if fwk.less(b, a) else 0)
-
-
-def _go_message(err: str, reasons: Sequence[str]) -> str:
-    """fwk.Status.Message(): the error (if any) then the reasons, joined by ", "."""
-    return ", ".join([err, *reasons] if err else reasons)
-
-
-@dataclass(slots=True, frozen=True)
-class GroupStatus:
-    """A Go fwk.Status as the group cycle builds it: an error (errPodGroupUnschedulable or
-    a wrapped failure) in front of the reasons, as Message() and AsError() print it."""
-
-    code: Code
-    err: str = ""
-    reasons: tuple[str, ...] = ()
-
-    def message(self) -> str:
-        return _go_message(self.err, self.reasons)
-
-    def as_error(self) -> str:
-        return self.err or self.message()
-
-    def with_reason(self, reason: str) -> GroupStatus:
-        return GroupStatus(self.code, self.err, (*self.reasons, reason))
-
-
-@dataclass(slots=True, frozen=True)
-class _Outcome:
-    node: str
-    message: str
-    error: bool
-    tried: bool
-    plugins: frozenset[str]
-    pending: frozenset[str]
-
-
-@dataclass(slots=True)
-class _Member:
-    qpi: QueuedPodInfo
-    state: CycleState
-    start: float
-    node: str = ""
-    assumed: Pod | None = None
-    # Set when the member itself was rejected or failed.
-    message: str = ""
-    error: bool = False
-    tried: bool = False
-    plugins: set[str] = field(default_factory=set)
-    pending: set[str] = field(default_factory=set)
-
-    def reset(self) -> None:
-        self.state = CycleState()
-        self.node, self.assumed, self.message = "", None, ""
-        self.error = self.tried = False
-        self.plugins, self.pending = set(), set()
-
-    def outcome(self) -> _Outcome:
-        return _Outcome(
-            self.node,
-            self.message,
-            self.error,
-            self.tried,
-            frozenset(self.plugins),
-            frozenset(self.pending),
-        )
-
-
-def _restore(members: Sequence[_Member], outcomes: Sequence[_Outcome]) -> None:
-    """Put one placement's results back on the members (their assumptions are gone)."""
-    for m, o in zip(members, outcomes, strict=True):
-        m.node, m.message, m.error, m.tried = o.node, o.message, o.error, o.tried
-        m.plugins, m.pending = set(o.plugins), set(o.pending)
-        m.assumed = None
-
-
-class _World(Protocol):
-    """Where a simulation places members: the nodes it sees, and how one is assumed."""
-
-    def nodes(self) -> Sequence[NodeInfo]: ...
-
-    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
-        """Assume *pod* (m's pod on its node); a Reserve failure comes back, undone."""
-        ...
-
-    def release(self, fwk: Framework, m: _Member) -> None:
-        """Undo m's assumption."""
-        ...
-
-
-class _Live:
-    """The scheduler's cache and snapshot: assume, Reserve, refresh (assumeAndReserve)."""
-
-    def __init__(self, cache: Cache, snapshot: Snapshot) -> None:
-        self._cache = cache
-        self._snapshot = snapshot
-
-    def nodes(self) -> Sequence[NodeInfo]:
-        return self._snapshot.node_infos()
-
-    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
-        self._cache.assume_pod(pod)
-        st = fwk.run_reserve(m.state, pod, pod.node_name)
-        if st is not None:
-            release_assumption(fwk, self._cache, pod, m.state)
-        else:
-            # The next member sees this one on its node.
-            self._cache.update_snapshot(self._snapshot)
-        return st
-
-    def release(self, fwk: Framework, m: _Member) -> None:
-        assert m.assumed is not None
-        release_assumption(fwk, self._cache, m.assumed, m.state)
-        self._cache.update_snapshot(self._snapshot)
-
-
-class _WhatIf:
-    """Copies of the snapshot's nodes with some pods taken away (the mutable snapshot
-    PodGroupEvaluator.selectVictimsOnDomain removes every potential victim from); members
-    are added to the copies only, and no Reserve plugin runs."""
-
-    def __init__(self, nodes: Sequence[NodeInfo], removed: Sequence[Pod]) -> None:
-        gone: dict[str, list[Pod]] = {}
-        for p in removed:
-            gone.setdefault(p.node_name, []).append(p)
-        self._nodes: list[NodeInfo] = []
-        for original in nodes:
-            ni = original
-            if ni.name in gone:
-                ni = original.clone()
-                for p in gone[ni.name]:
-                    ni.remove_pod(p)
-            self._nodes.append(ni)
-        self._index = {ni.name: i for i, ni in enumerate(self._nodes)}
-
-    def nodes(self) -> Sequence[NodeInfo]:
-        return self._nodes
-
-    def assume(self, fwk: Framework, m: _Member, pod: Pod) -> Status | None:
-        i = self._index[pod.node_name]
-        ni = self._nodes[i].clone()
-        ni.add_pod(pod)
-        self._nodes[i] = ni
-        return None
-
-    def release(self, fwk: Framework, m: _Member) -> None:
-        assert m.assumed is not None
-        i = self._index[m.assumed.node_name]
-        ni = self._nodes[i].clone()
-        ni.remove_pod(m.assumed)
-        self._nodes[i] = ni
 
 
 class GroupMetrics(Protocol):
@@ -299,8 +158,8 @@ class GroupCycle:
             return
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
-        members = [_Member(qpi, CycleState(), start) for qpi in live]
-        status, chosen = await self._place(fwk, pg, members, _Live(self._cache, self._snapshot))
+        members = [Member(qpi, CycleState(), start) for qpi in live]
+        status, chosen = await self._place(fwk, pg, members, LiveWorld(self._cache, self._snapshot))
         if chosen is not None:
             status = self._commit(fwk, members)
         if self._metrics is not None:
@@ -339,7 +198,7 @@ class GroupCycle:
                 )
         return ""
 
-    def _scheduled(self, pg: NativePodGroup, members: Sequence[_Member]) -> list[Pod]:
+    def _scheduled(self, pg: NativePodGroup, members: Sequence[Member]) -> list[Pod]:
         """Members already bound or assumed outside this cycle (ScheduledPods)."""
         mine = {m.qpi.uid for m in members}
         return [
@@ -347,7 +206,7 @@ class GroupCycle:
         ]
 
     async def _place(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], world: _World
+        self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
     ) -> tuple[GroupStatus, placement.Candidate | None]:
         """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best;
         the members end with the chosen placement's outcome, nothing assumed."""
@@ -359,7 +218,7 @@ class GroupCycle:
         return st, chosen
 
     async def _placements(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], world: _World
+        self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
     ) -> tuple[GroupStatus, placement.Candidate | None]:
         scheduled = self._scheduled(pg, members)
         try:
@@ -368,8 +227,8 @@ class GroupCycle:
             return GroupStatus(Code.ERROR, str(exc)), None
         if not placements:
             return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,)), None
-        first: tuple[GroupStatus, list[_Outcome]] | None = None
-        feasible: list[tuple[placement.Candidate, list[_Outcome]]] = []
+        first: tuple[GroupStatus, list[Outcome]] | None = None
+        feasible: list[tuple[placement.Candidate, list[Outcome]]] = []
         for candidate in placements:
             st = await self._simulate(fwk, pg, members, candidate, len(scheduled), world=world)
             outcomes = [m.outcome() for m in members]
@@ -379,14 +238,14 @@ class GroupCycle:
                 feasible.append((placement.Candidate(candidate, placed, cpu, mem), outcomes))
             self._revert(fwk, members, world)
             if st.code == Code.ERROR:
-                _restore(members, outcomes)
+                restore(members, outcomes)
                 return st, None
             if first is None:
                 first = (st, outcomes)
         if not feasible:
             assert first is not None
             st, outcomes = first
-            _restore(members, outcomes)
+            restore(members, outcomes)
             return GroupStatus(
                 Code.UNSCHEDULABLE,
                 POD_GROUP_UNSCHEDULABLE,
@@ -397,7 +256,7 @@ class GroupCycle:
             ), None
         chosen = placement.best([c for c, _ in feasible], len(scheduled))
         outcomes = next(o for c, o in feasible if c is chosen)
-        _restore(members, outcomes)
+        restore(members, outcomes)
         log.debug(
             "pod_group_placement",
             podgroup=pg.key,
@@ -411,11 +270,11 @@ class GroupCycle:
         self,
         fwk: Framework,
         pg: NativePodGroup,
-        members: list[_Member],
+        members: list[Member],
         where: placement.Placement,
         scheduled: int,
         *,
-        world: _World,
+        world: World,
     ) -> GroupStatus:
         """podGroupSchedulingDefaultAlgorithm over one placement; members stay assumed."""
         ns, name = pg.namespace, pg.name
@@ -450,14 +309,14 @@ class GroupCycle:
         # placement, turns that into Unschedulable.
         return GroupStatus(Code.SUCCESS)
 
-    def _revert(self, fwk: Framework, members: Sequence[_Member], world: _World) -> None:
+    def _revert(self, fwk: Framework, members: Sequence[Member], world: World) -> None:
         """revertFns.revert: the simulation's assumptions go, last first."""
         for m in reversed(members):
             if m.assumed is not None:
                 world.release(fwk, m)
                 m.assumed = None
 
-    def _commit(self, fwk: Framework, members: Sequence[_Member]) -> GroupStatus:
+    def _commit(self, fwk: Framework, members: Sequence[Member]) -> GroupStatus:
         """prepareForBindingCycle's assumeAndReserve, at the chosen placement's nodes."""
         for m in members:
             if not m.node:
@@ -477,7 +336,7 @@ class GroupCycle:
         return GroupStatus(Code.SUCCESS)
 
     async def _place_one(
-        self, fwk: Framework, m: _Member, nodes: Sequence[NodeInfo], world: _World
+        self, fwk: Framework, m: Member, nodes: Sequence[NodeInfo], world: World
     ) -> GroupStatus | None:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
@@ -514,7 +373,7 @@ class GroupCycle:
         return None
 
     async def _post_filter(
-        self, fwk: Framework, pg: NativePodGroup, members: list[_Member], st: GroupStatus
+        self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: GroupStatus
     ) -> GroupStatus:
         """RunPodGroupPostFilterPlugins after an Unschedulable group, as far as asched has
         built it: applyPodGroupPostFilterResult appends the plugins' combined status.
@@ -549,8 +408,8 @@ class GroupCycle:
                         "pod group preemption: No preemption victims found for incoming preemptor"
                     )
                 kept = [m.outcome() for m in members]
-                without, _ = await self._place(fwk, pg, members, _WhatIf(nodes, victims))
-                _restore(members, kept)
+                without, _ = await self._place(fwk, pg, members, WhatIfWorld(nodes, victims))
+                restore(members, kept)
                 if without.code == Code.ERROR:
                     return GroupStatus(
                         Code.ERROR,
@@ -572,7 +431,7 @@ class GroupCycle:
         self,
         fwk: Framework,
         pg: NativePodGroup,
-        members: list[_Member],
+        members: list[Member],
         status: GroupStatus,
         untried: str,
     ) -> None:
@@ -595,7 +454,7 @@ class GroupCycle:
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
                 # Placed in the simulation, but the group as a whole is not.
-                msg = _go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
+                msg = go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
                 self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated="")
                 continue
             st = fwk.run_permit(m.state, m.assumed, m.node)

@@ -1,0 +1,178 @@
+"""The group cycle's working state: the Go-shaped group status, each member's attempt,
+and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
+
+- `GroupStatus` prints as Go's fwk.Status does (its error before its reasons);
+- `Member` is one queued member's attempt in the cycle, `Outcome` a frozen copy of it so a
+  placement's results can be put back after its simulation is rolled back;
+- `LiveWorld` assumes into the scheduler's cache and snapshot (with Reserve), `WhatIfWorld`
+  into copies of the nodes with some pods taken away (group preemption's what-if).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from asched.api import Pod
+from asched.backend.cache import Cache
+from asched.backend.snapshot import Snapshot
+from asched.framework.cycle_state import CycleState
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.runtime import Framework
+from asched.framework.status import Code, Status
+from asched.framework.types import QueuedPodInfo
+from asched.scheduler.cycle import release_assumption
+
+# errPodGroupUnschedulable: Go's Status.Message() puts a status's error first.
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+
+
+def go_message(err: str, reasons: Sequence[str]) -> str:
+    """fwk.Status.Message(): the error (if any) then the reasons, joined by ", "."""
+    return ", ".join([err, *reasons] if err else reasons)
+
+
+@dataclass(slots=True, frozen=True)
+class GroupStatus:
+    """A Go fwk.Status as the group cycle builds it: an error (errPodGroupUnschedulable or
+    a wrapped failure) in front of the reasons, as Message() and AsError() print it."""
+
+    code: Code
+    err: str = ""
+    reasons: tuple[str, ...] = ()
+
+    def message(self) -> str:
+        return go_message(self.err, self.reasons)
+
+    def as_error(self) -> str:
+        return self.err or self.message()
+
+    def with_reason(self, reason: str) -> GroupStatus:
+        return GroupStatus(self.code, self.err, (*self.reasons, reason))
+
+
+@dataclass(slots=True, frozen=True)
+class Outcome:
+    node: str
+    message: str
+    error: bool
+    tried: bool
+    plugins: frozenset[str]
+    pending: frozenset[str]
+
+
+@dataclass(slots=True)
+class Member:
+    qpi: QueuedPodInfo
+    state: CycleState
+    start: float
+    node: str = ""
+    assumed: Pod | None = None
+    # Set when the member itself was rejected or failed.
+    message: str = ""
+    error: bool = False
+    tried: bool = False
+    plugins: set[str] = field(default_factory=set)
+    pending: set[str] = field(default_factory=set)
+
+    def reset(self) -> None:
+        self.state = CycleState()
+        self.node, self.assumed, self.message = "", None, ""
+        self.error = self.tried = False
+        self.plugins, self.pending = set(), set()
+
+    def outcome(self) -> Outcome:
+        return Outcome(
+            self.node,
+            self.message,
+            self.error,
+            self.tried,
+            frozenset(self.plugins),
+            frozenset(self.pending),
+        )
+
+
+def restore(members: Sequence[Member], outcomes: Sequence[Outcome]) -> None:
+    """Put one placement's results back on the members (their assumptions are gone)."""
+    for m, o in zip(members, outcomes, strict=True):
+        m.node, m.message, m.error, m.tried = o.node, o.message, o.error, o.tried
+        m.plugins, m.pending = set(o.plugins), set(o.pending)
+        m.assumed = None
+
+
+class World(Protocol):
+    """Where a simulation places members: the nodes it sees, and how one is assumed."""
+
+    def nodes(self) -> Sequence[NodeInfo]: ...
+
+    def assume(self, fwk: Framework, m: Member, pod: Pod) -> Status | None:
+        """Assume *pod* (m's pod on its node); a Reserve failure comes back, undone."""
+        ...
+
+    def release(self, fwk: Framework, m: Member) -> None:
+        """Undo m's assumption."""
+        ...
+
+
+class LiveWorld:
+    """The scheduler's cache and snapshot: assume, Reserve, refresh (assumeAndReserve)."""
+
+    def __init__(self, cache: Cache, snapshot: Snapshot) -> None:
+        self._cache = cache
+        self._snapshot = snapshot
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return self._snapshot.node_infos()
+
+    def assume(self, fwk: Framework, m: Member, pod: Pod) -> Status | None:
+        self._cache.assume_pod(pod)
+        st = fwk.run_reserve(m.state, pod, pod.node_name)
+        if st is not None:
+            release_assumption(fwk, self._cache, pod, m.state)
+        else:
+            # The next member sees this one on its node.
+            self._cache.update_snapshot(self._snapshot)
+        return st
+
+    def release(self, fwk: Framework, m: Member) -> None:
+        assert m.assumed is not None
+        release_assumption(fwk, self._cache, m.assumed, m.state)
+        self._cache.update_snapshot(self._snapshot)
+
+
+class WhatIfWorld:
+    """Copies of the snapshot's nodes with some pods taken away (the mutable snapshot
+    PodGroupEvaluator.selectVictimsOnDomain removes every potential victim from); members
+    are added to the copies only, and no Reserve plugin runs."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], removed: Sequence[Pod]) -> None:
+        gone: dict[str, list[Pod]] = {}
+        for p in removed:
+            gone.setdefault(p.node_name, []).append(p)
+        self._nodes: list[NodeInfo] = []
+        for original in nodes:
+            ni = original
+            if ni.name in gone:
+                ni = original.clone()
+                for p in gone[ni.name]:
+                    ni.remove_pod(p)
+            self._nodes.append(ni)
+        self._index = {ni.name: i for i, ni in enumerate(self._nodes)}
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return self._nodes
+
+    def assume(self, fwk: Framework, m: Member, pod: Pod) -> Status | None:
+        i = self._index[pod.node_name]
+        ni = self._nodes[i].clone()
+        ni.add_pod(pod)
+        self._nodes[i] = ni
+        return None
+
+    def release(self, fwk: Framework, m: Member) -> None:
+        assert m.assumed is not None
+        i = self._index[m.assumed.node_name]
+        ni = self._nodes[i].clone()
+        ni.remove_pod(m.assumed)
+        self._nodes[i] = ni
