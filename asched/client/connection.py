@@ -82,7 +82,7 @@ def tls_context(
             ctx.load_cert_chain(cert_file, key_file)
         except (ssl.SSLError, OSError) as exc:
             raise KubeconfigError(
-                f"{source}: client-certificate / client-key: "
+                f"{source}: client-certificate {cert_file} / client-key {key_file}: "
                 f"not a readable PEM certificate and matching key: {exc}"
             ) from exc
     return ctx

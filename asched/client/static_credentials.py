@@ -51,7 +51,7 @@ def static_connection(cluster: Entry, user: Entry) -> Connection:
         )
     tls: ssl.SSLContext | bool = True
     if host.startswith("https://"):
-        tls = _context(source, verify, ca_pem, cert_pem, key_pem)
+        tls = _context(source, verify, ca_pem, user, cert_pem=cert_pem, key_pem=key_pem)
     server_name = cluster.body.get("tls-server-name")
     authorization, token_file = _authorization(user)
     proxy = cluster.body.get("proxy-url")
@@ -120,12 +120,22 @@ def _data_or_file(entry: Entry, key: str) -> bytes | None:
 
 
 def _context(
-    source: str, verify: bool, ca_pem: bytes | None, cert_pem: bytes | None, key_pem: bytes | None
+    source: str,
+    verify: bool,
+    ca_pem: bytes | None,
+    user: Entry,
+    *,
+    cert_pem: bytes | None,
+    key_pem: bytes | None,
 ) -> ssl.SSLContext | bool:
     if cert_pem is None or key_pem is None:
         return tls_context(source, verify, ca_pem=ca_pem)
-    # ssl loads a certificate chain from files only: a private directory that lives just
-    # as long as the load.
+    cert_path, key_path = _path(user, "client-certificate"), _path(user, "client-key")
+    if not user.body.get("client-certificate-data") and not user.body.get("client-key-data"):
+        # Both from files: load them where they are, so errors name them.
+        return tls_context(source, verify, ca_pem=ca_pem, cert_file=cert_path, key_file=key_path)
+    # ssl loads a certificate chain from files only: inline data goes through a private
+    # directory that lives just as long as the load.
     with tempfile.TemporaryDirectory(prefix="asched-cred-") as tmp:
         cert_file, key_file = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
         for name, pem in ((cert_file, cert_pem), (key_file, key_pem)):
