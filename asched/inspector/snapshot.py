@@ -141,7 +141,7 @@ class Inspector:
             timeout = pg.schedule_timeout_seconds
             out.append(
                 {
-                    "kind": "PodGroup (scheduling.x-k8s.io)",
+                    "kind": "scheduling.x-k8s.io",
                     "name": f"{pg.namespace}/{pg.name}",
                     "minMember": pg.min_member,
                     **self._census(members),
@@ -156,7 +156,7 @@ class Inspector:
             done = [c for c in npg.conditions if c.status == "True"]
             out.append(
                 {
-                    "kind": "PodGroup (scheduling.k8s.io)",
+                    "kind": "scheduling.k8s.io",
                     "name": f"{npg.namespace}/{npg.name}",
                     "minMember": npg.min_count or 0,
                     **self._census(native_members.values()),
