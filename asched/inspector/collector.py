@@ -52,7 +52,8 @@ class Scored:
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One pod placed by a scheduling cycle: the chosen node first in `scored`, then the
-    best runners-up (empty when a single node was feasible and nothing was scored)."""
+    best runners-up (empty when a single node was feasible and nothing was scored, or the
+    group cycle placed it)."""
 
     at: float  # wall-clock seconds
     pod: str
@@ -61,6 +62,9 @@ class Decision:
     cycle_seconds: float
     weights: dict[str, int]
     scored: tuple[Scored, ...]
+    # The native PodGroup (namespace/name) whose group cycle placed the pod, if any: that
+    # cycle compares whole placements, so no per-member score table is kept.
+    group: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +116,10 @@ class Collector:
         node: str,
         seconds: float,
         scores: tuple[ScoreTable, int] | None,
+        *,
+        group: str = "",
     ) -> None:
-        self._raw.append((self._wall(), pod, profile, node, seconds, scores))
+        self._raw.append((self._wall(), pod, profile, node, seconds, scores, group))
 
     def unschedulable(self, qpi: QueuedPodInfo, profile: str, fit: FitError) -> None:
         self._raw_rejections.append((self._wall(), qpi.pod.key, profile, fit))
@@ -152,14 +158,14 @@ class Collector:
             del self.rejections[key]
 
 
-_Raw = tuple[float, Pod, str, str, float, tuple[ScoreTable, int] | None]
+_Raw = tuple[float, Pod, str, str, float, tuple[ScoreTable, int] | None, str]
 
 
 def _decision(raw: _Raw, runners_up: int) -> Decision:
-    at, p, profile, node, seconds, scores = raw
+    at, p, profile, node, seconds, scores, group = raw
     pod = p.key
     if scores is None or not scores[0].plugins:
-        return Decision(at, pod, profile, node, seconds, {}, ())
+        return Decision(at, pod, profile, node, seconds, {}, (), group)
     table, chosen = scores
     totals = table.totals_array
     if totals is None:
@@ -176,7 +182,7 @@ def _decision(raw: _Raw, runners_up: int) -> Decision:
         for i in order[: runners_up + 1]
     )
     weights = {ps.plugin: ps.weight for ps in table.plugins}
-    return Decision(at, pod, profile, node, seconds, weights, scored)
+    return Decision(at, pod, profile, node, seconds, weights, scored, group)
 
 
 def _rejection(at: float, profile: str, fit: FitError) -> Rejection:

@@ -185,6 +185,7 @@ def _decision(d: Decision) -> dict[str, Any]:
         "profile": d.profile,
         "node": d.node,
         "cycleMs": round(d.cycle_seconds * 1e3, 2),
+        "group": d.group,
         "weights": d.weights,
         "scored": [
             {

@@ -22,10 +22,13 @@ class CycleObserver(Protocol):
         node: str,
         seconds: float,
         scores: tuple[ScoreTable, int] | None,
+        *,
+        group: str = "",
     ) -> None:
         """The pod was assumed on *node* after a cycle of *seconds*; *scores* is the cycle's
         ScoreTable and *node*'s index in it (None when one node was feasible and nothing
-        was scored)."""
+        was scored, or when the group cycle placed the pod: then *group* names its
+        native PodGroup, namespace/name)."""
         ...
 
     def unschedulable(self, qpi: QueuedPodInfo, profile: str, fit: FitError) -> None:

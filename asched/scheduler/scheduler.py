@@ -231,6 +231,7 @@ class Scheduler:
     def observe(self, observer: CycleObserver) -> None:
         """Tell *observer* every decision and bind (the inspector's collector)."""
         self.scheduling_cycle.observer = observer
+        self.group_cycle.observer = observer
         self.binding_cycle.observer = observer
 
     def store(self, resource: str) -> Store[Any] | None:

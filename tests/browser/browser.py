@@ -79,5 +79,12 @@ class Browser:
                 await anyio.sleep(every)
         raise AssertionError(f"not true within {within}s: {script} (last: {last!r})")
 
+    async def open_live(self, url: str) -> None:
+        """Open the inspector at *url* and wait until its event stream is connected."""
+        await self.get(url)
+        await self.until(
+            "const s = document.getElementById('status'); return s && s.textContent === 'live'"
+        )
+
     def quit(self) -> None:
         self.driver.quit()

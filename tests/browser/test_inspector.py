@@ -33,6 +33,7 @@ from tests.cluster_fixtures import NodeFactory, unique
 from tests.integration.asched_proc import AschedProcess, running_asched
 from tests.integration.gang_helpers import ISOLATION_LABEL, create_gang, gang_config
 from tests.integration.helpers import poll
+from tests.integration.test_native_gang import _group, _members
 
 ZONE = "topology.kubernetes.io/zone"
 BURST = 12
@@ -73,11 +74,7 @@ async def test_the_inspector_is_refused_without_a_token_and_live_with_one(
             await forged.get(url)
             assert "Unauthorized" in await forged.js("return document.body.innerText")
         async with _browser(cluster.admin.token) as admin_browser:
-            await admin_browser.get(url)
-            assert await admin_browser.until(
-                "const s = document.getElementById('status');"
-                "return s && s.textContent === 'live' && s.textContent"
-            )
+            await admin_browser.open_live(url)
             assert await admin_browser.js("return document.title") == "asched inspector"
 
 
@@ -139,8 +136,7 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
         ) as proc,
         _browser(cluster.admin.token) as browser,
     ):
-        await browser.get(f"{proc.url}/inspector/")
-        await browser.until("return document.getElementById('status').textContent === 'live'")
+        await browser.open_live(f"{proc.url}/inspector/")
         chart_js = (
             "const c = document.getElementById('queue-chart');"
             "return [c.dataset.points, c.dataset.max, c.dataset.last]"
@@ -243,6 +239,22 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
         )
         assert done["created"] == "3"
         assert gang.min_member == 3
+
+        # A native PodGroup: placed by the group cycle, which the decisions say.
+        await _group(admin, namespace, "duo", 2)
+        await _members(admin, namespace, "duo", 2, scheduler=scheduler, iso=isolation, cpu="100m")
+        duo = await browser.until(
+            cells.replace("return r &&", "const v = r &&") + ";return v && v.bound === '2' && v",
+            f"#gangs tr[data-gang='{namespace}/duo']",
+            within=60,
+        )
+        assert duo["created"] == "2"
+        summary = await browser.until(
+            "const d = document.querySelector(`#decisions details[data-pod='${arguments[0]}']`);"
+            "return d && d.querySelector('summary').textContent",
+            f"{namespace}/duo-0",
+        )
+        assert f"placed with its PodGroup {namespace}/duo by the group cycle" in summary
 
         # The queue chart moved: more samples, and the stuck pod is in the unschedulable line.
         chart = await browser.js(chart_js)

@@ -105,7 +105,9 @@ function renderDecisions(ds) {
     const key = `${d.pod}@${d.at}`;
     const det = el("details", { class: "decision", "data-key": key, "data-pod": d.pod, "data-node": d.node },
       el("summary", {}, `${d.pod} → `, el("b", {}, d.node),
-        ` (profile ${d.profile}, cycle ${d.cycleMs} ms${d.scored.length ? "" : ", one feasible node: not scored"})`),
+        ` (profile ${d.profile}, cycle ${d.cycleMs} ms${d.scored.length ? "" : d.group
+          ? `, placed with its PodGroup ${d.group} by the group cycle: no per-member scores`
+          : ", one feasible node: not scored"})`),
       d.scored.length ? scoreTable(d.weights, d.scored, d.node) : "");
     if (open.has(key)) det.open = true;
     return det;
