@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from asched.base.errors import StartupError
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
-from asched.inspect import add_inspect_parser, run_inspect_command
+from asched.inspect import add_inspect_parser, positive_int, run_inspect_command
 from asched.localcluster.cli import add_cluster_parser, run_cluster_command
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def add_inspector_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--inspector-decisions",
-        type=int,
+        type=positive_int,
         default=200,
         metavar="N",
         help="how many recent decisions the inspector keeps (default 200)",

@@ -18,6 +18,17 @@ from typing import Any
 DEFAULT_PORT = 10260
 
 
+def positive_int(value: str) -> int:
+    """argparse type of --inspector-decisions (here and in `asched run`)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
+    return n
+
+
 def add_inspect_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "inspect",
@@ -34,7 +45,7 @@ def add_inspect_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="loopback port (default 10260)")
     p.add_argument("--no-browser", action="store_true", help="print the URL only")
-    p.add_argument("--inspector-decisions", type=int, default=200, metavar="N")
+    p.add_argument("--inspector-decisions", type=positive_int, default=200, metavar="N")
     p.add_argument("--log-level", default="warning")
     return p
 
