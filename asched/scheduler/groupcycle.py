@@ -58,6 +58,7 @@ from asched.scheduler.groupstate import (
     go_message,
     restore,
 )
+from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 
@@ -99,8 +100,11 @@ class GroupCycle:
         skip: Callable[[Pod], bool],
         to_binding: Callable[[Assumed], None],
         metrics: GroupMetrics | None = None,
+        observer: CycleObserver | None = None,
     ) -> None:
-        """`members(ns, name)` lists the group's pods (assumed placements included)."""
+        """`members(ns, name)` lists the group's pods (assumed placements included);
+        `observer` is told each member placed (the inspector's collector)."""
+        self.observer = observer
         self._frameworks = frameworks
         self._cache = cache
         self._snapshot = snapshot
@@ -468,6 +472,9 @@ class GroupCycle:
                 self._outcomes.failed(qpi, profile, m.start, msg, error=not rejected, nominated="")
                 continue
             placed += 1
+            if self.observer is not None:
+                seconds = time.perf_counter() - m.start
+                self.observer.scheduled(qpi.pod, profile, m.node, seconds, None, group=pg.key)
             self._to_binding(Assumed(fwk, m.state, qpi, m.assumed, m.node, m.start))
         if status.code == Code.SUCCESS:
             self._conditions.set(pg, "True", REASON_SCHEDULED, group_message)
