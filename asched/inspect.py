@@ -61,7 +61,6 @@ def run_inspect_command(args: argparse.Namespace) -> int:
     from asched.logs import configure_logging
     from asched.server.options import ServingOptions
 
-    configure_logging(args.log_level, "text")
     state_dir = args.state_dir or default_state_dir()
     state = read_state(state_dir)
     if state is None or not state.scheduler_kubeconfig:
@@ -71,6 +70,8 @@ def run_inspect_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # Only once asched will run: configuring is process-wide (and caches loggers).
+    configure_logging(args.log_level, "text")
 
     async def opened(url: str) -> None:
         print(f"asched inspector: {url}", flush=True)

@@ -10,8 +10,10 @@ from asched.cli import build_parser, main
 
 
 def test_inspect_without_a_local_cluster_says_how_to_start_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Logging is process-wide: a test must not configure (and cache) it for the others.
+    monkeypatch.setattr("asched.logs.configure_logging", lambda *a: None)
     assert main(["inspect", "--state-dir", str(tmp_path), "--no-browser"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"asched inspect: no local cluster in {tmp_path}")
