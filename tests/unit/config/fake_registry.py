@@ -150,6 +150,9 @@ IN_TREE_POINTS: dict[str, set[str]] = {
     "VolumeZone": {"preFilter", "filter"},
     "PodTopologySpread": {"preFilter", "filter", "preScore", "score"},
     "InterPodAffinity": {"preFilter", "filter", "preScore", "score"},
+    # asched's points: kube-scheduler's also has postFilter and score (see the plugin's
+    # docstring for why asched's does not).
+    "DynamicResources": {"preEnqueue", "preFilter", "filter", "reserve", "preBind"},
     "DefaultPreemption": {"postFilter"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},

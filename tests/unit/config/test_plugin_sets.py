@@ -23,6 +23,7 @@ DEFAULT_FILTER = (  # kube-scheduler v1.37.2 getDefaultPlugins order
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_FILTER = (
@@ -35,6 +36,7 @@ DEFAULT_PRE_FILTER = (
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_SCORE = (
@@ -55,16 +57,16 @@ DEFAULT_SCORE = (
     ("ImageLocality", 1),
 )
 DEFAULTS: dict[str, tuple[Any, ...]] = {
-    "preEnqueue": ("SchedulingGates", "GangScheduling"),
+    "preEnqueue": ("SchedulingGates", "DynamicResources", "GangScheduling"),
     "queueSort": ("PrioritySort",),
     "preFilter": DEFAULT_PRE_FILTER,
     "filter": DEFAULT_FILTER,
     "postFilter": ("DefaultPreemption",),
     "preScore": DEFAULT_PRE_SCORE,
     "score": DEFAULT_SCORE,
-    "reserve": ("VolumeBinding",),
+    "reserve": ("VolumeBinding", "DynamicResources"),
     "permit": ("GangScheduling",),
-    "preBind": ("VolumeBinding",),
+    "preBind": ("VolumeBinding", "DynamicResources"),
     "bind": ("DefaultBinder",),
     "postBind": (),
 }
@@ -333,7 +335,7 @@ def test_module_attr_names_are_imported_and_expanded() -> None:
         config_doc(profile_doc(plugins={"multiPoint": {"enabled": [{"name": name}]}}))
     ).profiles[0]
     assert profile.enabled("permit") == ("GangScheduling", name)
-    assert profile.enabled("reserve") == ("VolumeBinding", name)
+    assert profile.enabled("reserve") == ("VolumeBinding", "DynamicResources", name)
     assert profile.plugin_args[name] is None
 
 
