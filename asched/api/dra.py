@@ -44,9 +44,8 @@ class DeviceClass:
 
 
 @dataclass(slots=True, frozen=True)
-class DeviceRequest:
-    """One `spec.devices.requests[]` entry with `exactly` set (firstAvailable is not
-    supported: `first_available` only records that it was used, for the message)."""
+class DeviceSubRequest:
+    """`exactly`, or one `firstAvailable[]` alternative (DeviceSubRequest)."""
 
     name: str
     device_class_name: str = ""
@@ -54,7 +53,20 @@ class DeviceRequest:
     allocation_mode: str = ALLOCATION_MODE_EXACT_COUNT
     count: int = 1
     admin_access: bool = False
-    first_available: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceRequest:
+    """One `spec.devices.requests[]` entry: `exactly` or `firstAvailable` (PrioritizedList:
+    the first alternative that can be allocated wins; its result names "request/sub")."""
+
+    name: str
+    exactly: DeviceSubRequest | None = None
+    first_available: tuple[DeviceSubRequest, ...] = ()
+
+    @property
+    def admin_access(self) -> bool:
+        return self.exactly is not None and self.exactly.admin_access
 
 
 @dataclass(slots=True, frozen=True)
@@ -101,6 +113,8 @@ class ResourceClaim:
     controller_uid: str = ""
     finalizers: tuple[str, ...] = ()
     requests: tuple[DeviceRequest, ...] = ()
+    # spec.devices.constraints is set (matchAttribute): asched does not allocate those.
+    has_constraints: bool = False
     allocation: Allocation | None = None
     reserved_for: tuple[ConsumerRef, ...] = ()
 
@@ -192,23 +206,40 @@ def decode_device_class(raw: dict[str, Any]) -> DeviceClass:
     )
 
 
+def _sub_request(raw: Any, name: str, path: str) -> DeviceSubRequest:
+    req = _obj(raw, path)
+    count = req.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"{path}.count: expected an integer, got {count!r}")
+    return DeviceSubRequest(
+        name=name,
+        device_class_name=str(req.get("deviceClassName") or ""),
+        selectors=_selectors(req.get("selectors"), f"{path}.selectors"),
+        allocation_mode=str(req.get("allocationMode") or ALLOCATION_MODE_EXACT_COUNT),
+        count=count,
+        admin_access=bool(req.get("adminAccess") or False),
+    )
+
+
 def _request(raw: Any, path: str) -> DeviceRequest:
     req = _obj(raw, path)
     name = str(req.get("name") or "")
-    if req.get("firstAvailable"):
-        return DeviceRequest(name, first_available=True)
-    exactly = _obj(req.get("exactly"), f"{path}.exactly")
-    count = exactly.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise ValueError(f"{path}.exactly.count: expected an integer, got {count!r}")
-    return DeviceRequest(
-        name=name,
-        device_class_name=str(exactly.get("deviceClassName") or ""),
-        selectors=_selectors(exactly.get("selectors"), f"{path}.exactly.selectors"),
-        allocation_mode=str(exactly.get("allocationMode") or ALLOCATION_MODE_EXACT_COUNT),
-        count=count,
-        admin_access=bool(exactly.get("adminAccess") or False),
-    )
+    first = _list(req.get("firstAvailable"), f"{path}.firstAvailable")
+    if first:
+        return DeviceRequest(
+            name,
+            first_available=tuple(
+                _sub_request(
+                    sub,
+                    str(_obj(sub, f"{path}.firstAvailable[{i}]").get("name") or ""),
+                    f"{path}.firstAvailable[{i}]",
+                )
+                for i, sub in enumerate(first)
+            ),
+        )
+    if req.get("exactly") is None:
+        return DeviceRequest(name)
+    return DeviceRequest(name, exactly=_sub_request(req["exactly"], name, f"{path}.exactly"))
 
 
 def _node_of(selector: NodeSelector | None, raw: dict[str, Any]) -> str:
@@ -286,6 +317,7 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
             controller_uid=_controller_uid(meta),
             finalizers=tuple(str(f) for f in meta.get("finalizers") or ()),
             requests=tuple(_request(r, f"spec.devices.requests[{i}]") for i, r in enumerate(reqs)),
+            has_constraints=bool(devices.get("constraints")),
             allocation=_allocation(status.get("allocation"), "status.allocation"),
             reserved_for=tuple(reserved),
         )

@@ -78,16 +78,22 @@ async def test_pod_with_claim_is_bound_and_claim_allocated(
         ),
     )
     selector = f'device.attributes["{DRIVER}"].model == "a100"'
-    await admin.post(
-        f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
-        dra.resource_claim("c", dra.device_request("gpu", cls, selector), namespace=namespace),
-    )
     pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
     async with running_asched(
         _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
     ):
+        # The pod first: PreEnqueue holds it until its claim exists, and the claim's
+        # ResourceClaimAdd (queueing hint: the pod's own claim) lets it go.
         created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
-        bound = await _wait_bound(admin, namespace, {"p"}, within=30)
+        await anyio.sleep(1)
+        assert not (await admin.get(f"/api/v1/namespaces/{namespace}/pods/p"))["spec"].get(
+            "nodeName"
+        )
+        await admin.post(
+            f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+            dra.resource_claim("c", dra.device_request("gpu", cls, selector), namespace=namespace),
+        )
+        bound = await _wait_bound(admin, namespace, {"p"}, within=10)
     assert bound["p"] == gpu_node != plain
     status = (await _claim(admin, namespace, "c"))["status"]
     assert status["allocation"]["devices"]["results"] == [

@@ -8,7 +8,9 @@ search over claims -> requests -> devices with backtracking, a device taken at m
 and never one already allocated (unless the request asks for admin access).
 
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
-allocationMode ExactCount with count, or All), slices for one node (`nodeName`), for all
+allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
+order (DRAPrioritizedList, beta and on in 1.37; the result names "request/subrequest"),
+slices for one node (`nodeName`), for all
 nodes (`allNodes`) or by `nodeSelector`, pools split over several slices (a pool whose
 slices at its newest generation are not all present is incomplete: skipped, or an error for
 All). Not supported: firstAvailable (PrioritizedList; the plugin rejects such claims),
@@ -30,6 +32,7 @@ from asched.api.dra import (
     DeviceClass,
     DeviceRequest,
     DeviceResult,
+    DeviceSubRequest,
     ResourceClaim,
     ResourceSlice,
 )
@@ -104,10 +107,14 @@ def gather_pools(
 
 @dataclass(slots=True)
 class _Request:
+    """One way to satisfy a request: `exactly`, or one firstAvailable alternative."""
+
     claim_index: int
     claim: ResourceClaim
-    request: DeviceRequest
+    request: DeviceSubRequest
     cls: DeviceClass
+    # What the allocation result names: the request, or "request/subrequest".
+    result_name: str
     num_devices: int = 0
     all_devices: list[Candidate] = field(default_factory=list)
 
@@ -137,12 +144,12 @@ class Allocator:
         if not pools:
             return None
         requests = [
-            self._request_data(i, claim, req, pools)
+            self._alternatives(i, claim, req, pools)
             for i, claim in enumerate(claims)
             for req in claim.requests
         ]
         search = _Search(requests, pools, self._allocated, self._selectable, len(claims))
-        if not search.run(0, 0):
+        if not search.run(0):
             return None
         return [
             Allocation(
@@ -152,11 +159,28 @@ class Allocator:
             for results in search.results
         ]
 
-    def _request_data(
+    def _alternatives(
         self, index: int, claim: ResourceClaim, req: DeviceRequest, pools: list[Pool]
+    ) -> list[_Request]:
+        if req.exactly is not None:
+            return [self._request_data(index, claim, req.exactly, req.name, pools)]
+        if not req.first_available:
+            raise AllocationError(f"claim {claim.key}, request {req.name}: unknown request type")
+        return [
+            self._request_data(index, claim, sub, f"{req.name}/{sub.name}", pools)
+            for sub in req.first_available
+        ]
+
+    def _request_data(
+        self,
+        index: int,
+        claim: ResourceClaim,
+        req: DeviceSubRequest,
+        result_name: str,
+        pools: list[Pool],
     ) -> _Request:
-        """Go's validateRequest for an `exactly` request."""
-        where = f"claim {claim.key}, request {req.name}"
+        """Go's validateRequest for one request or subrequest."""
+        where = f"claim {claim.key}, request {result_name}"
         if not req.device_class_name:
             raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
         cls = self._classes(req.device_class_name)
@@ -165,7 +189,7 @@ class Allocator:
                 f"{where}: could not retrieve device class {req.device_class_name}: "
                 f'deviceclass.resource.k8s.io "{req.device_class_name}" not found'
             )
-        data = _Request(index, claim, req, cls)
+        data = _Request(index, claim, req, cls, result_name)
         if req.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = req.count
         elif req.allocation_mode == ALLOCATION_MODE_ALL:
@@ -192,7 +216,7 @@ class Allocator:
             for i, expression in enumerate(selectors):
                 if not expression:
                     raise AllocationError(
-                        f"claim {data.claim.key}, request {data.request.name}, selector #{i}: "
+                        f"claim {data.claim.key}, request {data.result_name}, selector #{i}: "
                         "CEL expression empty (unsupported selector type?)"
                     )
                 compiled = compile_expression(expression)
@@ -215,7 +239,7 @@ class _Search:
 
     def __init__(
         self,
-        requests: list[_Request],
+        requests: list[list[_Request]],
         pools: list[Pool],
         allocated: frozenset[DeviceID] | set[DeviceID],
         selectable: Callable[[_Request, Candidate], bool],
@@ -239,21 +263,25 @@ class _Search:
     def _in_use(self, device: DeviceID) -> bool:
         return device in self._taken or device in self._allocated
 
-    def _matches(self, r: int, cand: Candidate) -> bool:
-        key = (r, cand.id)
+    def _matches(self, data: _Request, cand: Candidate) -> bool:
+        key = (id(data), cand.id)
         hit = self._checked.get(key)
         if hit is None:
-            hit = self._checked[key] = self._selectable(self._requests[r], cand)
+            hit = self._checked[key] = self._selectable(data, cand)
         return hit
 
-    def run(self, r: int, slot: int) -> bool:
+    def run(self, r: int) -> bool:
+        """Requests r.. satisfied, each by its first alternative that leads to a full
+        allocation (Go's allocateOne over subrequests)."""
         if r >= len(self._requests):
             return True
-        data = self._requests[r]
+        return any(self._fill(r, alt, 0) for alt in self._requests[r])
+
+    def _fill(self, r: int, data: _Request, slot: int) -> bool:
         if data.request.allocation_mode == ALLOCATION_MODE_ALL and not data.all_devices:
             return False
         if slot >= data.num_devices:
-            return self.run(r + 1, 0)
+            return self.run(r + 1)
         results = self.results[data.claim_index]
         if data.num_devices - slot > ALLOCATION_RESULTS_MAX_SIZE - len(results):
             return False
@@ -261,7 +289,7 @@ class _Search:
             cand = data.all_devices[slot]
             if not data.request.admin_access and self._in_use(cand.id):
                 return False
-            return self._try(r, slot, cand)
+            return self._try(r, data, slot, cand)
         for pool in self._pools:
             if pool.incomplete:
                 continue
@@ -271,20 +299,19 @@ class _Search:
                         continue
                 elif self._in_use(cand.id):
                     continue
-                if not self._matches(r, cand):
+                if not self._matches(data, cand):
                     continue
-                if self._try(r, slot, cand):
+                if self._try(r, data, slot, cand):
                     return True
         return False
 
-    def _try(self, r: int, slot: int, cand: Candidate) -> bool:
-        data = self._requests[r]
+    def _try(self, r: int, data: _Request, slot: int, cand: Candidate) -> bool:
         results = self.results[data.claim_index]
-        results.append(DeviceResult(data.request.name, cand.id[0], cand.id[1], cand.id[2]))
+        results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
         self._slice_of[cand.id] = cand.slice
         if not data.request.admin_access:
             self._taken.add(cand.id)
-        if self.run(r, slot + 1):
+        if self._fill(r, data, slot + 1):
             return True
         results.pop()
         self._taken.discard(cand.id)

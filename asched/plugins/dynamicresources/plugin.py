@@ -12,18 +12,20 @@ Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
   already allocated (or in flight) counted as taken.
 - Filter: an allocated claim's node selector must match the node; the unallocated ones
   must all be allocatable from the node's slices ("cannot allocate all claims").
+- Score: with firstAvailable requests, nodes where earlier alternatives could be
+  allocated score higher (computeScore), normalized to 0..100.
 - Reserve / Unreserve: the node's allocation is put in flight (so the next pod cannot
   take the same devices) / taken back.
 - PreBind: each claim gets its allocation and the pod in status.reservedFor (bindClaim).
 
 Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
-or class (a CEL error) is an Error. Not mirrored: Score (Go scores only firstAvailable
-subrequests, which asched does not support: such a claim is rejected in PreFilter, so
-every node would score 0), PostFilter's deallocation of claims reserved for nobody,
-extended resources backed by DRA, PodGroup claims, device binding conditions and the
-filter timeout (DynamicResourcesArgs are accepted, not used). Unreserve after PreBind does
-not remove the pod from status.reservedFor (Go's Unreserve does); the resourceclaim
-controller drops reservations of pods that are deleted.
+or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
+firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: claims with
+constraints (matchAttribute: rejected in PreFilter), PostFilter's deallocation of claims
+reserved for nobody, extended resources backed by DRA, PodGroup claims, device binding
+conditions and the filter timeout (DynamicResourcesArgs are accepted, not used).
+Unreserve after PreBind does not remove the pod from status.reservedFor (Go's Unreserve
+does); the resourceclaim controller drops reservations of pods that are deleted.
 """
 
 from __future__ import annotations
@@ -53,13 +55,16 @@ from asched.framework.interfaces import (
     PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
+    PreScorePlugin,
     ReservePlugin,
+    ScoreNormalizer,
+    ScorePlugin,
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, error, skip, unresolvable
-from asched.framework.types import PreFilterResult
+from asched.framework.types import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
 from asched.plugins.dynamicresources.binding import bind_claim
 from asched.plugins.dynamicresources.claims import (
@@ -74,7 +79,7 @@ from asched.plugins.dynamicresources.tracker import (
     RESOURCE_SLICES,
     ClaimTracker,
 )
-from asched.plugins.helpers import check_fields
+from asched.plugins.helpers import check_fields, default_normalize_score
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +87,8 @@ NAME = "DynamicResources"
 
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+# resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
+FIRST_AVAILABLE_MAX_SIZE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +132,9 @@ class DynamicResources(
     PreEnqueuePlugin,
     PreFilterPlugin,
     FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreNormalizer,
     ReservePlugin,
     PreBindPlugin,
     EnqueueExtensions,
@@ -183,28 +193,46 @@ class DynamicResources(
                     f"resource claim {claim.key} is in the process of being allocated",
                     plugin=NAME,
                 )
-            for req in claim.requests:
-                status = self._validate_request(claim, req.name, req)
-                if status is not None:
-                    return None, status
+            status = self._validate_claim(claim)
+            if status is not None:
+                return None, status
         if s.to_allocate():
             s.allocator = Allocator(self._class, self.tracker.allocated_devices(), self._slices())
         return None, None
 
-    def _validate_request(self, claim: ResourceClaim, name: str, req: Any) -> Status | None:
-        """Go's validateDeviceClass (firstAvailable: not supported by asched)."""
-        if req.first_available:
+    def _validate_claim(self, claim: ResourceClaim) -> Status | None:
+        """Every request's DeviceClass exists (Go's PreFilter loop over requests)."""
+        if claim.has_constraints:
             return unresolvable(
-                f"resource claim {claim.key}, request {name}: firstAvailable (prioritized "
-                "list) requests are not supported by asched",
+                f"resource claim {claim.key}: constraints (matchAttribute) are not "
+                "supported by asched",
                 plugin=NAME,
             )
-        if not req.device_class_name:
-            return error(f"request {name}: unsupported request type", NAME)
-        if self._class(req.device_class_name) is None:
+        for req in claim.requests:
+            if req.exactly is not None:
+                alternatives = [(req.name, req.exactly.device_class_name)]
+            elif req.first_available:
+                alternatives = [
+                    (f"{req.name}/{sub.name}", sub.device_class_name) for sub in req.first_available
+                ]
+            else:
+                return unresolvable(
+                    f"resource claim {claim.key}, request {req.name}: unknown request type",
+                    plugin=NAME,
+                )
+            for name, class_name in alternatives:
+                status = self._validate_device_class(class_name, name)
+                if status is not None:
+                    return status
+        return None
+
+    def _validate_device_class(self, class_name: str, request: str) -> Status | None:
+        """Go's validateDeviceClass."""
+        if not class_name:
+            return error(f"request {request}: unsupported request type", NAME)
+        if self._class(class_name) is None:
             return unresolvable(
-                f"request {name}: device class {req.device_class_name} does not exist",
-                plugin=NAME,
+                f"request {request}: device class {class_name} does not exist", plugin=NAME
             )
         return None
 
@@ -233,6 +261,40 @@ class DynamicResources(
         if result is None or len(result) != len(to_allocate):
             return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
         s.node_allocations[node.name] = result
+        return None
+
+    # ---- Score ---------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Not in Go, whose Score is 0 on every node unless a claim has firstAvailable
+        requests: Skip then, so such pods keep the columnar scoring path."""
+        s = state.get(STATE_KEY)
+        if s is None or not any(r.first_available for c in s.claims for r in c.requests):
+            return skip(NAME)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Go's Score/computeScore: earlier firstAvailable alternatives score higher."""
+        s = state.get(STATE_KEY)
+        allocations = None if s is None else s.node_allocations.get(node_info.name)
+        if s is None or allocations is None:
+            return 0
+        pending = iter(allocations)
+        score = 0
+        for claim in s.claims:
+            allocation = claim.allocation or next(pending, None)
+            if allocation is None:
+                return 0
+            chosen = {r.request for r in allocation.results if "/" in r.request}
+            for req in claim.requests:
+                for i, sub in enumerate(req.first_available):
+                    if f"{req.name}/{sub.name}" in chosen:
+                        score += FIRST_AVAILABLE_MAX_SIZE - i
+        return score
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
     # ---- Reserve -----------------------------------------------------------------------

@@ -45,6 +45,7 @@ DEFAULT_PRE_SCORE = (
     "NodeResourcesFit",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeResourcesBalancedAllocation",
 )
 DEFAULT_SCORE = (
@@ -53,6 +54,7 @@ DEFAULT_SCORE = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )

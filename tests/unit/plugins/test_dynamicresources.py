@@ -18,6 +18,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
 from asched.plugins.dynamicresources import DynamicResources
+from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
     RESOURCE_CLAIMS,
@@ -412,3 +413,56 @@ def test_decode_errors_name_the_field() -> None:
     with pytest.raises(DecodeError) as exc2:
         decode_resource_claim(bad_claim)
     assert exc2.value.field == "spec.devices.requests[0].exactly.count"
+
+
+def _first_available(*subs: tuple[str, str]) -> dict[str, Any]:
+    """A request whose alternatives are (name, CEL selector on the model) of class gpu."""
+    return {
+        "name": "gpu",
+        "firstAvailable": [
+            {"name": n, "deviceClassName": "gpu", "selectors": [{"cel": {"expression": e}}]}
+            for n, e in subs
+        ],
+    }
+
+
+def test_first_available_takes_the_first_alternative_that_fits_and_scores_it() -> None:
+    model = 'device.attributes["gpu.example.com"].model == "{}"'
+    req = _first_available(("h100", model.format("h100")), ("a100", model.format("a100")))
+    w = World(
+        claims=(dra.resource_claim("c", req),),
+        slices=(gpu_slice("n1", gpu("gpu-0", "a100")), gpu_slice("n2", gpu("gpu-0", "h100"))),
+    )
+    pod = claim_pod()
+    state, pre, results = w.filter_all(pod)
+    assert pre is None
+    assert fits(results) == ["n1", "n2"]
+    assert w.plugin.pre_score(state, pod, w.nodes) is None
+    # Go's computeScore: FirstAvailableDeviceRequestMaxSize (8) minus the alternative's index.
+    assert [w.plugin.score(state, pod, ni) for ni in w.nodes] == [7, 8]
+    assert w.plugin.reserve(state, pod, "n2") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.request for r in allocation.results] == ["gpu/h100"]
+
+
+def test_pre_score_skips_pods_without_first_available() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    st = w.plugin.pre_score(state, pod, w.nodes)
+    assert st is not None
+    assert st.code == Code.SKIP
+
+
+def test_claims_with_constraints_are_refused_with_a_clear_message() -> None:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", count=2))
+    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
+    _, pre, _ = World(claims=(claim,)).filter_all(claim_pod())
+    assert pre is not None
+    assert (pre.code, pre.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "resource claim default/c: constraints (matchAttribute) are not supported by asched",
+    )
