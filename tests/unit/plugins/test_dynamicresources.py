@@ -17,7 +17,7 @@ from asched.api.errors import DecodeError
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
-from asched.plugins.dynamicresources import DynamicResources
+from asched.plugins.dynamicresources import SPEC, DynamicResources
 from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
@@ -27,6 +27,7 @@ from asched.plugins.dynamicresources.tracker import (
 from asched.testing import dra
 from asched.testing.builders import make_node, make_pod
 from asched.testing.fakes import FakeClient, FakeHandle, node_info
+from asched.testing.runner import Runner, enable
 
 GPU = "gpu.example.com"
 
@@ -466,3 +467,56 @@ def test_claims_with_constraints_are_refused_with_a_clear_message() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "resource claim default/c: constraints (matchAttribute) are not supported by asched",
     )
+
+
+def _runner_objects(
+    classes: tuple[dict[str, Any], ...],
+    claims: tuple[dict[str, Any], ...],
+    slices: tuple[dict[str, Any], ...],
+) -> dict[str, list[Any]]:
+    for i, c in enumerate(claims):
+        c["metadata"].setdefault("uid", f"claim-{i}")
+    return {
+        RESOURCE_CLAIMS.resource: [decode_resource_claim(c) for c in claims],
+        DEVICE_CLASSES.resource: [decode_device_class(c) for c in classes],
+        RESOURCE_SLICES.resource: [decode_resource_slice(s) for s in slices],
+    }
+
+
+async def test_cel_compile_error_reaches_the_cycle_as_go_words_it() -> None:
+    """Through the real framework: the Filter error carries the runtime's prefix, then
+    the allocator's words naming the class (what the pod's FailedScheduling event says)."""
+    runner = Runner(
+        ["DynamicResources"],
+        nodes=[make_node("n1").obj()],
+        objects=_runner_objects(
+            (dra.device_class("gpu", "device.driver =="),),
+            (dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+            (gpu_slice("n1", gpu("gpu-0")),),
+        ),
+    )
+    result = await runner.schedule(claim_pod())
+    assert result.error is not None
+    assert result.error.message().startswith(
+        'running "DynamicResources" filter plugin: class gpu: selector #0: CEL compile '
+        "error: compilation failed: ERROR: <input>:1:"
+    )
+
+
+async def test_first_available_score_is_weighted_by_the_default_weight() -> None:
+    model = 'device.attributes["gpu.example.com"].model == "{}"'
+    req = _first_available(("h100", model.format("h100")), ("a100", model.format("a100")))
+    runner = Runner(
+        [enable(SPEC, weight=2)],
+        nodes=[make_node("n1").obj(), make_node("n2").obj()],
+        objects=_runner_objects(
+            (dra.device_class("gpu"),),
+            (dra.resource_claim("c", req),),
+            (gpu_slice("n1", gpu("gpu-0", "a100")), gpu_slice("n2", gpu("gpu-0", "h100"))),
+        ),
+    )
+    result = await runner.schedule(claim_pod())
+    scores = result.scores["DynamicResources"]
+    assert scores.raw == {"n1": 7, "n2": 8}
+    assert scores.normalized == {"n1": 87, "n2": 100}
+    assert result.selected == "n2"
