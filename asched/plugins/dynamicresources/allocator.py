@@ -77,32 +77,48 @@ def slice_targets_node(slice_: ResourceSlice, node_name: str, labels: Mapping[st
     return False
 
 
-def gather_pools(
-    slices: Sequence[ResourceSlice], node_name: str, labels: Mapping[str, str]
-) -> list[Pool]:
-    """Go's GatherPools: the pools with at least one slice for the node, at their newest
-    generation, marked incomplete when slices of that generation are still missing."""
-    newest: dict[tuple[str, str], int] = {}
-    for s in slices:
-        key = (s.driver, s.pool)
-        newest[key] = max(newest.get(key, s.pool_generation), s.pool_generation)
-    current: dict[tuple[str, str], list[ResourceSlice]] = {}
-    for s in slices:
-        if s.pool_generation == newest[(s.driver, s.pool)]:
-            current.setdefault((s.driver, s.pool), []).append(s)
-    pools = []
-    for (driver, name), pool_slices in sorted(current.items()):
-        targeting = sorted(
-            (s for s in pool_slices if slice_targets_node(s, node_name, labels)),
-            key=lambda s: s.name,
-        )
-        if not targeting:
-            continue
-        pool = Pool(driver, name, incomplete=len(pool_slices) != pool_slices[0].pool_slice_count)
-        for s in targeting:
-            pool.devices.extend(Candidate((driver, name, d.name), d, s) for d in s.devices)
-        pools.append(pool)
-    return pools
+class SliceIndex:
+    """All ResourceSlices of one cycle, indexed once so each node's Filter only looks at
+    its own slices and the few that are not bound to one node (GatherPools per node would
+    otherwise read every slice of the cluster for every node)."""
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        newest: dict[tuple[str, str], int] = {}
+        for s in slices:
+            key = (s.driver, s.pool)
+            newest[key] = max(newest.get(key, s.pool_generation), s.pool_generation)
+        self._slice_count: dict[tuple[str, str], int] = {}
+        self._present: dict[tuple[str, str], int] = {}
+        self._by_node: dict[str, list[ResourceSlice]] = {}
+        self._shared: list[ResourceSlice] = []
+        for s in slices:
+            key = (s.driver, s.pool)
+            if s.pool_generation != newest[key]:
+                continue  # an older generation is obsolete
+            self._present[key] = self._present.get(key, 0) + 1
+            self._slice_count.setdefault(key, s.pool_slice_count)
+            if s.node_name:
+                self._by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._shared.append(s)
+
+    def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
+        """Go's GatherPools: the pools with at least one slice for the node, at their
+        newest generation, marked incomplete when slices of it are still missing."""
+        targeting: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for s in self._by_node.get(node_name, ()):
+            targeting.setdefault((s.driver, s.pool), []).append(s)
+        for s in self._shared:
+            if slice_targets_node(s, node_name, labels):
+                targeting.setdefault((s.driver, s.pool), []).append(s)
+        pools = []
+        for key in sorted(targeting):
+            driver, name = key
+            pool = Pool(driver, name, incomplete=self._present[key] != self._slice_count[key])
+            for s in sorted(targeting[key], key=lambda s: s.name):
+                pool.devices.extend(Candidate((driver, name, d.name), d, s) for d in s.devices)
+            pools.append(pool)
+        return pools
 
 
 @dataclass(slots=True)
@@ -130,7 +146,7 @@ class Allocator:
     ) -> None:
         self._classes = classes
         self._allocated = allocated
-        self._slices = slices
+        self._slices = SliceIndex(slices)
 
     def allocate(
         self, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
@@ -140,7 +156,7 @@ class Allocator:
         Raises AllocationError for broken claims/classes (Go: an error, the pod's attempt
         ends with status Error).
         """
-        pools = gather_pools(self._slices, node_name, labels)
+        pools = self._slices.pools(node_name, labels)
         if not pools:
             return None
         requests = [

@@ -9,6 +9,7 @@ import pytest
 
 from asched.api import Pod
 from asched.api.dra import (
+    Device,
     decode_device_class,
     decode_resource_claim,
     decode_resource_slice,
@@ -18,6 +19,8 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
 from asched.plugins.dynamicresources import SPEC, DynamicResources
+from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.cel import compile_expression
 from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
@@ -520,3 +523,54 @@ async def test_first_available_score_is_weighted_by_the_default_weight() -> None
     assert scores.raw == {"n1": 7, "n2": 8}
     assert scores.normalized == {"n1": 87, "n2": 100}
     assert result.selected == "n2"
+
+
+def _allocator(*slices: dict[str, Any]) -> Allocator:
+    cls = decode_device_class(dra.device_class("gpu"))
+    return Allocator({"gpu": cls}.get, set(), [decode_resource_slice(s) for s in slices])
+
+
+def test_incomplete_pool_is_skipped_and_fails_all_mode() -> None:
+    half = dra.resource_slice("n1-a", "n1", [dra.device("gpu-0")], slice_count=2)
+    one = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    assert _allocator(half).allocate("n1", {}, [one]) is None
+    every = decode_resource_claim(
+        dra.resource_claim("c", dra.device_request("gpu", "gpu", mode="All"))
+    )
+    with pytest.raises(
+        AllocationError, match=r"resource pool gpu\.example\.com/n1 is currently being updated"
+    ):
+        _allocator(half).allocate("n1", {}, [every])
+    other_half = dra.resource_slice("n1-b", "n1", [dra.device("gpu-1")], slice_count=2)
+    result = _allocator(half, other_half).allocate("n1", {}, [every])
+    assert result is not None
+    assert [r.device for r in result[0].results] == ["gpu-0", "gpu-1"]
+
+
+def test_all_nodes_slice_allocation_has_no_node() -> None:
+    shared = dra.resource_slice("net", "", [dra.device("vlan-0")], pool="fabric")
+    del shared["spec"]["nodeName"]
+    shared["spec"]["allNodes"] = True
+    claim = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    result = _allocator(shared).allocate("n7", {}, [claim])
+    assert result is not None
+    assert (result[0].node_name, result[0].results[0].device) == ("", "vlan-0")
+
+
+def test_older_pool_generation_is_ignored() -> None:
+    old = dra.resource_slice("n1-old", "n1", [dra.device("gone")], generation=1)
+    new = dra.resource_slice("n1-new", "n1", [dra.device("gpu-0")], generation=2)
+    claim = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    result = _allocator(old, new).allocate("n1", {}, [claim])
+    assert result is not None
+    assert result[0].results[0].device == "gpu-0"
+
+
+def test_cel_answers_are_cached_by_device_content_and_type() -> None:
+    """A bool attribute and an int one compare equal in Python (True == 1), not in CEL
+    (cel-go refuses int == bool; this runtime answers false)."""
+    as_bool = Device("d0", {"gpu.example.com/x": True})
+    as_int = Device("d1", {"gpu.example.com/x": 1})
+    expr = compile_expression('device.attributes["gpu.example.com"].x == true')
+    assert expr.matches(as_bool, GPU) is True
+    assert expr.matches(as_int, GPU) is False
