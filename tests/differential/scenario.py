@@ -71,6 +71,7 @@ _SCENARIO_KEYS = frozenset(
         "native_gang",
         "expect_waiting",
         "expect_group",
+        "slices",
     }
 )
 _NODE_KEYS = frozenset(
@@ -109,6 +110,7 @@ _POD_KEYS = frozenset(
 _GROUP_KEYS = frozenset(
     {"name", "minCount", "topologyKey", "priorityClassName", "create_after_pods", "racy_condition"}
 )
+_SLICE_KEYS = frozenset({"node", "devices", "driver"})
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
 _ACTION_KEYS = frozenset({"delete", "relabel", "labels", "add_node", "set_min_count", "minCount"})
 #: What expect_group may say of a group's PodGroupInitiallyScheduled condition.
@@ -197,6 +199,25 @@ POD_GROUP_API = "scheduling.k8s.io/v1beta1"
 
 
 @dataclass(frozen=True, slots=True)
+class SliceTemplate:
+    """A ResourceSlice for one node of a scenario: its devices as the API writes them
+    (`attributes: {model: {string: a100}}`, `capacity: {memory: {value: 40Gi}}`)."""
+
+    node: str
+    devices: tuple[Mapping[str, Any], ...]
+    driver: str = "gpu.example.com"
+
+
+def _slice(raw: Mapping[str, Any], where: str) -> SliceTemplate:
+    _check_keys(raw, _SLICE_KEYS, where)
+    return SliceTemplate(
+        str(raw["node"]),
+        tuple(raw.get("devices", ())),
+        str(raw.get("driver", "gpu.example.com")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class KnownDifference:
     """A documented difference (a row `doc` of docs/differential.md) the test asserts."""
 
@@ -263,6 +284,9 @@ class Scenario:
     expect_waiting: frozenset[str] = frozenset()
     #: group -> the PodGroupInitiallyScheduled status the reference must leave (or "none").
     expect_group: Mapping[str, str] = field(default_factory=dict)
+    #: DRA: ResourceSlices published for the scenario's nodes (shared by both sides, like
+    #: the nodes); the DeviceClasses are cluster_objects.DEVICE_CLASSES.
+    slices: tuple[SliceTemplate, ...] = ()
     source: str = ""
 
     @property
@@ -484,6 +508,9 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         native_gang=_flag(raw, "native_gang", where),
         expect_waiting=frozenset(raw.get("expect_waiting", ())),
         expect_group={str(k): str(v) for k, v in (raw.get("expect_group") or {}).items()},
+        slices=tuple(
+            _slice(x, f"{where}.slices[{i}]") for i, x in enumerate(raw.get("slices", ()))
+        ),
         source=source,
     )
     _validate(scenario, where)
