@@ -76,6 +76,13 @@ class Case:
     whole_groups: frozenset[str] = field(default_factory=frozenset)
 
 
+# A low group with one 1-CPU pod on each node, and a later 2-CPU pod on a.
+GROUP_AND_LONE_POD = [
+    Running("g1", "a", 1000, group="g"),
+    Running("g2", "b", 1000, group="g"),
+    Running("x", "a", 2000, created=5),
+]
+
 CASES = [
     Case(
         "minimal set, the small pod reprieved",
@@ -123,22 +130,14 @@ CASES = [
     ),
     Case(
         "disruptionMode All: the whole group is reprieved before a lone pod",
-        [
-            Running("g1", "a", 1000, group="g"),
-            Running("g2", "b", 1000, group="g"),
-            Running("x", "a", 2000, created=5),
-        ],
+        GROUP_AND_LONE_POD,
         {"a": 3000},
         ["x"],
         whole_groups=frozenset({"g"}),
     ),
     Case(
         "disruptionMode All: a group member in the way takes its siblings with it",
-        [
-            Running("g1", "a", 1000, group="g"),
-            Running("g2", "b", 1000, group="g"),
-            Running("x", "a", 2000, created=5),
-        ],
+        GROUP_AND_LONE_POD,
         {"a": 4000},
         ["g1", "g2", "x"],
         want_group_disruptions=1,
@@ -146,11 +145,7 @@ CASES = [
     ),
     Case(
         "disruptionMode Single: only the member in the way goes",
-        [
-            Running("g1", "a", 1000, group="g"),
-            Running("g2", "b", 1000, group="g"),
-            Running("x", "a", 2000, created=5),
-        ],
+        GROUP_AND_LONE_POD,
         {"a": 4000},
         ["g1", "x"],
     ),
