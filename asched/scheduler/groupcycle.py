@@ -494,7 +494,7 @@ class GroupCycle:
             candidate, preemptor, by=("podgroup", pg.uid)
         )
         if failed is not None:
-            return _Preemption(Code.ERROR, failed.message())
+            return _Preemption(Code.ERROR, prefix + failed.message())
         nominated = {m.qpi.uid: node for m, node in placed}
         found = f"found a placement for podgroup, preempting {len(victims)} victims"
         return _Preemption(Code.SUCCESS, prefix + found, nominated)
