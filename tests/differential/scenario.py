@@ -22,7 +22,8 @@ the group only in the `then` phase, after the scheduler has seen its pods), and 
 `group: <name>` sets its spec.schedulingGroup.podGroupName. A group may also say
 `priorityClassName` (kube-scheduler wants it equal to its pods' priority) and
 `racy_condition: true` (kube-scheduler's final condition depends on a race: not
-compared). A pod may name a group the scenario does not declare (a PodGroup that never
+compared) and `disruptionMode: All|Single` (spec.disruptionMode: how group preemption may
+evict its pods). A pod may name a group the scenario does not declare (a PodGroup that never
 exists). Such scenarios say
 `native_gang: true` (they need kube-scheduler's native gang gates). `expect_waiting` lists
 pods that must be pending without any event at the end of the first round, before
@@ -108,7 +109,15 @@ _POD_KEYS = frozenset(
     }
 )
 _GROUP_KEYS = frozenset(
-    {"name", "minCount", "topologyKey", "priorityClassName", "create_after_pods", "racy_condition"}
+    {
+        "name",
+        "minCount",
+        "topologyKey",
+        "priorityClassName",
+        "create_after_pods",
+        "racy_condition",
+        "disruptionMode",
+    }
 )
 _SLICE_KEYS = frozenset({"node", "devices", "driver"})
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
@@ -178,6 +187,9 @@ class PodGroupTemplate:
     priority_class: str = ""
     #: kube-scheduler's final condition races (see docs/differential.md): not compared.
     racy_condition: bool = False
+    #: spec.disruptionMode: "All" (its pods are preempted together) or "Single"; empty:
+    #: not set (Single).
+    disruption_mode: str = ""
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
@@ -186,6 +198,8 @@ class PodGroupTemplate:
             spec["schedulingConstraints"] = {"topology": [{"key": self.topology_key}]}
         if self.priority_class:
             spec["priorityClassName"] = self.priority_class
+        if self.disruption_mode:
+            spec["disruptionMode"] = {self.disruption_mode.lower(): {}}
         return {
             "apiVersion": POD_GROUP_API,
             "kind": "PodGroup",
@@ -386,8 +400,8 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     if "priorityClassName" in raw:
         body["spec"]["priorityClassName"] = raw["priorityClassName"]
     if "group" in raw:
-        if existing:
-            raise ScenarioError(f"{where}.group: for pods to schedule only")
+        # An existing pod may belong to a group too (a victim of group preemption): the
+        # groups are created before the existing pods.
         group = raw["group"]
         if not isinstance(group, str) or not group:
             raise ScenarioError(f"{where}.group: must be a PodGroup name")
@@ -418,6 +432,9 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
     priority = raw.get("priorityClassName", "")
     if not isinstance(priority, str):
         raise ScenarioError(f"{where}.priorityClassName: must be a PriorityClass name")
+    mode = raw.get("disruptionMode", "")
+    if mode not in {"", "All", "Single"}:
+        raise ScenarioError(f"{where}.disruptionMode: All or Single")
     return PodGroupTemplate(
         name,
         min_count,
@@ -425,6 +442,7 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         _flag(raw, "create_after_pods", where),
         priority,
         _flag(raw, "racy_condition", where),
+        mode,
     )
 
 
