@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="path of a py-spy executable: profile asched during its runs",
     )
+    run.add_argument(
+        "--inspector-clients",
+        type=int,
+        default=0,
+        help="asched: hold N inspector event streams open during each run (its cost)",
+    )
     run.add_argument("--out", type=Path, default=RESULTS)
     report = sub.add_parser("report", help="print the Markdown results table")
     report.add_argument("files", nargs="+", type=Path)
@@ -138,6 +144,7 @@ def run_command(args: argparse.Namespace) -> int:
         args.out,
         asched_ref=args.asched_ref,
         py_spy=args.py_spy,
+        inspector_clients=args.inspector_clients,
     )
     document = anyio.run(run_benchmark, opts, backend_options={"use_uvloop": True})
     print(

@@ -36,6 +36,7 @@ import structlog
 from asched.localcluster import ClusterClient, LocalCluster
 from benchmarks import ceiling, procstat
 from benchmarks.churn import Churn, ensure_priority_class
+from benchmarks.inspector_client import StreamStats, read_events
 from benchmarks.observer import BindObserver
 from benchmarks.profiling import PySpy
 from benchmarks.promtext import counter_by_label, counter_delta, parse_histogram
@@ -83,6 +84,8 @@ class BenchOptions:
     asched_ref: str | None = None
     #: py-spy executable: sample asched during each of its runs (see benchmarks.profiling).
     py_spy: Path | None = None
+    #: Inspector event streams held open during asched's runs (benchmarks.inspector_client).
+    inspector_clients: int = 0
 
 
 def machine() -> dict[str, Any]:
@@ -333,6 +336,10 @@ async def _measure(
             with anyio.fail_after(120 + len(opts.scenario.pods) / 500):
                 result["ready_after_s"] = await proc.wait_ready() - began
             baseline = await proc.metrics()
+        streams = StreamStats()
+        if proc is not None and proc.kind is Kind.ASCHED:
+            for _ in range(opts.inspector_clients):
+                tg.start_soon(read_events, proc.url, streams)
         if churn is not None:
             tg.start_soon(churn.run)
         obs.last_change = began
@@ -359,6 +366,10 @@ async def _measure(
                 result["cpu_seconds_bind_window"] = trace.at(max(times)) - trace.at(min(times))
         tg.cancel_scope.cancel()
     result["began"], result["ended"] = began, ended
+    if opts.inspector_clients and proc is not None and proc.kind is Kind.ASCHED:
+        result["inspector_clients"] = opts.inspector_clients
+        result["inspector_events"] = streams.events
+        result["inspector_bytes"] = streams.bytes
     if churn is not None:
         result["churn_rounds"] = churn.rounds
     return result
