@@ -1,16 +1,12 @@
-"""VolumeRestrictions, NodeVolumeLimits and VolumeZone: registered, and harmless.
+"""NodeVolumeLimits: registered, and harmless.
 
-asched does not implement volume topology yet (see volume_binding.py: pods with
-PersistentVolumeClaims are refused there). These three default plugins only judge pods
-through their volumes' claims and PersistentVolumes, so with claims refused they have
-nothing to decide: PreFilter answers Skip, Filter accepts. They exist so kube-scheduler's
-default plugin set and configuration files that name them load unchanged.
+kube-scheduler's NodeVolumeLimits (nodevolumelimits/csi.go) counts a node's attached CSI
+volumes against CSINode allocatable counts. asched does not count them yet: PreFilter
+answers Skip and Filter accepts, so kube-scheduler's default plugin set and configuration
+files that name the plugin load unchanged.
 
-Not covered, compared with kube-scheduler:
-- VolumeRestrictions: ReadWriteOncePod conflicts and legacy in-line disk conflicts
-  (GCE PD, AWS EBS, RBD, iSCSI volumes written directly in the pod spec).
-- NodeVolumeLimits: CSI attach limits from CSINode objects.
-- VolumeZone: PersistentVolume topology labels against node zones/regions.
+Not covered, compared with kube-scheduler: CSI attach limits from CSINode objects, in-tree
+volume migration to CSI for counting, VolumeAttachment-based counting.
 """
 
 from __future__ import annotations
@@ -33,10 +29,10 @@ from asched.framework.status import Status, skip
 from asched.framework.types import PreFilterResult
 
 
-class _AcceptAll(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
-    """A volume plugin with nothing to check: Skip at PreFilter, accept at Filter."""
+class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+    """Nothing to check yet: Skip at PreFilter, accept at Filter."""
 
-    NAME = ""
+    NAME = "NodeVolumeLimits"
 
     def __init__(self, args: None, handle: Handle) -> None:
         del args, handle
@@ -62,18 +58,4 @@ class _AcceptAll(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return ()
 
 
-class VolumeRestrictions(_AcceptAll):
-    NAME = "VolumeRestrictions"
-
-
-class NodeVolumeLimits(_AcceptAll):
-    NAME = "NodeVolumeLimits"
-
-
-class VolumeZone(_AcceptAll):
-    NAME = "VolumeZone"
-
-
-VOLUME_RESTRICTIONS_SPEC = PluginSpec(VolumeRestrictions.NAME, VolumeRestrictions, None)
 NODE_VOLUME_LIMITS_SPEC = PluginSpec(NodeVolumeLimits.NAME, NodeVolumeLimits, None)
-VOLUME_ZONE_SPEC = PluginSpec(VolumeZone.NAME, VolumeZone, None)

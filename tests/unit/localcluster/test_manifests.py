@@ -85,6 +85,11 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
         # Native PodGroups: only their status (the PodGroupInitiallyScheduled condition).
         ("scheduling.k8s.io", "podgroups/status", "update"),
         ("scheduling.k8s.io", "podgroups/status", "patch"),
+        # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation.
+        ("", "persistentvolumes", "patch"),
+        ("", "persistentvolumes", "update"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("", "persistentvolumeclaims", "update"),
     }
 
 
