@@ -1,7 +1,7 @@
 """The default volume plugins (kube-scheduler volumebinding, volumerestrictions,
 volumezone, nodevolumelimits). What is and is not covered is listed in each module."""
 
-from asched.plugins.volumes.placeholders import NODE_VOLUME_LIMITS_SPEC, NodeVolumeLimits
+from asched.plugins.volumes.node_volume_limits import NODE_VOLUME_LIMITS_SPEC, NodeVolumeLimits
 from asched.plugins.volumes.volume_binding import SPEC as VOLUME_BINDING_SPEC
 from asched.plugins.volumes.volume_binding import VolumeBinding, VolumeBindingArgs
 from asched.plugins.volumes.volume_restrictions import SPEC as VOLUME_RESTRICTIONS_SPEC

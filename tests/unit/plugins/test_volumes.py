@@ -37,6 +37,7 @@ from asched.plugins.volumes import (
 )
 from asched.plugins.volumes.informers import (
     CSI_DRIVERS,
+    CSI_NODES,
     CSI_STORAGE_CAPACITIES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
@@ -148,17 +149,19 @@ def sc(
 ZONE = "topology.kubernetes.io/zone"
 
 
+_REQUESTS: dict[type, Any] = {
+    PersistentVolume: PERSISTENT_VOLUMES,
+    PersistentVolumeClaim: PERSISTENT_VOLUME_CLAIMS,
+    StorageClass: STORAGE_CLASSES,
+    CSIDriver: CSI_DRIVERS,
+    CSIStorageCapacity: CSI_STORAGE_CAPACITIES,
+}
+
+
 def handle(*objs: Any, nodes: Sequence[Any] = ()) -> FakeHandle:
     by_type: dict[str, list[Any]] = {r.resource: [] for r in VOLUME_BINDING_INFORMERS}
     for obj in objs:
-        req = {
-            PersistentVolume: PERSISTENT_VOLUMES,
-            PersistentVolumeClaim: PERSISTENT_VOLUME_CLAIMS,
-            StorageClass: STORAGE_CLASSES,
-            CSIDriver: CSI_DRIVERS,
-            CSIStorageCapacity: CSI_STORAGE_CAPACITIES,
-        }[type(obj)]
-        by_type[req.resource].append(obj)
+        by_type[_REQUESTS[type(obj)].resource].append(obj)
     return FakeHandle(list(nodes), stores=by_type)
 
 
@@ -379,25 +382,27 @@ class RecordingClient(FakeClient):
         return {}
 
 
-async def test_pre_bind_writes_claim_ref_and_waits_for_pv_controller() -> None:
+def reserved(
+    timeout: int, *objs: Any
+) -> tuple[VolumeBinding, FakeHandle, RecordingClient, CycleState, Pod]:
+    """VolumeBinding with `objs` in its caches, the pod "p" (claim "data") reserved on n1."""
     client = RecordingClient()
     n1 = node_info(NODES[0])
-    h = FakeHandle(
-        [n1],
-        client,
-        stores={
-            **{r.resource: [] for r in VOLUME_BINDING_INFORMERS},
-            PERSISTENT_VOLUMES.resource: [pv("pv1", node="n1")],
-            PERSISTENT_VOLUME_CLAIMS.resource: [pvc("data")],
-            STORAGE_CLASSES.resource: [sc("local")],
-        },
-    )
-    plugin = VolumeBinding(VolumeBindingArgs(bind_timeout_seconds=5), h)
+    stores: dict[str, list[Any]] = {r.resource: [] for r in VOLUME_BINDING_INFORMERS}
+    for obj in objs:
+        stores[_REQUESTS[type(obj)].resource].append(obj)
+    h = FakeHandle([n1], client, stores=stores)
+    plugin = VolumeBinding(VolumeBindingArgs(bind_timeout_seconds=timeout), h)
     pod = make_pod("p").pvc("data").obj()
     state = CycleState()
     plugin.pre_filter(state, pod, [])
     assert plugin.filter(state, pod, n1) is None
     assert plugin.reserve(state, pod, "n1") is None
+    return plugin, h, client, state, pod
+
+
+async def test_pre_bind_writes_claim_ref_and_waits_for_pv_controller() -> None:
+    plugin, h, client, state, pod = reserved(5, pv("pv1", node="n1"), pvc("data"), sc("local"))
     result: list[Any] = []
     async with anyio.create_task_group() as tg:
 
@@ -418,23 +423,9 @@ async def test_pre_bind_writes_claim_ref_and_waits_for_pv_controller() -> None:
 
 
 async def test_pre_bind_times_out() -> None:
-    client = RecordingClient()
-    n1 = node_info(NODES[0])
-    h = FakeHandle(
-        [n1],
-        client,
-        stores={
-            **{r.resource: [] for r in VOLUME_BINDING_INFORMERS},
-            PERSISTENT_VOLUME_CLAIMS.resource: [pvc("data", cls="dyn")],
-            STORAGE_CLASSES.resource: [sc("dyn", provisioner="p.example.com")],
-        },
+    plugin, h, client, state, pod = reserved(
+        2, pvc("data", cls="dyn"), sc("dyn", provisioner="p.example.com")
     )
-    plugin = VolumeBinding(VolumeBindingArgs(bind_timeout_seconds=2), h)
-    pod = make_pod("p").pvc("data").obj()
-    state = CycleState()
-    plugin.pre_filter(state, pod, [])
-    assert plugin.filter(state, pod, n1) is None
-    plugin.reserve(state, pod, "n1")
     result: list[Any] = []
     async with anyio.create_task_group() as tg:
 
@@ -603,14 +594,58 @@ def test_decode_errors_name_the_field(decode: Any, raw: dict[str, Any], field: s
     assert exc.value.field == field
 
 
-def test_node_volume_limits_accepts_everything() -> None:
-    plugin = NodeVolumeLimits(None, FakeHandle())
+def csi_pv(name: str, handle_id: str) -> PersistentVolume:
+    return decode_pv(
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "storageClassName": "manual",
+                "csi": {"driver": "csi.example.com", "volumeHandle": handle_id},
+            },
+        }
+    )
+
+
+def csi_node(name: str, count: int) -> Any:
+    return decode_csi_node(
+        {
+            "metadata": {"name": name},
+            "spec": {"drivers": [{"name": "csi.example.com", "allocatable": {"count": count}}]},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("limit", "existing_claim", "want"),
+    [
+        pytest.param(1, "used", ("node(s) exceed max volume count",), id="limit-reached"),
+        pytest.param(2, "used", (), id="room-left"),
+        pytest.param(1, "data", (), id="shared-volume-counts-once"),
+    ],
+)
+def test_node_volume_limits(limit: int, existing_claim: str, want: tuple[str, ...]) -> None:
+    holder = make_pod("holder").pvc(existing_claim).node("n1").obj()
+    n1 = node_info(NODES[0], holder)
+    h = FakeHandle(
+        [n1],
+        stores={
+            PERSISTENT_VOLUMES.resource: [csi_pv("v1", "h1"), csi_pv("v2", "h2")],
+            PERSISTENT_VOLUME_CLAIMS.resource: [
+                pvc("used", cls="manual", volume="v1", bound=True),
+                pvc("data", cls="manual", volume="v2", bound=True),
+            ],
+            STORAGE_CLASSES.resource: [],
+            CSI_NODES.resource: [csi_node("n1", limit)],
+        },
+    )
+    plugin = NodeVolumeLimits(None, h)
     pod = make_pod("p").pvc("data").obj()
-    _, st = plugin.pre_filter(CycleState(), pod, [])
-    assert st is not None
-    assert (st.code, st.plugin) == (Code.SKIP, "NodeVolumeLimits")
-    assert plugin.filter(CycleState(), pod, node_info(make_node("n1").obj())) is None
-    assert plugin.events_to_register() == ()
+    state = CycleState()
+    _, st = plugin.pre_filter(state, pod, [])
+    assert st is None
+    got = plugin.filter(state, pod, n1)
+    assert (() if got is None else got.reasons) == want
 
 
 def zoned_pv(name: str, zone: str) -> PersistentVolume:
