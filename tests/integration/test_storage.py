@@ -216,3 +216,62 @@ async def test_statefulset_volume_claim_templates_are_provisioned_on_chosen_node
         assert _pv_hostnames(pv) == [pods[f"db-{i}"]]
         assert pv["spec"]["claimRef"]["name"] == f"data-db-{i}"
     assert len(provisioner.provisioned) == 3
+
+
+async def _selected_node(admin: ClusterClient, ns: str) -> str | None:
+    claim = await admin.get(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/data")
+    node: str | None = (claim["metadata"].get("annotations") or {}).get(
+        "volume.kubernetes.io/selected-node"
+    )
+    return node
+
+
+async def test_sigkill_between_prebind_write_and_binding_then_restart(  # noqa: PLR0917
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    storage_class: Callable[[str], Awaitable[str]],
+    tmp_path: Path,
+) -> None:
+    """asched is killed while PreBind waits for a volume nobody provisions yet; after a
+    restart (and the provisioner starting) the pod is bound on the node its claim names,
+    and no PV is bound to two claims."""
+    cls = await storage_class(FAKE_PROVISIONER)
+    nodes = await kwok_nodes([NodeSpec("kill-a"), NodeSpec("kill-b")])
+    await admin.post(
+        f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", _claim("data", cls, "1Gi")
+    )
+    pod = make_pod("web", namespace).scheduler(SCHEDULER).pvc("data").manifest()
+    config = _config(tmp_path)
+    async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "first.log") as p:
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod)
+        with anyio.fail_after(30):
+            selected = await poll(lambda: _selected_node(admin, namespace), interval=0.2)
+        p.kill()  # SIGKILL: PreBind wrote the annotation and was waiting
+    assert selected in nodes
+    assert not (await admin.get(f"/api/v1/namespaces/{namespace}/pods/web"))["spec"].get("nodeName")
+    provisioner = FakeProvisioner(admin)
+    async with (
+        running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "second.log"),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(provisioner.run)
+        bound = await _wait_pods(admin, namespace, 1, 90)
+        with anyio.fail_after(30):
+            claims = await poll(lambda: _bound_claims(admin, namespace, 1), interval=0.3)
+        tg.cancel_scope.cancel()
+    assert bound == {"web": selected}
+    pvs = [
+        pv
+        for pv in await admin.list("/api/v1/persistentvolumes")
+        if pv["spec"].get("storageClassName") == cls
+    ]
+    refs = [
+        (pv["spec"]["claimRef"]["namespace"], pv["spec"]["claimRef"]["name"])
+        for pv in pvs
+        if pv["spec"].get("claimRef")
+    ]
+    assert len(refs) == len(set(refs)) == 1
+    assert claims == {"data": pvs[0]["metadata"]["name"]}
+    assert _pv_hostnames(pvs[0]) == [selected]
