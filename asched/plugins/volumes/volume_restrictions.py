@@ -7,8 +7,11 @@ while that count is above zero, as Unschedulable, so preemption may free the cla
 AddPod/RemovePod extensions move the count when preemption's dry run removes a victim
 that holds the claim (preFilterState.updateWithPod).
 
-Not built: the legacy in-line disk conflicts (GCE PD, AWS EBS, RBD, iSCSI volumes written
-in the pod spec): asched's Pod does not keep those volume sources' disk identities.
+The legacy in-line disk conflicts follow isVolumeConflict: a GCE PD or an iSCSI target
+mounted by a pod on the node unless both mounts are read-only, any shared AWS EBS
+volume, an RBD image of the same pool with an overlapping monitor unless both are
+read-only; such a node is rejected with ErrReasonDiskConflict before the
+ReadWriteOncePod check.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asched.api import Pod
+from asched.api.pod import Volume
 from asched.api.storage import READ_WRITE_ONCE_POD
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
@@ -69,6 +73,32 @@ class _State:
 _STATE: StateKey[_State] = StateKey("PreFilter" + NAME)
 
 
+def _disks_conflict(a: Volume, b: Volume) -> bool:
+    """isVolumeConflict for one pair of volumes."""
+    da, db = a.disk, b.disk
+    if da is None or db is None or a.source != b.source or da.ident != db.ident:
+        return False
+    if a.source == "awsElasticBlockStore":
+        return True
+    if a.source == "rbd" and (da.pool != db.pool or not da.monitors & db.monitors):
+        return False
+    return not (da.read_only and db.read_only)
+
+
+def disk_conflict(pod: Pod, node_info: NodeInfo) -> bool:
+    """Does one of the pod's in-line disks conflict with a pod on the node?"""
+    mine = [v for v in pod.volumes if v.disk is not None]
+    if not mine:
+        return False
+    return any(
+        _disks_conflict(v, theirs)
+        for other in node_info.pods
+        for theirs in other.volumes
+        if theirs.disk is not None
+        for v in mine
+    )
+
+
 def _claim_keys(pod: Pod) -> set[str]:
     return {
         f"{pod.namespace}/{v.claim_name}"
@@ -78,9 +108,15 @@ def _claim_keys(pod: Pod) -> set[str]:
 
 
 def _pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterAssignedPodDeleted: the deleted pod shared one of our claims."""
-    if isinstance(old, Pod) and _claim_keys(old) & _claim_keys(pod):
+    """isSchedulableAfterAssignedPodDeleted: the deleted pod shared one of our claims or
+    held a disk that conflicts with ours."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE_SKIP
+    if _claim_keys(old) & _claim_keys(pod):
         return QueueingHint.QUEUE
+    for v in pod.volumes:
+        if any(_disks_conflict(v, theirs) for theirs in old.volumes):
+            return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 
 
@@ -107,9 +143,13 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        needs_disk_check = any(v.disk is not None for v in pod.volumes)
         names = [v.claim_name for v in pod.volumes if v.source == "persistentVolumeClaim"]
         if not names:
-            return None, skip(NAME)
+            if not needs_disk_check:
+                return None, skip(NAME)
+            state.write(_STATE, _State(frozenset(), 0))
+            return None, None
         pvcs = self._handle.store(PERSISTENT_VOLUME_CLAIMS)
         rwop: set[str] = set()
         for claim_name in names:
@@ -122,7 +162,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
                 )
             if READ_WRITE_ONCE_POD in pvc.access_modes:
                 rwop.add(claim_name)
-        if not rwop:
+        if not rwop and not needs_disk_check:
             return None, skip(NAME)
         wanted = {f"{pod.namespace}/{n}" for n in rwop}
         # StorageInfos().IsPVCUsedByPods: any scheduled pod that mounts the claim.
@@ -131,7 +171,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
             for other in ni.pods:
                 used |= _claim_keys(other) & wanted
         conflicts = len(used)
-        if conflicts == 0:
+        if conflicts == 0 and not needs_disk_check:
             return None, skip(NAME)
         state.write(_STATE, _State(frozenset(rwop), conflicts))
         return None, None
@@ -158,6 +198,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if disk_conflict(pod, node_info):
+            return Status(Code.UNSCHEDULABLE, (ERR_REASON_DISK_CONFLICT,), NAME)
         st = state.get(_STATE)
         if st is not None and st.conflicts > 0:
             return Status(Code.UNSCHEDULABLE, (ERR_REASON_RWOP_CONFLICT,), NAME)

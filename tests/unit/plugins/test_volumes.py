@@ -786,3 +786,68 @@ def test_volume_binding_args_invalid(raw: dict[str, Any], path: str) -> None:
     with pytest.raises(ArgsError) as exc:
         VolumeBindingArgs.from_dict(raw, "args")
     assert exc.value.path == path
+
+
+def disk_pod(name: str, source: str, body: dict[str, Any], node: str = "") -> Pod:
+    raw = make_pod(name).raw()
+    raw["spec"]["volumes"] = [{"name": "disk", source: body}]
+    if node:
+        raw["spec"]["nodeName"] = node
+    return decode_pod(raw)
+
+
+RBD = {"monitors": ["m1", "m2"], "pool": "rbd", "image": "img"}
+
+
+@pytest.mark.parametrize(
+    ("source", "mine", "theirs", "conflict"),
+    [
+        pytest.param("gcePersistentDisk", {"pdName": "d"}, {"pdName": "d"}, True, id="gce-same"),
+        pytest.param(
+            "gcePersistentDisk",
+            {"pdName": "d", "readOnly": True},
+            {"pdName": "d", "readOnly": True},
+            False,
+            id="gce-both-read-only",
+        ),
+        pytest.param("gcePersistentDisk", {"pdName": "d"}, {"pdName": "e"}, False, id="gce-other"),
+        pytest.param(
+            "awsElasticBlockStore",
+            {"volumeID": "v", "readOnly": True},
+            {"volumeID": "v", "readOnly": True},
+            True,
+            id="ebs-even-read-only",
+        ),
+        pytest.param(
+            "iscsi",
+            {"iqn": "q", "targetPortal": "p", "lun": 0},
+            {"iqn": "q", "targetPortal": "p", "lun": 0},
+            True,
+            id="iscsi-same",
+        ),
+        pytest.param(
+            "rbd", RBD, {**RBD, "monitors": ["m2", "m3"]}, True, id="rbd-overlapping-monitors"
+        ),
+        pytest.param("rbd", RBD, {**RBD, "monitors": ["m9"]}, False, id="rbd-other-monitors"),
+        pytest.param("rbd", RBD, {**RBD, "pool": "other"}, False, id="rbd-other-pool"),
+    ],
+)
+def test_inline_disk_conflicts(
+    source: str, mine: dict[str, Any], theirs: dict[str, Any], conflict: bool
+) -> None:
+    existing = disk_pod("e1", source, theirs, node="n1")
+    n1 = node_info(NODES[0], existing)
+    plugin = VolumeRestrictions(None, FakeHandle([n1]))
+    pod = disk_pod("p", source, mine)
+    state = CycleState()
+    _, st = plugin.pre_filter(state, pod, [])
+    assert st is None
+    got = plugin.filter(state, pod, n1)
+    assert (got is not None) is conflict
+    if got is not None:
+        assert (got.code, got.reasons) == (Code.UNSCHEDULABLE, ("node(s) had no available disk",))
+    # Deleting the holder queues the pod exactly when it held the conflicting disk.
+    (deleted,) = [e for e in plugin.events_to_register() if e.event.resource == EventResource.POD]
+    assert deleted.hint is not None
+    want = QueueingHint.QUEUE if conflict else QueueingHint.QUEUE_SKIP
+    assert deleted.hint(pod, existing, None) == want
