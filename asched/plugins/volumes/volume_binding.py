@@ -14,14 +14,19 @@ decisions in binder.go:
   provisioning) and waits, up to bindTimeoutSeconds, until the PV controller has bound
   every claim. This is the only point that awaits the API.
 
-Not built: Score (StorageCapacityScoring and the `shape` argument are accepted but not
-applied: PreScore answers Skip), and CSI migration of in-tree PVs.
+- Score (StorageCapacityScoring, beta and on in 1.37): the node's static bindings (or,
+  without any, its provisioned claims with a CSIStorageCapacity) give a utilization per
+  storage class, requested/capacity, mapped through `shape` (default: 0% -> 10, 100% -> 0
+  on the 0-10 scale, so the roomiest volumes win) and averaged over the classes.
+
+Not built: CSI migration of in-tree PVs, the PreBindPreFlight point.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Self
 
 from asched.api import Pod
@@ -50,7 +55,9 @@ from asched.framework.interfaces import (
     PreBindPlugin,
     PreFilterExtensions,
     PreFilterPlugin,
+    PreScorePlugin,
     ReservePlugin,
+    ScorePlugin,
 )
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
@@ -58,7 +65,12 @@ from asched.framework.registry import ArgsError, PluginSpec
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.helpers import check_fields, field_path, read_int
-from asched.plugins.noderesources.args import UtilizationShapePoint, parse_shape
+from asched.plugins.noderesources.args import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    UtilizationShapePoint,
+    parse_shape,
+)
+from asched.plugins.noderesources.scorers import broken_linear
 from asched.plugins.volumes.assume import AssumeCache
 from asched.plugins.volumes.binder import (
     ERR_UNBOUND_IMMEDIATE,
@@ -88,6 +100,53 @@ NAME = "VolumeBinding"
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 # wait.PollUntilContextTimeout's interval in volumeBinder.BindPodVolumes.
 BIND_POLL_SECONDS = 1.0
+MAX_UTILIZATION = 100
+MAX_NODE_SCORE = 100
+# The v1 defaults' shape when StorageCapacityScoring is on (SetDefaults_VolumeBindingArgs).
+DEFAULT_SHAPE = (
+    UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE),
+    UtilizationShapePoint(MAX_UTILIZATION, 0),
+)
+
+
+def capacity_scorer(
+    shape: tuple[UtilizationShapePoint, ...],
+) -> Callable[[Mapping[str, tuple[int, int]]], int]:
+    """buildScorerFunction: class -> (requested, capacity) to a 0-100 node score."""
+    factor = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    raw = broken_linear([(p.utilization, p.score * factor) for p in shape])
+
+    def one(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(requested * MAX_UTILIZATION // capacity)
+
+    def score(classes: Mapping[str, tuple[int, int]]) -> int:
+        if not classes:
+            return 0
+        total = sum(one(r, c) for r, c in classes.values())
+        # math.Round: halves away from zero (scores are never negative).
+        return int(Decimal(total) / Decimal(len(classes)) + Decimal("0.5"))
+
+    return score
+
+
+def class_resources(volumes: PodVolumes) -> dict[str, tuple[int, int]]:
+    """VolumeBinding.Score's classResources: static bindings if any, else provisions
+    that have a CSIStorageCapacity."""
+    out: dict[str, tuple[int, int]] = {}
+    if volumes.static:
+        for b in volumes.static:
+            r, c = out.get(b.pv.storage_class, (0, 0))
+            out[b.pv.storage_class] = (r + (b.pvc.request or 0), c + b.pv.capacity)
+        return out
+    for d in volumes.dynamic:
+        if d.capacity is None:
+            continue
+        r, _ = out.get(d.pvc.storage_class, (0, 0))
+        out[d.pvc.storage_class] = (r + (d.pvc.request or 0), d.capacity.capacity or 0)
+    return out
+
 
 _SKIP = skip(NAME)
 
@@ -201,10 +260,19 @@ EVENTS: tuple[ClusterEventWithHint, ...] = (
 )
 
 
-class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, EnqueueExtensions):
+class VolumeBinding(
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+):
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         self._args = args or VolumeBindingArgs()
         self._handle = handle
+        self._scorer = capacity_scorer(self._args.shape or DEFAULT_SHAPE)
         # Built on first use: the stores exist once the scheduler has started the
         # informers this plugin names, and plugins that never see a claim never read them.
         self._lazy: Listers | None = None
@@ -268,6 +336,18 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, tuple(reasons), NAME)
         st.by_node[node_info.name] = volumes
         return None
+
+    # ---- PreScore / Score ------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        # Go scores every pod once StorageCapacityScoring is on; a pod without claims gets
+        # 0 on every node there, which changes no ranking, so it skips here.
+        st = state.get(_STATE)
+        return _SKIP if st is None or st.claims is None else None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        st = state.get(_STATE)
+        volumes = None if st is None else st.by_node.get(node_info.name)
+        return 0 if volumes is None else self._scorer(class_resources(volumes))
 
     # ---- Reserve ---------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -851,3 +851,33 @@ def test_inline_disk_conflicts(
     assert deleted.hint is not None
     want = QueueingHint.QUEUE if conflict else QueueingHint.QUEUE_SKIP
     assert deleted.hint(pod, existing, None) == want
+
+
+def test_score_prefers_roomier_static_volumes_like_storage_capacity_scoring() -> None:
+    # 4Gi of a 5Gi PV is 80% used (score 20); of a 50Gi PV 8% (score 92).
+    plugin = VolumeBinding(
+        None,
+        handle(
+            pvc("data", "4Gi"),
+            sc("local"),
+            pv("small", "5Gi", node="n1"),
+            pv("big", "50Gi", node="n2"),
+        ),
+    )
+    pod = make_pod("p").pvc("data").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, [])
+    for n in NODES:
+        assert plugin.filter(state, pod, node_info(n)) is None
+    assert plugin.pre_score(state, pod, []) is None
+    assert [plugin.score(state, pod, node_info(n)) for n in NODES] == [20, 92]
+
+
+def test_score_skips_pods_without_claims() -> None:
+    plugin = VolumeBinding(None, FakeHandle())
+    state = CycleState()
+    pod = make_pod("p").obj()
+    plugin.pre_filter(state, pod, [])
+    st = plugin.pre_score(state, pod, [])
+    assert st is not None
+    assert st.code == Code.SKIP
