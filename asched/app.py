@@ -14,8 +14,10 @@ let bindings in flight finish, flush events, then exit; a second signal exits at
 from __future__ import annotations
 
 import signal
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import structlog
@@ -24,10 +26,14 @@ from asched import gctune
 from asched.base.clock import RealClock
 from asched.client.kubeconfig import load_connection
 from asched.client.probe import DEFAULT_WAIT, wait_for_api_server
+from asched.client.protocol import KubeClient
 from asched.client.rest import RestClient
 from asched.config import SchedulerConfig, load_config
 from asched.framework.registry import Registry
 from asched.framework.runtime import ProfileSpec
+from asched.inspector import Broadcaster, Collector, Inspector
+from asched.inspector import routes as inspector_routes
+from asched.inspector.collector import DEFAULT_RING_SIZE
 from asched.leaderelection import LeaderElector
 from asched.looplag import LoopLagMonitor
 from asched.metrics import Metrics
@@ -55,6 +61,21 @@ class RunOptions:
     columnar: bool = True
     # > 0: report event-loop stalls longer than this (`--report-stalls-ms`, stalls.py).
     report_stalls_ms: float = 0.0
+    # The live inspector at /inspector/ on the ops port (`--no-inspector` turns it off).
+    inspector: bool = True
+    # How many recent decisions it keeps (`--inspector-decisions`).
+    inspector_decisions: int = DEFAULT_RING_SIZE
+    # How the inspector explains a pod: asched.explain's explain_pod, given by the CLI
+    # (the explain package sits above this module).
+    explain: ExplainFactory | None = None
+    # Called with the inspector's URL once the ops server listens (`asched inspect`).
+    on_serving: Callable[[str], Coroutine[Any, Any, None]] | None = None
+
+
+# (client, config, registry, namespace, name) -> the Explanation as a dict.
+ExplainFactory = Callable[
+    [KubeClient, SchedulerConfig, Registry, str, str], Awaitable[dict[str, object]]
+]
 
 
 def build_registry() -> Registry:
@@ -151,6 +172,20 @@ async def run(opts: RunOptions) -> int:
         def readiness() -> tuple[bool, str]:
             return (True, "") if sched.ready else (False, "informer caches not synced")
 
+        inspector = None
+        routes = []
+        if opts.inspector:
+            collector = Collector(ring_size=opts.inspector_decisions)
+            sched.observe(collector)
+            inspector = Inspector(sched, collector, Broadcaster(), loop_lag_p99=lambda: lag.p99)
+            explain = opts.explain
+
+            async def explain_pod(namespace: str, name: str) -> dict[str, object]:
+                assert explain is not None
+                return await explain(client, cfg, registry, namespace, name)
+
+            routes = inspector_routes(inspector, explain_pod if explain is not None else None)
+
         server = OpsServer(
             metrics,
             readiness=readiness,
@@ -158,6 +193,7 @@ async def run(opts: RunOptions) -> int:
             port=opts.serving.secure_port,
             certificate=certificate,
             gate=serving_gate(opts.serving, auth_client, clock),
+            routes=routes,
         )
         async with server:
             # Outside the task group below: a StartupError raised inside one would reach
@@ -175,6 +211,10 @@ async def run(opts: RunOptions) -> int:
                 tg.start_soon(recorder.run)
                 tg.start_soon(server.watch_certificate)
                 tg.start_soon(lag.run)
+                if inspector is not None:
+                    tg.start_soon(inspector.run)
+                    if opts.on_serving is not None:
+                        tg.start_soon(opts.on_serving, f"{server.url}/inspector/")
                 if opts.report_stalls_ms > 0:
                     tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)
                 tg.start_soon(_on_signals, sched, tg.cancel_scope)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from asched.base.errors import StartupError
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
+from asched.inspect import add_inspect_parser, positive_int, run_inspect_command
 from asched.localcluster.cli import add_cluster_parser, run_cluster_command
 
 if TYPE_CHECKING:
@@ -70,14 +71,33 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     )
     p.add_argument("--lease-namespace", default=None)
     p.add_argument("--lease-name", default=None)
+    add_inspector_arguments(p)
     p.add_argument("--log-level", default="info")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
+
+
+def add_inspector_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("the live inspector at /inspector/ (docs/operations.md)")
+    g.add_argument(
+        "--no-inspector",
+        dest="inspector",
+        action="store_false",
+        help="do not serve /inspector/ nor collect decisions for it",
+    )
+    g.add_argument(
+        "--inspector-decisions",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="how many recent decisions the inspector keeps (default 200)",
+    )
 
 
 def run_run_command(args: argparse.Namespace) -> int:
     import anyio
 
     from asched.app import RunOptions, run
+    from asched.explain.runner import explain_as_dict
     from asched.logs import configure_logging
 
     configure_logging(args.log_level, args.log_format)
@@ -90,6 +110,9 @@ def run_run_command(args: argparse.Namespace) -> int:
         lease_name=args.lease_name,
         columnar=args.columnar,
         report_stalls_ms=args.report_stalls_ms,
+        inspector=args.inspector,
+        inspector_decisions=args.inspector_decisions,
+        explain=explain_as_dict,
     )
     if args.api_server_wait is not None:
         opts.api_server_wait = args.api_server_wait
@@ -244,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cluster_parser(subparsers)
     add_demo_parser(subparsers)
     add_explain_parser(subparsers)
+    add_inspect_parser(subparsers)
     return parser
 
 
@@ -257,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo_command(args)
     if args.command == "explain":
         return run_explain_command(args)
+    if args.command == "inspect":
+        return run_inspect_command(args)
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -3,7 +3,7 @@
 # Each command starts its own loopback cluster, runs every scheduler RUNS times (medians),
 # stops by itself, and writes benchmarks/results/<scenario>-...json. The table is then
 #   .venv/bin/python -m benchmarks report benchmarks/results/*.json
-# About 150 minutes on 2 cores. RUNS=1 for a quick pass; ASCHED_REF=HEAD (or another ref)
+# About 180 minutes on 2 cores. RUNS=1 for a quick pass; ASCHED_REF=HEAD (or another ref)
 # benchmarks a commit instead of a copy of the checkout's asched/ taken at each start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +35,9 @@ run --scenario gang --nodes 1000 --gangs 1000 --gang-size 3 "${UNTHROTTLED[@]}"
 run --scenario gang --nodes 1000 --gangs 20 --gang-size 50 "${UNTHROTTLED[@]}"
 run --scenario gang-oversub --gangs 300 --gang-size 3 "${UNTHROTTLED[@]}"
 run --scenario gang-oversub --gangs 20 --gang-size 50 "${UNTHROTTLED[@]}"
+# D. Native gangs (scheduling.k8s.io/v1beta1 PodGroups; both schedulers, kube-scheduler
+#    with the GenericWorkload and TopologyAwareWorkloadScheduling gates)
+run --scenario native-gang --nodes 1000 --gangs 1000 --gang-size 3 "${UNTHROTTLED[@]}"
+run --scenario native-gang --nodes 1000 --gangs 20 --gang-size 50 "${UNTHROTTLED[@]}"
+run --scenario native-gang --nodes 5000 --gangs 10 --gang-size 5000 "${UNTHROTTLED[@]}"
+run --scenario native-gang-oversub --gangs 300 --gang-size 3 "${UNTHROTTLED[@]}"

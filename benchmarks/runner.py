@@ -328,7 +328,9 @@ async def _measure(
             tg.start_soon(trace.run)
             if spy is not None:
                 await spy.attach(proc.pid)
-            with anyio.fail_after(120):
+            # Readiness waits for the informers' initial lists: 120 s, plus 1 s per 500
+            # pending pods (10 gangs of 5000 pods did not list within 120 s at load 8).
+            with anyio.fail_after(120 + len(opts.scenario.pods) / 500):
                 result["ready_after_s"] = await proc.wait_ready() - began
             baseline = await proc.metrics()
         if churn is not None:

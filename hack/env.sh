@@ -20,5 +20,12 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || examples/policies/pyproject.to
   touch "$stamp"
 fi
 
+# tests/browser drive a real headless Chromium: Debian's chromium and its driver. Installed
+# here when missing and we may (root, apt-get present); otherwise those tests skip, saying so.
+if ! command -v chromedriver >/dev/null 2>&1 && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
 bin_dir=$(hack/controlplane/build.sh | tail -n 1)
 export ASCHED_BIN_DIR="$bin_dir"

@@ -94,6 +94,15 @@ def _disk(source: str, body: Any) -> DiskRef | None:
     )
 
 
+@dataclass(slots=True, frozen=True)
+class PodResourceClaim:
+    """spec.resourceClaims[]: exactly one of claim_name / template_name is set."""
+
+    name: str
+    claim_name: str | None = None
+    template_name: str | None = None
+
+
 @dataclass(slots=True)
 class Pod:
     namespace: str
@@ -123,6 +132,10 @@ class Pod:
     volumes: tuple[Volume, ...] = ()
     # The node features the pod needs (nodedeclaredfeatures InferForPodScheduling).
     required_features: frozenset[str] = frozenset()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    # status.resourceClaimStatuses: pod claim name -> generated claim name (None: the
+    # controller decided no claim is needed).
+    resource_claim_statuses: dict[str, str | None] = field(default_factory=dict)
     phase: str = "Pending"
     nominated_node_name: str = ""
     # The PodScheduled condition as last written, so repeated failures do not re-patch it.
@@ -197,6 +210,29 @@ def _scheduling_group(spec: dict[str, Any]) -> str:
     return name
 
 
+def _resource_claims(spec: dict[str, Any]) -> tuple[PodResourceClaim, ...]:
+    out = []
+    for c in spec.get("resourceClaims") or ():
+        claim, template = c.get("resourceClaimName"), c.get("resourceClaimTemplateName")
+        out.append(
+            PodResourceClaim(
+                str(c.get("name") or ""),
+                None if claim is None else str(claim),
+                None if template is None else str(template),
+            )
+        )
+    return tuple(out)
+
+
+def _resource_claim_statuses(status: dict[str, Any]) -> dict[str, str | None]:
+    return {
+        str(s.get("name") or ""): (
+            None if s.get("resourceClaimName") is None else str(s["resourceClaimName"])
+        )
+        for s in status.get("resourceClaimStatuses") or ()
+    }
+
+
 def decode_pod(raw: dict[str, Any]) -> Pod:
     """Decode a core/v1 Pod; raises DecodeError naming the pod and the field."""
     meta = raw.get("metadata") or {}
@@ -245,6 +281,8 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             images=_images(spec, containers),
             volumes=_volumes(spec),
             required_features=infer_for_scheduling(spec),
+            resource_claims=_resource_claims(spec),
+            resource_claim_statuses=_resource_claim_statuses(status),
             phase=str(status.get("phase") or "Pending"),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
             scheduled_condition=cond,

@@ -57,6 +57,9 @@ POD_GATES_ELIMINATED = _pod_event(
     ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"
 )
 POD_TOLERATION_ADDED = _pod_event(ActionType.UPDATE_POD_TOLERATION, "UpdatePodToleration")
+POD_GENERATED_CLAIM = _pod_event(
+    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"
+)
 POD_OTHER_UPDATE = _pod_event(ActionType.UPDATE_OTHER, "Update")
 
 
@@ -91,6 +94,8 @@ def pod_update_events(old: Pod | None, new: Pod) -> list[ClusterEvent]:
     # The API only lets tolerations be added, so a length change means "added".
     if len(old.tolerations) != len(new.tolerations):
         events.append(POD_TOLERATION_ADDED)
+    if old.resource_claim_statuses != new.resource_claim_statuses:
+        events.append(POD_GENERATED_CLAIM)
     return events or [POD_OTHER_UPDATE]
 
 

@@ -478,6 +478,10 @@ class SchedulingQueue:
             *(q.pod for q in self._pool.pods()),
         ]
 
+    def pending_infos(self) -> list[QueuedPodInfo]:
+        """Every queued entry with its attempt history (the inspector's pending list)."""
+        return [*self._active.items(), *self._backoff.items(), *self._pool.pods()]
+
     def in_flight_pods(self) -> list[Pod]:
         return self._inflight.pods()
 

@@ -1,19 +1,20 @@
 """Where the API server is and how to authenticate: a kubeconfig or the pod's service account.
 
-Parsing kubeconfig files is a solved problem with many corners (merged $KUBECONFIG lists,
-relative certificate paths, inline base64 data, exec credential plugins, OIDC), so this
-module lets kubernetes_asyncio.config do it and converts the result into our own frozen
-`Connection`, which is all RestClient needs. The generated kubernetes_asyncio API client
-itself is never used on the hot path (see the performance notes in shared/perf.md).
+Every source ends in our own frozen `Connection`, which is all RestClient needs. Static
+credentials (a token, a token file, a client certificate, basic auth) and the in-cluster
+service account are read by asched itself (asched.client.static_credentials), with
+client-go's rules; only users with an `exec` credential plugin or an `auth-provider` go
+through kubernetes_asyncio.config, whose import brings its whole generated client (about
+40 MiB resident for the process's life), so the usual scheduler never pays for it.
 
 Which source is used mirrors client-go's clientcmd.BuildConfigFromFlags as kube-scheduler
 calls it: an explicit kubeconfig path wins; without one, the in-cluster service account is
 used when the pod environment says we run in a cluster, else the default loading rules
 ($KUBECONFIG, then ~/.kube/config).
 
-kubernetes_asyncio reads files, writes temporary certificate files and may run an exec
-plugin while loading, partly with blocking calls, so loading runs on a worker thread with
-its own event loop: the caller's loop never blocks.
+Loading reads files and may run an exec plugin, with blocking calls, so it runs on a
+worker thread (kubernetes_asyncio's with its own event loop): the caller's loop never
+blocks.
 
 Tokens that rotate on disk (bound service-account tokens, kubeconfig `tokenFile`) are
 kept as a path in `Connection.token_file`; RestClient re-reads it periodically like
@@ -25,81 +26,28 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from asched.client.connection import Connection, tls_context
 from asched.client.kubeconfig_shape import KubeconfigError, check_shape, existing_files
+from asched.client.static_credentials import needs_plugin, static_connection
+
+__all__ = [
+    "Connection",
+    "KubeconfigError",
+    "in_cluster",
+    "load_connection",
+    "load_in_cluster",
+    "load_kubeconfig",
+]
 
 IN_CLUSTER_TOKEN_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 IN_CLUSTER_CA_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
 _SERVICE_HOST_ENV = "KUBERNETES_SERVICE_HOST"
 _SERVICE_PORT_ENV = "KUBERNETES_SERVICE_PORT"
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """Everything needed to open connections to one API server as one identity."""
-
-    host: str  # scheme://host:port, no trailing slash
-    # An SSLContext carrying the CA and client certificate; True means the system trust
-    # store; False turns verification off (insecure-skip-tls-verify).
-    tls: ssl.SSLContext | bool = True
-    # A static Authorization header value ("Bearer ...", "Basic ..."); kept out of repr.
-    authorization: str | None = field(default=None, repr=False)
-    # A bearer token file re-read periodically; wins over `authorization` once read.
-    token_file: Path | None = None
-    ca_file: str | None = None
-    client_cert_file: str | None = None
-    client_key_file: str | None = None
-    tls_server_name: str | None = None
-    proxy: str | None = None
-
-    @classmethod
-    def from_token(
-        cls, host: str, token: str, *, ca_pem: bytes | None = None, verify: bool = True
-    ) -> Connection:
-        """A bearer-token connection; *ca_pem*, when given, is the only trusted CA."""
-        tls: ssl.SSLContext | bool
-        if not verify:
-            tls = False
-        elif ca_pem is not None:
-            tls = ssl.create_default_context(cadata=ca_pem.decode("ascii"))
-        else:
-            tls = True
-        return cls(host=host.rstrip("/"), tls=tls, authorization=f"Bearer {token}")
-
-
-def _tls_context(
-    source: str,
-    verify: bool,
-    ca_file: str | None,
-    cert_file: str | None,
-    key_file: str | None,
-) -> ssl.SSLContext | bool:
-    if not verify and cert_file is None:
-        return False
-    # ssl's own messages ("[SSL] PEM lib (_ssl.c:3900)") name no file; these do.
-    try:
-        ctx = ssl.create_default_context(cafile=ca_file)
-    except (ssl.SSLError, OSError) as exc:
-        raise KubeconfigError(
-            f"{source}: certificate-authority {ca_file}: not a readable PEM CA bundle: {exc}"
-        ) from exc
-    if not verify:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    if cert_file is not None:
-        try:
-            ctx.load_cert_chain(cert_file, key_file)
-        except (ssl.SSLError, OSError) as exc:
-            raise KubeconfigError(
-                f"{source}: client-certificate {cert_file} / client-key {key_file}: "
-                f"not a readable PEM certificate and matching key: {exc}"
-            ) from exc
-    return ctx
 
 
 def _from_configuration(cfg: Any, token_file: Path | None, source: str) -> Connection:
@@ -109,7 +57,9 @@ def _from_configuration(cfg: Any, token_file: Path | None, source: str) -> Conne
     key_file = cfg.key_file or None
     tls: ssl.SSLContext | bool = True
     if host.startswith("https://"):
-        tls = _tls_context(source, bool(cfg.verify_ssl), ca_file, cert_file, key_file)
+        tls = tls_context(
+            source, bool(cfg.verify_ssl), ca_file=ca_file, cert_file=cert_file, key_file=key_file
+        )
     authorization = cfg.api_key.get("BearerToken") or None
     return Connection(
         host=host,
@@ -142,27 +92,32 @@ def _user_token_file(merger: Any, loader: Any) -> Path | None:
     return token_file
 
 
-async def _load_kubeconfig(paths: str, context: str | None) -> Connection:
+async def _load_with_plugin(files: list[str], context: str | None) -> Connection:
+    """kubernetes_asyncio's loader, for users with `exec` or `auth-provider`."""
     from kubernetes_asyncio.client import Configuration
     from kubernetes_asyncio.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
-    files = existing_files(paths)
-    check_shape(files, context)
     merger = KubeConfigMerger(os.pathsep.join(files))
     if merger.config is None:
-        raise KubeconfigError(f"kubeconfig {paths}: no such file")
+        raise KubeconfigError(f"kubeconfig {os.pathsep.join(files)}: no such file")
     # persist_config stays off: asched never writes back to the user's kubeconfig.
     loader = KubeConfigLoader(
         config_dict=merger.config, config_base_path=None, active_context=context
     )
     cfg = Configuration()
     await loader.load_and_set(cfg)
-    return _from_configuration(cfg, _user_token_file(merger, loader), f"kubeconfig {paths}")
+    return _from_configuration(
+        cfg, _user_token_file(merger, loader), f"kubeconfig {os.pathsep.join(files)}"
+    )
 
 
 def _load_kubeconfig_blocking(paths: str, context: str | None) -> Connection:
+    files = existing_files(paths)
+    selected = check_shape(files, context)
+    if not needs_plugin(selected.user):
+        return static_connection(selected.cluster, selected.user)
     try:
-        return asyncio.run(_load_kubeconfig(paths, context))
+        return asyncio.run(_load_with_plugin(files, context))
     except KubeconfigError:
         raise
     except Exception as exc:
@@ -173,18 +128,30 @@ def _load_kubeconfig_blocking(paths: str, context: str | None) -> Connection:
 
 
 def _load_in_cluster_blocking(token_file: Path, ca_file: Path) -> Connection:
-    from kubernetes_asyncio.client import Configuration
-    from kubernetes_asyncio.config.incluster_config import InClusterConfigLoader
-
-    cfg = Configuration()
+    """client-go's rest.InClusterConfig: the service's host and port from the environment,
+    the ServiceAccount token (kept as a file: it rotates) and the cluster CA."""
+    host, port = os.environ.get(_SERVICE_HOST_ENV), os.environ.get(_SERVICE_PORT_ENV)
+    if not host or not port:
+        raise KubeconfigError(
+            f"in-cluster config: {_SERVICE_HOST_ENV} and {_SERVICE_PORT_ENV} must be set"
+        )
+    if ":" in host:  # an IPv6 address (net.JoinHostPort)
+        host = f"[{host}]"
     try:
-        # Its own refresh hook is for its generated client; RestClient re-reads token_file.
-        InClusterConfigLoader(
-            token_filename=str(token_file), cert_filename=str(ca_file), try_refresh_token=False
-        ).load_and_set(cfg)
-    except Exception as exc:
-        raise KubeconfigError(f"in-cluster config: not usable: {exc}") from exc
-    return _from_configuration(cfg, token_file, "in-cluster config")
+        token = token_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KubeconfigError(f"in-cluster config: token file {token_file}: {exc}") from exc
+    if not token:
+        raise KubeconfigError(f"in-cluster config: token file {token_file}: empty")
+    source = "in-cluster config"
+    tls = tls_context(source, True, ca_file=str(ca_file))
+    return Connection(
+        host=f"https://{host}:{port}",
+        tls=tls,
+        authorization=f"Bearer {token}",
+        token_file=token_file,
+        ca_file=str(ca_file),
+    )
 
 
 async def load_kubeconfig(path: str | Path | None = None, context: str | None = None) -> Connection:

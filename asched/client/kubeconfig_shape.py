@@ -6,8 +6,9 @@ iterable` or a parser message over three lines. A start-up error must say in one
 which file and field to fix (asched.base.errors), so the structural rules of client-go's
 clientcmd validation are checked here first: every file parses to a mapping whose
 clusters, contexts and users are lists of named entries; the selected context exists and
-names a cluster (with a server) and a user that exist. Everything else
-(certificates, exec plugins, tokens) stays kubernetes_asyncio's.
+names a cluster (with a server) and a user that exist. The selected entries are returned
+for asched.client.static_credentials (certificates, tokens) or, for exec and
+auth-provider users, kubernetes_asyncio.
 
 Entries merge as kubernetes_asyncio merges them (the first file that names an entry wins;
 the last file that sets current-context wins), so what is checked is what gets loaded.
@@ -30,15 +31,27 @@ class KubeconfigError(StartupError):
     """No usable connection settings: missing or malformed kubeconfig, no service account."""
 
 
-@dataclass(slots=True)
-class _Entry:
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One named kubeconfig entry and the file it came from (for relative paths)."""
+
     file: str
+    name: str
     body: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The cluster and user entries (their inner `cluster:` / `user:` mappings) that the
+    selected context names."""
+
+    cluster: Entry
+    user: Entry
 
 
 @dataclass(slots=True)
 class _Merged:
-    entries: dict[str, dict[str, _Entry]] = field(default_factory=lambda: {k: {} for k in _LISTS})
+    entries: dict[str, dict[str, Entry]] = field(default_factory=lambda: {k: {} for k in _LISTS})
     current_context: tuple[str, str] | None = None  # (file, name)
 
 
@@ -54,8 +67,9 @@ def existing_files(paths: str) -> list[str]:
     return found
 
 
-def check_shape(files: list[str], context: str | None) -> None:
-    """Raise KubeconfigError naming the file and field of the first structural problem."""
+def check_shape(files: list[str], context: str | None) -> Selection:
+    """The selected context's cluster and user; KubeconfigError naming the file and field
+    of the first structural problem."""
     merged = _Merged()
     for path in files:
         _merge(merged, path, _read(path))
@@ -95,11 +109,23 @@ def check_shape(files: list[str], context: str | None) -> None:
     if not user_name:
         # client-go would connect anonymously; kubernetes_asyncio cannot load such a context.
         raise KubeconfigError(f"kubeconfig {ctx.file}: contexts[name={name}].context.user: not set")
-    if str(user_name) not in merged.entries["users"]:
+    user = merged.entries["users"].get(str(user_name))
+    if user is None:
         raise KubeconfigError(
             f"kubeconfig {ctx.file}: contexts[name={name}].context.user: "
             f'no user named "{user_name}" in users'
         )
+    raw_user = user.body.get("user")
+    user_body = {} if raw_user is None else _mapping(raw_user)
+    if user_body is None:
+        raise KubeconfigError(
+            f"kubeconfig {user.file}: users[name={user_name}].user: not a mapping"
+        )
+    cluster_body = _mapping(cluster.body.get("cluster")) or {}
+    return Selection(
+        Entry(cluster.file, str(cluster_name), cluster_body),
+        Entry(user.file, str(user_name), user_body),
+    )
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -139,7 +165,9 @@ def _merge(merged: _Merged, path: str, top: dict[str, Any]) -> None:
                 raise KubeconfigError(
                     f"kubeconfig {path}: {kind}[{i}]: expected a mapping with a name"
                 )
-            merged.entries[kind].setdefault(str(entry["name"]), _Entry(path, entry))
+            merged.entries[kind].setdefault(
+                str(entry["name"]), Entry(path, str(entry["name"]), entry)
+            )
     if top.get("current-context"):
         merged.current_context = (path, str(top["current-context"]))
 

@@ -33,7 +33,8 @@ import orjson
 import structlog
 
 from asched.base.clock import Clock, RealClock
-from asched.client.kubeconfig import Connection, load_connection
+from asched.client.connection import Connection
+from asched.client.kubeconfig import load_connection
 from asched.client.lines import LineSplitter
 from asched.client.pager import DEFAULT_PAGE_SIZE, ListPage, list_pages
 from asched.client.protocol import TransportError

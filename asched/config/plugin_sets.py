@@ -14,9 +14,10 @@ Mirrors kube-scheduler, step by step:
    Note that kube-scheduler reads a plugin re-listed at `score` without a weight as weight 0,
    hence 1, not as its multiPoint weight; we do the same.
 
-Not mirrored: the DynamicResources default (DRA is not implemented in asched; kube-scheduler
-adds it before DefaultPreemption when the DynamicResourceAllocation gate is on), and negative
-weights, which kube-scheduler accepts but asched rejects (they would invert a preference).
+DynamicResources is a default as in kube-scheduler 1.37 (applyDynamicResources: the
+DynamicResourceAllocation gate is GA and on; inserted before DefaultPreemption, weight 2).
+Not mirrored: negative weights, which kube-scheduler accepts but asched rejects (they would
+invert a preference).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    # applyDynamicResources puts it right before DefaultPreemption.
+    ("DynamicResources", 2),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

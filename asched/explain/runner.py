@@ -100,3 +100,16 @@ async def explain_pod(
         selected=out.selected,
     )
     return out
+
+
+async def explain_as_dict(
+    client: KubeClient, config: SchedulerConfig, registry: Registry, namespace: str, name: str
+) -> dict[str, object]:
+    """explain_pod's answer as `asched explain --output json` prints it, for the live
+    inspector (asched.app's ExplainFactory); a pod that cannot be explained raises
+    LookupError with explain's message."""
+    try:
+        out = await explain_pod(client, namespace, name, config, registry)
+    except ExplainError as exc:
+        raise LookupError(str(exc)) from None
+    return out.to_dict()

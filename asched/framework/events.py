@@ -39,6 +39,10 @@ class EventResource(StrEnum):
     REPLICATION_CONTROLLER = "ReplicationController"
     REPLICA_SET = "ReplicaSet"
     STATEFUL_SET = "StatefulSet"
+    # resource.k8s.io/v1 (Go's fwk.ResourceClaim, fwk.DeviceClass, fwk.ResourceSlice).
+    RESOURCE_CLAIM = "ResourceClaim"
+    DEVICE_CLASS = "DeviceClass"
+    RESOURCE_SLICE = "ResourceSlice"
     WILDCARD = "*"
 
 
@@ -61,6 +65,8 @@ class ActionType(IntFlag):
     UPDATE_OTHER = 1 << 12
     # status.declaredFeatures changed (kube-scheduler UpdateNodeDeclaredFeature).
     UPDATE_NODE_DECLARED_FEATURE = 1 << 13
+    # status.resourceClaimStatuses changed (kube-scheduler UpdatePodGeneratedResourceClaim).
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 14
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -74,6 +80,7 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_OTHER
         | UPDATE_NODE_DECLARED_FEATURE
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
     )
     ALL = ADD | DELETE | UPDATE
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -33,6 +33,10 @@ class ObjectStore(Protocol[T_co]):
     def get(self, key: str) -> T_co | None: ...
 
     def list(self) -> Sequence[T_co]: ...
+
+    def in_namespace(self, namespace: str) -> Mapping[str, T_co]:
+        """The objects of one namespace by key: a namespaced lister's List()."""
+        ...
 
     def has_synced(self) -> bool: ...
 

@@ -185,6 +185,10 @@ class PluginScores:
         self._weighted = _as_list(self._weighted)
         return self._weighted
 
+    def at(self, i: int) -> tuple[int, int, int]:
+        """Raw, normalized and weighted score of node i, without making the lists."""
+        return int(self._raw[i]), int(self._normalized[i]), int(self._weighted[i])
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PluginScores):
             return NotImplemented

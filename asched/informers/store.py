@@ -6,9 +6,10 @@ the read-only ObjectStore protocol); everyone else reads.
 Objects in it are the same instances the event handlers received and must be treated as
 immutable: a change arrives as a new object from a new event, never as a mutation.
 
-Indexers (client-go's cache.Indexers): a named function from an object to the index
-value it files under ("" for none), kept current on every upsert and remove, so
-`by_index("namespace", "ns1")` answers without scanning the store.
+Every store keeps its objects by namespace too (`in_namespace`, client-go's namespace
+index, from the key itself). Further indexers (client-go's cache.Indexers): a named
+function from an object to the index value it files under ("" for none), kept current on
+every upsert and remove, so `by_index("group", "ns1/g")` answers without scanning the store.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ IndexFn = Callable[[T], str]
 
 
 class Store(Generic[T]):
-    __slots__ = ("_indexers", "_indices", "_items", "_rvs", "_synced")
+    __slots__ = ("_by_namespace", "_indexers", "_indices", "_items", "_rvs", "_synced")
 
     def __init__(self, indexers: Mapping[str, IndexFn[T]] | None = None) -> None:
         self._items: dict[str, T] = {}
@@ -32,6 +33,10 @@ class Store(Generic[T]):
         self._indexers: dict[str, IndexFn[T]] = dict(indexers or {})
         # index name -> index value -> key -> object
         self._indices: dict[str, dict[str, dict[str, T]]] = {n: {} for n in self._indexers}
+        # namespace -> key -> object, from the `namespace/name` key itself (client-go's
+        # namespace index, which every namespaced lister uses), so a plugin asking for the
+        # objects of one namespace never scans the whole cluster's.
+        self._by_namespace: dict[str, dict[str, T]] = {}
 
     def by_index(self, index: str, value: str) -> Mapping[str, T]:
         """The objects filed under `value` by indexer `index`, by key. Read only."""
@@ -40,6 +45,11 @@ class Store(Generic[T]):
 
     def get(self, key: str) -> T | None:
         return self._items.get(key)
+
+    def in_namespace(self, namespace: str) -> Mapping[str, T]:
+        """The objects of one namespace, by key (none for cluster-scoped ones). Read only."""
+        found = self._by_namespace.get(namespace)
+        return found if found is not None else {}
 
     def list(self) -> builtins.list[T]:
         return list(self._items.values())
@@ -69,6 +79,9 @@ class Store(Generic[T]):
         old = self._items.get(key)
         self._items[key] = obj
         self._rvs[key] = rv
+        namespace, slash, _ = key.partition("/")
+        if slash:
+            self._by_namespace.setdefault(namespace, {})[key] = obj
         if self._indexers:
             if old is not None:
                 self._unindex(key, old)
@@ -78,6 +91,12 @@ class Store(Generic[T]):
     def remove(self, key: str) -> T | None:
         self._rvs.pop(key, None)
         old = self._items.pop(key, None)
+        namespace, slash, _ = key.partition("/")
+        bucket = self._by_namespace.get(namespace) if slash else None
+        if bucket is not None:
+            bucket.pop(key, None)
+            if not bucket:
+                del self._by_namespace[namespace]
         if old is not None and self._indexers:
             self._unindex(key, old)
         return old

@@ -38,6 +38,9 @@ CONTROLLERS = (
     "pod-garbage-collector-controller",
     # Creates a Job's pods and, with WorkloadWithJob, its Workload and PodGroup.
     "job-controller",
+    # Turns a pod's ResourceClaimTemplates into ResourceClaims (resource.k8s.io/v1, served
+    # by default) and names them in the pod's status.resourceClaimStatuses.
+    "resourceclaim-controller",
     "persistentvolume-binder-controller",
     "statefulset-controller",
 )

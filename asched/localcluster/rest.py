@@ -22,7 +22,7 @@ import anyio
 import orjson
 import yaml
 
-from asched.client.kubeconfig import Connection
+from asched.client.connection import Connection
 from asched.client.protocol import ApiError, TransportError
 from asched.client.rest import RestClient
 from asched.client.status import error_from_status

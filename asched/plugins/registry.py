@@ -29,6 +29,7 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.nodedeclaredfeatures:SPEC",
     "asched.plugins.podtopologyspread:SPEC",
     "asched.plugins.interpodaffinity:SPEC",
+    "asched.plugins.dynamicresources:SPEC",
     "asched.plugins.defaultpreemption:SPEC",
     "asched.plugins.coscheduling:SPEC",
     "asched.plugins.gangscheduling:SPEC",

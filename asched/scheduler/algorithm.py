@@ -50,6 +50,11 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
+    # The cycle's scores (None when one node was feasible): kept by reference for the
+    # inspector, which formats it later (asched.inspector.collector).
+    table: ScoreTable | None = None
+    # The winner's index in `table` (-1 without a table).
+    index: int = -1
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -112,7 +117,8 @@ class Algorithm:
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         table = await self.prioritize(fwk, state, pod, feasible)
-        return ScheduleResult(self.select_host(table), evaluated, len(feasible))
+        i = self.select_index(table)
+        return ScheduleResult(table.name_at(i), evaluated, len(feasible), table, i)
 
     async def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo]
@@ -186,6 +192,9 @@ class Algorithm:
         return table
 
     def select_host(self, table: ScoreTable) -> str:
+        return table.name_at(self.select_index(table))
+
+    def select_index(self, table: ScoreTable) -> int:
         """The highest total; among ties the one kube-scheduler's score heap pops first
         (schedulePod: NewSortedScoredNodes(priorityList).Pop())."""
         arr = table.totals_array
@@ -194,5 +203,5 @@ class Algorithm:
         top = arr.max()
         best = np.flatnonzero(arr == top)
         if len(best) == 1:
-            return table.name_at(int(best[0]))
-        return table.name_at(go_heap_top(arr))
+            return int(best[0])
+        return go_heap_top(arr)

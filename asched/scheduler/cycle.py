@@ -36,6 +36,7 @@ from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
+from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import ERROR, UNSCHEDULABLE, Outcomes
 
 log = structlog.get_logger(__name__)
@@ -94,9 +95,12 @@ class SchedulingCycle:
         skip: Callable[[Pod], bool],
         to_binding: Callable[[Assumed], None],
         metrics: CycleMetrics | None = None,
+        observer: CycleObserver | None = None,
     ) -> None:
-        """`skip(pod)` is kube-scheduler's skipPodSchedule; `to_binding` starts a binding."""
+        """`skip(pod)` is kube-scheduler's skipPodSchedule; `to_binding` starts a binding;
+        `observer` is told each decision (the inspector's collector)."""
         self._metrics = metrics
+        self.observer = observer
         self._frameworks = frameworks
         self._cache = cache
         self._snapshot = snapshot
@@ -128,6 +132,8 @@ class SchedulingCycle:
             self._observe_algorithm(start)
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
+            if self.observer is not None:
+                self.observer.unschedulable(qpi, name, fit)
             self._outcomes.failed(
                 qpi, name, start, fit.message(), error=False, nominated=fit.nominated_node_name
             )
@@ -160,6 +166,9 @@ class SchedulingCycle:
             # AssignedPodDelete).
             return
 
+        if self.observer is not None:
+            scores = None if result.table is None else (result.table, result.index)
+            self.observer.scheduled(pod, name, node, time.perf_counter() - start, scores)
         log.debug(
             "pod_assumed",
             pod=pod.key,
@@ -213,9 +222,12 @@ class BindingCycle:
         limiter: anyio.CapacityLimiter,
         metrics: CycleMetrics | None = None,
         nominate: Callable[[Pod, str], None] | None = None,
+        observer: CycleObserver | None = None,
     ) -> None:
         """`events(profile)` is the profile's recorder; `limiter` caps binds in flight;
-        `nominate(pod, node)` patches the pod's nominatedNodeName."""
+        `nominate(pod, node)` patches the pod's nominatedNodeName; `observer` is told
+        each bind's latency."""
+        self.observer = observer
         self._nominate = nominate
         self._metrics = metrics
         self._cache = cache
@@ -249,12 +261,16 @@ class BindingCycle:
         at_permit = st is not None
         if st is None:
             async with self._limiter:
+                began = time.perf_counter()
                 st = await fwk.run_pre_bind(state, assumed, node)
                 if st is None:
                     st = await fwk.run_bind(state, assumed, node)
+                bind_seconds = time.perf_counter() - began
         if st is not None:
             self._failed(a, st, at_permit=at_permit)
             return
+        if self.observer is not None:
+            self.observer.bound(assumed, node, bind_seconds)
         self._outcomes.bound(a.qpi, fwk.profile_name, a.start)
         self._events(fwk.profile_name).event(
             assumed,

@@ -15,7 +15,8 @@ submitPodGroupAlgorithmResult, CompositePodGroup off, no topology placement yet)
    the group's status, a member never tried reports the group's status too;
 5. the PodGroup's PodGroupInitiallyScheduled condition records the outcome.
 Per-pod PostFilter does not run inside the cycle (Go: schedulingAlgorithm skips it when
-IsPodGroupSchedulingCycle); gang-aware preemption (PodGroupPostFilter) is not built yet.
+IsPodGroupSchedulingCycle); an Unschedulable group runs PodGroupPostFilter instead
+(group preemption, see _preempt).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import structlog
 
 from asched.api import Pod
 from asched.api.workload import (
+    DISRUPTION_ALL,
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -43,6 +45,13 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
+from asched.plugins.defaultpreemption.candidates import Candidate
+from asched.plugins.defaultpreemption.groupvictims import (
+    NO_VICTIMS_FOR_GROUP,
+    select_victims_on_domain,
+    victim_units,
+)
+from asched.plugins.defaultpreemption.plugin import NOT_ELIGIBLE_NEVER, DefaultPreemption
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, release_assumption
@@ -58,6 +67,7 @@ from asched.scheduler.groupstate import (
     go_message,
     restore,
 )
+from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 
@@ -67,6 +77,19 @@ log = structlog.get_logger(__name__)
 PREEMPTION = "DefaultPreemption"
 # DynamicResources.PodGroupPostFilter's answer for a group without claims.
 DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
+ONGOING_PREEMPTION = "ongoing preemption on nominated nodes"
+# The candidate a group's victims are evicted from (Preempt's candidate name "cluster"),
+# as the victims' Preempted event names it.
+DOMAIN_NAME = "cluster"
+
+
+@dataclass(slots=True, frozen=True)
+class _Preemption:
+    """DefaultPreemption's PodGroupPostFilter answer (its message already prefixed)."""
+
+    code: Code
+    message: str
+    nominated: dict[str, str] = field(default_factory=dict)
 
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
@@ -99,8 +122,11 @@ class GroupCycle:
         skip: Callable[[Pod], bool],
         to_binding: Callable[[Assumed], None],
         metrics: GroupMetrics | None = None,
+        observer: CycleObserver | None = None,
     ) -> None:
-        """`members(ns, name)` lists the group's pods (assumed placements included)."""
+        """`members(ns, name)` lists the group's pods (assumed placements included);
+        `observer` is told each member placed (the inspector's collector)."""
+        self.observer = observer
         self._frameworks = frameworks
         self._cache = cache
         self._snapshot = snapshot
@@ -167,9 +193,10 @@ class GroupCycle:
         # completePodGroupAlgorithmResult clones the group's status for members never
         # tried before PodGroupPostFilter appends to it, so they report it without.
         untried = status.message()
+        nominated: dict[str, str] = {}
         if status.code == Code.UNSCHEDULABLE:
-            status = await self._post_filter(fwk, pg, members, status)
-        self._submit(fwk, pg, members, status, untried)
+            status, nominated = await self._post_filter(fwk, pg, members, status)
+        self._submit(fwk, pg, members, status, untried, nominated=nominated)
         if self._metrics is not None:
             result = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
                 status.code, "unschedulable"
@@ -374,58 +401,153 @@ class GroupCycle:
 
     async def _post_filter(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: GroupStatus
-    ) -> GroupStatus:
-        """RunPodGroupPostFilterPlugins after an Unschedulable group, as far as asched has
-        built it: applyPodGroupPostFilterResult appends the plugins' combined status.
+    ) -> tuple[GroupStatus, dict[str, str]]:
+        """RunPodGroupPostFilterPlugins after an Unschedulable group; applyPodGroupPostFilterResult
+        appends the answer to the group's status. Returns that status and the nominated
+        node of each member (by uid) when preemption made room.
 
         kube-scheduler's default profile runs two PodGroupPostFilter plugins:
         - DynamicResources: for a group without a topology constraint whose members ran
           PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
           and deletion of ResourceClaims completed" (asched has no DRA plugin and no
           claims to free, but says what Go says);
-        - DefaultPreemption (PodGroupEvaluator.Preempt): preemptionPolicy Never is
-          Unschedulable "not eligible ..."; a cluster with no pod of lower priority than
-          the group is UnschedulableAndUnresolvable, which alone is returned.
-          With lower-priority pods, every one of them is taken away in a what-if copy
-          of the nodes and the group simulated again (selectVictimsOnDomain): if it
-          still does not fit, that status is the answer ("pod group preemption: ...").
-        Evicting victims for a gang that would then fit is not built yet: the attempt is
-        logged, DefaultPreemption's part is left out, and no one is evicted.
+        - DefaultPreemption (PodGroupEvaluator.Preempt, see _preempt). A Success there is
+          the only answer (the others' reasons are dropped), as is an
+          UnschedulableAndUnresolvable one.
         """
         reasons: list[str] = []
         if not pg.topology_key and any(m.tried for m in members):
             reasons.append(DRA_POST_FILTER)
-        if PREEMPTION in fwk.plugins:
-            policy = members[0].qpi.pod.preemption_policy if members else ""
-            priority = pg.priority if pg.priority is not None else 0
-            if policy == "Never":
-                reasons.append("pod group preemption: not eligible due to preemptionPolicy=Never.")
-            else:
-                nodes = self._snapshot.node_infos()
-                victims = [p for ni in nodes for p in ni.pods if p.priority < priority]
-                if not victims:
-                    return st.with_reason(
-                        "pod group preemption: No preemption victims found for incoming preemptor"
-                    )
-                kept = [m.outcome() for m in members]
-                without, _ = await self._place(fwk, pg, members, WhatIfWorld(nodes, victims))
-                restore(members, kept)
-                if without.code == Code.ERROR:
-                    return GroupStatus(
-                        Code.ERROR,
-                        f'error in "{PREEMPTION}" PodGroupPostFilter plugins: '
-                        f"pod group preemption: {without.message()}",
-                    )
-                if without.code != Code.SUCCESS:
-                    reasons.append(f"pod group preemption: {without.message()}")
-                else:
-                    log.info(
-                        "pod_group_preemption_not_built",
-                        podgroup=pg.key,
-                        priority=priority,
-                        victims=len(victims),
-                    )
-        return st.with_reason(", ".join(reasons))
+        plugin = fwk.plugins.get(PREEMPTION)
+        if isinstance(plugin, DefaultPreemption):
+            answer = await self._preempt(fwk, plugin, pg, members)
+            if answer.code == Code.ERROR:
+                return GroupStatus(
+                    Code.ERROR,
+                    f'error in "{PREEMPTION}" PodGroupPostFilter plugins: {answer.message}',
+                ), {}
+            if answer.code in (Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                return st.with_reason(answer.message), answer.nominated
+            reasons.append(answer.message)
+        return st.with_reason(", ".join(reasons)), {}
+
+    async def _preempt(
+        self, fwk: Framework, plugin: DefaultPreemption, pg: NativePodGroup, members: list[Member]
+    ) -> _Preemption:
+        """PodGroupEvaluator.Preempt (DefaultPreemption.PodGroupPostFilter prefixes
+        "pod group preemption: "), the domain being the whole cluster:
+        - preemptionPolicy Never: Unschedulable "not eligible ...";
+        - a member nominated to a node where a lower-priority pod is still terminating
+          (isOngoingPreemption): Success "ongoing preemption on nominated nodes", the
+          members keep their nominations;
+        - selectVictimsOnDomain (groupvictims.py): no lower-priority victim is
+          UnschedulableAndUnresolvable; every victim taken away in a what-if copy of the
+          nodes and the group placed again; if it still does not fit, that status;
+        - otherwise the victims are evicted through DefaultPreemption's executor
+          (actuatePodGroupPreemption, synchronously) and every member placed in the
+          what-if is nominated to its node: Success "found a placement for podgroup,
+          preempting <n> victims". The members go back to the queue; the next group
+          cycle places them once the victims are gone.
+        """
+        prefix = "pod group preemption: "
+        priority = pg.priority if pg.priority is not None else 0
+        if members and members[0].qpi.pod.preemption_policy == "Never":
+            return _Preemption(Code.UNSCHEDULABLE, prefix + NOT_ELIGIBLE_NEVER)
+        nodes = self._snapshot.node_infos()
+        # The members as the informer has them now: their nominations may be newer than
+        # the queued copies (Go reads them from the pod group snapshot).
+        latest = {p.uid: p for p in self._members(pg.namespace, pg.name)}
+        now = [latest.get(m.qpi.uid, m.qpi.pod) for m in members]
+        if self._ongoing_preemption(now, nodes, priority):
+            current = {p.uid: p.nominated_node_name for p in now}
+            return _Preemption(Code.SUCCESS, prefix + ONGOING_PREEMPTION, current)
+        units = victim_units(
+            [p for ni in nodes for p in ni.pods], priority, functools.partial(self._whole, pg)
+        )
+        if not units:
+            return _Preemption(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, prefix + NO_VICTIMS_FOR_GROUP)
+        kept = [m.outcome() for m in members]
+        try:
+            everyone = [p for u in units for p in u.pods]
+            without, _ = await self._place(fwk, pg, members, WhatIfWorld(nodes, everyone))
+            if without.code != Code.SUCCESS:
+                return _Preemption(without.code, prefix + without.message())
+            placed = [(m, m.node) for m in members if m.node]
+
+            async def fits(removed: Sequence[Pod]) -> bool:
+                return await self._assignments_fit(fwk, placed, WhatIfWorld(nodes, removed))
+
+            chosen = await select_victims_on_domain(units, plugin.pdbs(), fits)
+        finally:
+            restore(members, kept)
+        victims = chosen.pods
+        log.info(
+            "pod_group_preemption",
+            podgroup=pg.key,
+            priority=priority,
+            victims=len(victims),
+            group_victims=chosen.num_group_disruptions,
+            pdb_violations=chosen.num_pdb_violations,
+        )
+        metrics = plugin.metrics
+        if metrics is not None:
+            metrics.preemption_victims(len(victims))
+        preemptor = replace(members[0].qpi.pod, priority=priority)
+        candidate = Candidate(DOMAIN_NAME, victims, chosen.num_pdb_violations)
+        failed = await plugin.executor.prepare_candidate(
+            candidate, preemptor, by=("podgroup", pg.uid)
+        )
+        if failed is not None:
+            return _Preemption(Code.ERROR, prefix + failed.message())
+        nominated = {m.qpi.uid: node for m, node in placed}
+        found = f"found a placement for podgroup, preempting {len(victims)} victims"
+        return _Preemption(Code.SUCCESS, prefix + found, nominated)
+
+    async def _assignments_fit(
+        self, fwk: Framework, placed: Sequence[tuple[Member, str]], world: WhatIfWorld
+    ) -> bool:
+        """selectVictimsOnDomain's reprieveVictim: the members, in cycle order, still pass
+        Filter on the nodes they were given, each with the ones before it assumed.
+
+        PreFilter runs afresh on the what-if nodes for each member where Go replays the
+        victim through the PreFilter extensions (AddPod) of states computed without it;
+        both see the same pods.
+        """
+        by_name = {ni.name: i for i, ni in enumerate(world.nodes())}
+        for m, node in placed:
+            pod = m.qpi.pod
+            state = CycleState()
+            _, st, _ = await fwk.run_pre_filter(state, pod, world.nodes())
+            if st is not None and not st.is_success():
+                return False
+            node_info = world.nodes()[by_name[node]]
+            st = await fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            if st is not None and not st.is_success():
+                return False
+            world.assume(fwk, m, replace(pod, node_name=node))
+        return True
+
+    def _whole(self, preemptor: NativePodGroup, pod: Pod) -> str:
+        """The key of the pod's group when it is disrupted whole (disruptionMode All)."""
+        if not pod.scheduling_group:
+            return ""
+        key = f"{pod.namespace}/{pod.scheduling_group}"
+        pg = self._groups().get(key)
+        if pg is None or pg.key == preemptor.key or pg.disruption_mode != DISRUPTION_ALL:
+            return ""
+        return key
+
+    @staticmethod
+    def _ongoing_preemption(pods: Sequence[Pod], nodes: Sequence[NodeInfo], priority: int) -> bool:
+        """isOngoingPreemption: a lower-priority pod is terminating on a member's
+        nominated node (any deletion timestamp, as the single-pod path checks)."""
+        nominated = {p.nominated_node_name for p in pods} - {""}
+        return any(
+            p.priority < priority and p.deletion_timestamp is not None
+            for ni in nodes
+            if ni.name in nominated
+            for p in ni.pods
+        )
 
     def _submit(
         self,
@@ -434,9 +556,12 @@ class GroupCycle:
         members: list[Member],
         status: GroupStatus,
         untried: str,
+        *,
+        nominated: Mapping[str, str],
     ) -> None:
         """submitPodGroupAlgorithmResult; `untried` is the status members never tried
-        report (the group's before PodGroupPostFilter)."""
+        report (the group's before PodGroupPostFilter); `nominated` the members' nodes
+        when the group waits on preemption (each failure carries its nomination)."""
         profile = fwk.profile_name
         group_message = status.message()
         placed = 0
@@ -447,15 +572,23 @@ class GroupCycle:
                 msg = m.message if m.error else group_message
                 self._outcomes.failed(qpi, profile, m.start, msg, error=True, nominated="")
                 continue
+            nomination = nominated.get(qpi.uid, "")
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
                 msg = m.message if m.tried else untried
-                self._outcomes.failed(qpi, profile, m.start, msg, error=m.error, nominated="")
+                self._outcomes.failed(
+                    qpi, profile, m.start, msg, error=m.error, nominated=nomination
+                )
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
-                # Placed in the simulation, but the group as a whole is not.
-                msg = go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
-                self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated="")
+                # Placed in the simulation, but the group as a whole is not; waiting on
+                # preemption, it reports the group's status as it is.
+                msg = (
+                    group_message
+                    if nominated
+                    else go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
+                )
+                self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated=nomination)
                 continue
             st = fwk.run_permit(m.state, m.assumed, m.node)
             if st is not None and st.code != Code.WAIT:
@@ -468,6 +601,9 @@ class GroupCycle:
                 self._outcomes.failed(qpi, profile, m.start, msg, error=not rejected, nominated="")
                 continue
             placed += 1
+            if self.observer is not None:
+                seconds = time.perf_counter() - m.start
+                self.observer.scheduled(qpi.pod, profile, m.node, seconds, None, group=pg.key)
             self._to_binding(Assumed(fwk, m.state, qpi, m.assumed, m.node, m.start))
         if status.code == Code.SUCCESS:
             self._conditions.set(pg, "True", REASON_SCHEDULED, group_message)

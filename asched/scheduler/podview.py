@@ -15,13 +15,8 @@ from asched.api.podgroup import pod_group_key
 from asched.backend.cache import Cache
 from asched.informers.store import Store
 
-NAMESPACE_INDEX = "namespace"
 GROUP_INDEX = "group"
 SCHEDULING_GROUP_INDEX = "scheduling-group"
-
-
-def _pod_namespace(pod: Pod) -> str:
-    return pod.namespace
 
 
 def scheduling_group_key(pod: Pod) -> str:
@@ -31,7 +26,6 @@ def scheduling_group_key(pod: Pod) -> str:
 
 # The indexers the pod informer's store must be built with for PodView to answer.
 POD_INDEXERS: Mapping[str, Callable[[Pod], str]] = {
-    NAMESPACE_INDEX: _pod_namespace,
     GROUP_INDEX: pod_group_key,
     SCHEDULING_GROUP_INDEX: scheduling_group_key,
 }
@@ -43,7 +37,7 @@ class PodView:
         self._cache = cache
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
-        return self._with_assumed(self._store.by_index(NAMESPACE_INDEX, namespace))
+        return self._with_assumed(self._store.in_namespace(namespace))
 
     def pods_in_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return self._with_assumed(self._store.by_index(GROUP_INDEX, f"{namespace}/{name}"))

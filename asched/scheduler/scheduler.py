@@ -36,10 +36,12 @@ from asched.framework.status import Status
 from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
+from asched.informers.store import Store
 from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, CycleMetrics, SchedulingCycle
 from asched.scheduler.groupcycle import GroupCycle, GroupMetrics
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
+from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 from asched.scheduler.podstatus import PodStatusWriter
@@ -226,6 +228,17 @@ class Scheduler:
         )
 
     # ---- wiring --------------------------------------------------------------------
+    def observe(self, observer: CycleObserver) -> None:
+        """Tell *observer* every decision and bind (the inspector's collector)."""
+        self.scheduling_cycle.observer = observer
+        self.group_cycle.observer = observer
+        self.binding_cycle.observer = observer
+
+    def store(self, resource: str) -> Store[Any] | None:
+        """The informer store of *resource* (an InformerRequest's), if one was started."""
+        inf = self._stores.get(resource)
+        return None if inf is None else inf.store
+
     def _informer_for(self, req: InformerRequest[Any]) -> Informer[Any]:
         inf = self._stores.get(req.resource)
         if inf is None:

@@ -210,6 +210,26 @@ class PodBuilder:
         )
         return self
 
+    def resource_claim(
+        self, name: str, *, claim: str | None = None, template: str | None = None
+    ) -> Self:
+        """spec.resourceClaims[]: a claim by name, or one made from a template."""
+        entry: dict[str, Any] = {"name": name}
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        if template is not None:
+            entry["resourceClaimTemplateName"] = template
+        self._spec.setdefault("resourceClaims", []).append(entry)
+        return self
+
+    def claim_status(self, name: str, claim: str | None) -> Self:
+        """status.resourceClaimStatuses[]: the claim generated for a template claim."""
+        entry: dict[str, Any] = {"name": name}
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        self._raw["status"].setdefault("resourceClaimStatuses", []).append(entry)
+        return self
+
     def phase(self, phase: str) -> Self:
         self._raw["status"]["phase"] = phase
         return self

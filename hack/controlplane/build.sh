@@ -11,6 +11,7 @@ set -euo pipefail
 K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.22.0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${ASCHED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/asched}
 bin="$cache/bin/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
@@ -38,6 +39,16 @@ build k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kver"
 build k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$kver"
 build k8s kubectl k8s.io/kubernetes/cmd/kubectl "$kver"
 build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"
+
+# helm, for the chart's tests (helm lint, helm template | kubectl apply --dry-run=server).
+# A module of its own on the module proxy: `go install` at a fixed version needs no
+# module directory here, and GOBIN puts it beside the other binaries.
+if [[ ! -x "$bin/helm" ]]; then
+  echo ">> building helm $HELM_VERSION" >&2
+  start=$SECONDS
+  GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  echo ">> built helm in $((SECONDS - start))s" >&2
+fi
 
 # kwok refuses to start without stages; ship the module's default fast stages beside it.
 if [[ ! -f "$bin/kwok-stages.yaml" ]]; then

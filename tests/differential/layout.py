@@ -124,6 +124,26 @@ class Placement:
         """This side's copies of the scenario's cluster-scoped objects."""
         return [self._resolve(copy.deepcopy(dict(o)), side) for o in self.scenario.cluster_objects]
 
+    def resource_slices(self) -> list[dict[str, Any]]:
+        """The scenario's ResourceSlices, one pool per (node, driver), real node names."""
+        out = []
+        for t in self.scenario.slices:
+            node = self.node_name(t.node)
+            out.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node}-{t.driver.split('.')[0]}"},
+                    "spec": {
+                        "driver": t.driver,
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [dict(d) for d in t.devices],
+                    },
+                }
+            )
+        return out
+
     def pod_group(self, group: PodGroupTemplate, side: Side) -> dict[str, Any]:
         body = group.manifest()
         body["metadata"]["namespace"] = self.namespace(side)

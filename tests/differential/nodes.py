@@ -15,8 +15,11 @@ from typing import Any
 
 import anyio
 
-from asched.localcluster import ClusterClient, LocalCluster, delete_nodes
+from asched.localcluster import ApiError, ClusterClient, LocalCluster, delete_nodes
 from tests.differential.layout import Placement
+
+#: DRA ResourceSlices, published for the scenario's nodes like a driver would (no driver runs).
+SLICES = "/apis/resource.k8s.io/v1/resourceslices"
 
 
 async def _complete(admin: ClusterClient, placements: Sequence[Placement]) -> None:
@@ -48,12 +51,21 @@ async def scenario_nodes(
     """Create every scenario's nodes, wait until Ready, complete them; delete them after."""
     specs = [spec for p in placements for spec in p.node_specs()]
     names = [s.name for s in specs]
+    slices = [s for p in placements for s in p.resource_slices()]
     try:
         await cluster.create_nodes(specs)
         with anyio.fail_after(60):
             await cluster.wait_nodes_ready(names)
         await _complete(admin, placements)
+        for body in slices:
+            await admin.post(SLICES, body)
         yield names
     finally:
         with anyio.CancelScope(shield=True):
+            for body in slices:
+                try:
+                    await admin.delete(f"{SLICES}/{body['metadata']['name']}")
+                except ApiError as err:
+                    if err.status != 404:
+                        raise
             await delete_nodes(admin, names)

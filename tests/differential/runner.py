@@ -302,6 +302,7 @@ async def _cleanup(
 
     with anyio.fail_after(60):
         await poll(all_gone, interval=POLL)
+    await _drop_claims(admin, [p.namespace(side) for p in placements])
     # Each side's `later` nodes go with its pods: the next side adds them afresh.
     late = [name for p in placements for name in p.late_node_names()]
     if late:
@@ -313,6 +314,29 @@ async def _cleanup(
 
         with anyio.fail_after(60):
             await poll(nodes_gone, interval=POLL)
+
+
+async def _drop_claims(admin: ClusterClient, namespaces: Sequence[str]) -> None:
+    """DRA claims (the scenarios' and those made from templates) go before the next side
+    starts: an allocated claim left behind would hold its device. The scheduler's
+    delete-protection finalizer is lifted (the controller that lifts it may be slower)."""
+    paths = [f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims" for ns in namespaces]
+
+    async def left() -> list[str]:
+        out = []
+        for path in paths:
+            out += [f"{path}/{c['metadata']['name']}" for c in await admin.list(path)]
+        return out
+
+    for path in await left():
+        await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+        await _unless_gone(admin.delete(path))
+
+    async def gone() -> bool | None:
+        return None if await left() else True
+
+    with anyio.fail_after(60):
+        await poll(gone, interval=POLL)
 
 
 async def run_side(

@@ -22,7 +22,8 @@ the group only in the `then` phase, after the scheduler has seen its pods), and 
 `group: <name>` sets its spec.schedulingGroup.podGroupName. A group may also say
 `priorityClassName` (kube-scheduler wants it equal to its pods' priority) and
 `racy_condition: true` (kube-scheduler's final condition depends on a race: not
-compared). A pod may name a group the scenario does not declare (a PodGroup that never
+compared) and `disruptionMode: All|Single` (spec.disruptionMode: how group preemption may
+evict its pods). A pod may name a group the scenario does not declare (a PodGroup that never
 exists). Such scenarios say
 `native_gang: true` (they need kube-scheduler's native gang gates). `expect_waiting` lists
 pods that must be pending without any event at the end of the first round, before
@@ -72,6 +73,7 @@ _SCENARIO_KEYS = frozenset(
         "native_gang",
         "expect_waiting",
         "expect_group",
+        "slices",
     }
 )
 _NODE_KEYS = frozenset(
@@ -108,8 +110,17 @@ _POD_KEYS = frozenset(
     }
 )
 _GROUP_KEYS = frozenset(
-    {"name", "minCount", "topologyKey", "priorityClassName", "create_after_pods", "racy_condition"}
+    {
+        "name",
+        "minCount",
+        "topologyKey",
+        "priorityClassName",
+        "create_after_pods",
+        "racy_condition",
+        "disruptionMode",
+    }
 )
+_SLICE_KEYS = frozenset({"node", "devices", "driver"})
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
 _ACTION_KEYS = frozenset({"delete", "relabel", "labels", "add_node", "set_min_count", "minCount"})
 #: What expect_group may say of a group's PodGroupInitiallyScheduled condition.
@@ -177,6 +188,9 @@ class PodGroupTemplate:
     priority_class: str = ""
     #: kube-scheduler's final condition races (see docs/differential.md): not compared.
     racy_condition: bool = False
+    #: spec.disruptionMode: "All" (its pods are preempted together) or "Single"; empty:
+    #: not set (Single).
+    disruption_mode: str = ""
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
@@ -185,6 +199,8 @@ class PodGroupTemplate:
             spec["schedulingConstraints"] = {"topology": [{"key": self.topology_key}]}
         if self.priority_class:
             spec["priorityClassName"] = self.priority_class
+        if self.disruption_mode:
+            spec["disruptionMode"] = {self.disruption_mode.lower(): {}}
         return {
             "apiVersion": POD_GROUP_API,
             "kind": "PodGroup",
@@ -195,6 +211,25 @@ class PodGroupTemplate:
 
 #: The group version of PodGroup (asched.localcluster.components.NATIVE_GANG_API).
 POD_GROUP_API = "scheduling.k8s.io/v1beta1"
+
+
+@dataclass(frozen=True, slots=True)
+class SliceTemplate:
+    """A ResourceSlice for one node of a scenario: its devices as the API writes them
+    (`attributes: {model: {string: a100}}`, `capacity: {memory: {value: 40Gi}}`)."""
+
+    node: str
+    devices: tuple[Mapping[str, Any], ...]
+    driver: str = "gpu.example.com"
+
+
+def _slice(raw: Mapping[str, Any], where: str) -> SliceTemplate:
+    _check_keys(raw, _SLICE_KEYS, where)
+    return SliceTemplate(
+        str(raw["node"]),
+        tuple(raw.get("devices", ())),
+        str(raw.get("driver", "gpu.example.com")),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +302,9 @@ class Scenario:
     expect_waiting: frozenset[str] = frozenset()
     #: group -> the PodGroupInitiallyScheduled status the reference must leave (or "none").
     expect_group: Mapping[str, str] = field(default_factory=dict)
+    #: DRA: ResourceSlices published for the scenario's nodes (shared by both sides, like
+    #: the nodes); the DeviceClasses are cluster_objects.DEVICE_CLASSES.
+    slices: tuple[SliceTemplate, ...] = ()
     source: str = ""
 
     @property
@@ -366,8 +404,8 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     if "priorityClassName" in raw:
         body["spec"]["priorityClassName"] = raw["priorityClassName"]
     if "group" in raw:
-        if existing:
-            raise ScenarioError(f"{where}.group: for pods to schedule only")
+        # An existing pod may belong to a group too (a victim of group preemption): the
+        # groups are created before the existing pods.
         group = raw["group"]
         if not isinstance(group, str) or not group:
             raise ScenarioError(f"{where}.group: must be a PodGroup name")
@@ -398,6 +436,9 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
     priority = raw.get("priorityClassName", "")
     if not isinstance(priority, str):
         raise ScenarioError(f"{where}.priorityClassName: must be a PriorityClass name")
+    mode = raw.get("disruptionMode", "")
+    if mode not in {"", "All", "Single"}:
+        raise ScenarioError(f"{where}.disruptionMode: All or Single")
     return PodGroupTemplate(
         name,
         min_count,
@@ -405,6 +446,7 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         _flag(raw, "create_after_pods", where),
         priority,
         _flag(raw, "racy_condition", where),
+        mode,
     )
 
 
@@ -489,6 +531,9 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         native_gang=_flag(raw, "native_gang", where),
         expect_waiting=frozenset(raw.get("expect_waiting", ())),
         expect_group={str(k): str(v) for k, v in (raw.get("expect_group") or {}).items()},
+        slices=tuple(
+            _slice(x, f"{where}.slices[{i}]") for i, x in enumerate(raw.get("slices", ()))
+        ),
         source=source,
     )
     _validate(scenario, where)

@@ -47,6 +47,8 @@ COVERED_PLUGINS = (
     "DefaultPreemption",
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
+    # Slices published by the scenarios themselves (no driver): dra.yaml.
+    "DynamicResources",
 )
 
 

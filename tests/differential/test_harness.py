@@ -128,7 +128,10 @@ def gang(**changes: Any) -> Scenario:
             "pod_groups names must be unique",
         ),
         ({"pods": [{"name": "p1", "group": ""}]}, "pods[0].group: must be a PodGroup name"),
-        ({"existing": [{"name": "e1", "node": "a", "group": "g"}]}, "for pods to schedule only"),
+        (
+            {"pod_groups": [{"name": "g", "minCount": 1, "disruptionMode": "Some"}]},
+            "pod_groups[0].disruptionMode: All or Single",
+        ),
         ({"expect_group": {"h": "True"}}, "expect_group names unknown PodGroup h"),
         ({"expect_group": {"g": "Maybe"}}, "expect_group.g: one of ['False', 'True', 'none']"),
         (
@@ -268,6 +271,17 @@ def test_pod_groups_are_placed_in_each_sides_namespace() -> None:
     # The later node is not among the shared ones, but has the scenario's name and label.
     assert [n.name for n in p.node_specs()] == ["drun-03-a"]
     assert p.late_node_names() == ["drun-03-c"]
+
+
+def test_a_disruption_all_group_and_its_existing_member() -> None:
+    s = gang(
+        pod_groups=[{"name": "lo", "minCount": 1, "disruptionMode": "All"}],
+        existing=[{"name": "e1", "node": "a", "group": "lo"}],
+    )
+    p = Placement(s, 3, "drun")
+    side = Side(KUBE, "ks-x")
+    assert p.pod_group(s.pod_groups[0], side)["spec"]["disruptionMode"] == {"all": {}}
+    assert p.existing_pod(s.existing[0], side)["spec"]["schedulingGroup"] == {"podGroupName": "lo"}
     assert p.node_spec(s.nodes[1]).labels[SCENARIO_LABEL] == "drun-03"
 
 

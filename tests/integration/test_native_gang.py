@@ -337,3 +337,80 @@ async def test_a_job_with_gang_scheduling_is_placed_whole_or_not_at_all(
         big_group = big[0]["spec"]["schedulingGroup"]["podGroupName"]
         await _wait_condition(admin, namespace, big_group, "False")
         assert watch.bound([p["metadata"]["name"] for p in big]) == []
+
+
+async def test_group_preemption_evicts_a_disruption_all_group_whole(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    """DefaultPreemption's PodGroupPostFilter with a victim group of disruptionMode All:
+    the high gang needs one node, but the low group on both nodes goes whole."""
+    iso = unique("iso")
+    nodes = await kwok_nodes(
+        [NodeSpec(f"d{i}", cpu="4", labels={ISOLATION_LABEL: iso}) for i in range(2)]
+    )
+    low, high = unique("gp-low"), unique("gp-high")
+    classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    for pc, value in ((low, 10), (high, 1000)):
+        body = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
+        await admin.post(classes, {**body, "metadata": {"name": pc}})
+    name = unique("native")
+    try:
+        lo = make_native_pod_group("lo", namespace).manifest()
+        lo["spec"] |= {"priorityClassName": low, "disruptionMode": {"all": {}}}
+        await admin.post(PODGROUPS.format(ns=namespace), lo)
+        victims = ["lo-0", "lo-1"]
+        for pod, node in zip(victims, nodes, strict=True):
+            body = make_pod(pod, namespace).node(node).scheduling_group("lo").cpu("3").manifest()
+            body["spec"]["priorityClassName"] = low
+            await admin.post(f"/api/v1/namespaces/{namespace}/pods", body)
+        async with (
+            watching(admin, namespace) as watch,
+            running_asched(
+                _config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"
+            ),
+        ):
+            hi = make_native_pod_group("hi", namespace).min_count(1).manifest()
+            hi["spec"]["priorityClassName"] = high
+            await admin.post(PODGROUPS.format(ns=namespace), hi)
+            group = await admin.get(f"{PODGROUPS.format(ns=namespace)}/hi")
+            member = (
+                make_pod("hi-0", namespace)
+                .scheduler(name)
+                .scheduling_group("hi")
+                .cpu("3")
+                .node_selector({ISOLATION_LABEL: iso})
+                .manifest()
+            )
+            member["spec"]["priorityClassName"] = high
+            await admin.post(f"/api/v1/namespaces/{namespace}/pods", member)
+            await watch.wait_bound(["hi-0"], within=30)
+            notes = {
+                v: [e["note"] for e in await events_about(admin, namespace, v, "Pod")]
+                for v in victims
+            }
+            failed = [
+                e["note"]
+                for e in await events_about(admin, namespace, "hi-0", "Pod")
+                if e["reason"] == "FailedScheduling"
+            ]
+            left = {
+                p["metadata"]["name"]
+                for p in (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+                if not p["metadata"].get("deletionTimestamp")
+            }
+    finally:
+        for pc in (low, high):
+            await admin.delete(f"{classes}/{pc}")
+    # Both members of the low group were evicted, though one node would have done.
+    assert left == {"hi-0"}
+    uid = group["metadata"]["uid"]
+    want = f"Preempted by podgroup {uid} on node cluster"
+    assert notes == {v: [want] for v in victims}
+    # The lone member fit nowhere before preemption: it reports its own fit error (the
+    # group's status with the preemption part goes to the PodGroup's condition).
+    assert failed
+    assert "Insufficient cpu" in failed[0], failed

@@ -202,6 +202,32 @@ _ACCESS = [
     pytest.param(
         Access("list", "poddisruptionbudgets", "policy", namespaced=False), True, id="list-pdbs"
     ),
+    # DynamicResources: read DRA objects, write a claim's allocation and reservation.
+    pytest.param(
+        Access("watch", "resourceslices", "resource.k8s.io", namespaced=False),
+        True,
+        id="watch-resourceslices",
+    ),
+    pytest.param(
+        Access("patch", "resourceclaims", "resource.k8s.io", "binding"),
+        True,
+        id="patch-resourceclaim-binding",
+    ),
+    pytest.param(
+        Access("patch", "resourceclaims", "resource.k8s.io", "status"),
+        True,
+        id="patch-resourceclaim-status",
+    ),
+    pytest.param(
+        Access("create", "resourceclaims", "resource.k8s.io"),
+        False,
+        id="forbidden-create-resourceclaims",
+    ),
+    pytest.param(
+        Access("delete", "resourceslices", "resource.k8s.io", namespaced=False),
+        False,
+        id="forbidden-delete-resourceslices",
+    ),
     # The ops port's delegated authn/authz (system:auth-delegator).
     pytest.param(
         Access("create", "tokenreviews", "authentication.k8s.io", namespaced=False),

@@ -27,6 +27,7 @@ from tests.integration.asched_proc import AschedProcess, running_asched
 from tests.integration.helpers import poll
 
 READER_ROLE = Path(__file__).parents[2] / "manifests" / "examples" / "metrics-reader.yaml"
+VIEWER_ROLE = Path(__file__).parents[2] / "manifests" / "examples" / "inspector-viewer.yaml"
 
 
 async def _service_account_token(admin: ClusterClient, namespace: str, name: str) -> str:
@@ -54,10 +55,17 @@ def _service_account(namespace: str, sa: str) -> tuple[dict[str, str], str, list
 
 @asynccontextmanager
 async def _metrics_reader(
-    admin: ClusterClient, subject: dict[str, str], user: str, groups: list[str]
+    admin: ClusterClient,
+    subject: dict[str, str],
+    user: str,
+    groups: list[str],
+    *,
+    role_file: Path = READER_ROLE,
+    path: str = "/metrics",
 ) -> AsyncIterator[None]:
-    """The example ClusterRole (test-unique name) bound to *subject*; deleted afterwards."""
-    docs = [d for d in yaml.safe_load_all(READER_ROLE.read_text()) if d]
+    """The example ClusterRole of *role_file* (test-unique name) bound to *subject*, once
+    the API server allows *path*; deleted afterwards."""
+    docs = [d for d in yaml.safe_load_all(await anyio.Path(role_file).read_text()) if d]
     [role] = [d for d in docs if d["kind"] == "ClusterRole"]
     name = unique("asched-metrics-reader")
     role["metadata"]["name"] = name
@@ -84,7 +92,7 @@ async def _metrics_reader(
                     "spec": {
                         "user": user,
                         "groups": groups,
-                        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+                        "nonResourceAttributes": {"path": path, "verb": "get"},
                     },
                 },
             )
@@ -233,3 +241,36 @@ async def test_a_client_certificate_of_the_client_ca_authenticates_its_user(
         403,
         f'forbidden: User "{stranger}" cannot get path "/metrics"',
     )
+
+
+async def test_the_inspector_is_authorized_like_metrics_by_its_viewer_role(
+    cluster: LocalCluster, admin: ClusterClient, namespace: str, tmp_path: Path
+) -> None:
+    viewer = await _service_account_token(admin, namespace, "viewer")
+    reader = await _service_account_token(admin, namespace, "reader")
+    async with (
+        _metrics_reader(
+            admin,
+            *_service_account(namespace, "viewer"),
+            role_file=VIEWER_ROLE,
+            path="/inspector/",
+        ),
+        _metrics_reader(admin, *_service_account(namespace, "reader")),
+        running_asched(None, cluster.scheduler_kubeconfig, tmp_path / "a.log", secure=True) as proc,
+    ):
+        page = await _get(proc, "/inspector/", viewer)
+        snapshot = await _get(proc, "/inspector/api/snapshot", viewer)
+        no_token = await _get(proc, "/inspector/")
+        metrics_reader = await _get(proc, "/inspector/", reader)
+        viewer_metrics = await _get(proc, "/metrics", viewer)
+    assert page[0] == 200
+    assert b"asched inspector" in page[1]
+    assert snapshot[0] == 200
+    assert orjson.loads(snapshot[1])["queues"]["names"][0] == "active"
+    assert _status_message(no_token[1]) == (401, "Unauthorized")
+    # The two rights are separate: a metrics reader cannot look, a viewer cannot scrape.
+    assert _status_message(metrics_reader[1]) == (
+        403,
+        f'forbidden: User "system:serviceaccount:{namespace}:reader" cannot get path "/inspector/"',
+    )
+    assert viewer_metrics[0] == 403

@@ -192,7 +192,10 @@ CASES = [
     Case(
         "kubeconfig-cert-file-missing",
         _run(kubeconfig=_kubeconfig(user={"client-certificate": "/nonexistent/u.crt"})),
-        lambda d: f"asched: kubeconfig {_kc(d)}: File does not exists: /nonexistent/u.crt",
+        lambda d: (
+            f"asched: kubeconfig {_kc(d)}: users[name=u].client-certificate /nonexistent/u.crt: "
+            "cannot read: No such file or directory"
+        ),
     ),
     Case(
         "kubeconfig-cert-file-unreadable",

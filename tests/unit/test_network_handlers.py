@@ -22,9 +22,10 @@ from asched.leaderelection import LeaderElector
 from asched.metrics import Metrics
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
 from asched.recorder import EventRecorder
+from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 from asched.scheduler.podstatus import PodStatusWriter
 from asched.testing import FakeClient
-from tests.builders import make_pod, make_pod_group
+from tests.builders import make_native_pod_group, make_pod, make_pod_group
 
 
 class FailingFirst(FakeClient):
@@ -85,6 +86,32 @@ async def test_pod_status_writer(error: Exception, is_bug: bool) -> None:
     assert [path.split("/")[6] for _, path in client.calls] == ["a", "b"]
     assert unexpected(metrics, "pod_status") == (1.0 if is_bug else 0.0)
     assert [e["event"] for e in crashes(logs)] == (["pod_status_update_crashed"] if is_bug else [])
+
+
+@pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])
+async def test_podgroup_condition_writer_retries_what_it_failed_to_write(
+    error: Exception, is_bug: bool
+) -> None:
+    client, metrics = FailingFirst(error), Metrics(process_metrics=False)
+    writer = PodGroupConditionWriter(client, FakeClock(), metrics)
+    pg = make_native_pod_group("g").obj()
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            writer.set(pg, "False", "Unschedulable", "no room")
+            await anyio.wait_all_tasks_blocked()
+            # The same condition again: the failed write is forgotten, so it is re-sent;
+            # a third identical one is not (the second was written).
+            writer.set(pg, "False", "Unschedulable", "no room")
+            await anyio.wait_all_tasks_blocked()
+            writer.set(pg, "False", "Unschedulable", "no room")
+            await anyio.wait_all_tasks_blocked()
+            tg.cancel_scope.cancel()
+
+    assert [path.rsplit("/", 2)[-2] for _, path in client.calls] == ["g", "g"]
+    assert unexpected(metrics, "podgroup_status") == (1.0 if is_bug else 0.0)
+    assert [e["event"] for e in crashes(logs)] == (["podgroup_status_crashed"] if is_bug else [])
+    assert writer.pending() == 0
 
 
 class Recording(FakeClient):

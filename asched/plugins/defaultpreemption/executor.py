@@ -61,8 +61,17 @@ class Executor:
         self._handle = handle
         self._plugin = plugin_name
 
-    async def prepare_candidate(self, candidate: Candidate, preemptor: Pod) -> Status | None:
-        """Preempt the candidate's victims; an Error status if any of them failed."""
+    async def prepare_candidate(
+        self, candidate: Candidate, preemptor: Pod, *, by: tuple[str, str] | None = None
+    ) -> Status | None:
+        """Preempt the candidate's victims; an Error status if any of them failed.
+
+        `by` is the preemptor as the victims' event names it, (type, uid): a pod group
+        preempts as ("podgroup", its uid) on the candidate "cluster"
+        (actuatePodGroupPreemption, podGroupExecutorPreemptor); `preemptor` is then one
+        of its members carrying the group's priority and scheduler name.
+        """
+        kind, uid = by or ("pod", preemptor.uid)
         node = candidate.node_name
         victims = []
         for v in candidate.victims:
@@ -81,7 +90,7 @@ class Executor:
                     # Workers share one iterator: at most `parallelism` calls in flight.
                     for victim in todo:
                         try:
-                            await self._preempt(node, preemptor, victim)
+                            await self._preempt(node, preemptor, victim, f"{kind} {uid}")
                         except (ApiError, TransportError) as exc:
                             log.warning(
                                 "preemption_failed",
@@ -101,9 +110,9 @@ class Executor:
         await self._clear_lower_nominations(preemptor, node)
         return None
 
-    async def _preempt(self, node: str, preemptor: Pod, victim: Pod) -> None:
+    async def _preempt(self, node: str, preemptor: Pod, victim: Pod, by: str) -> None:
         h = self._handle
-        message = f"Preempted by pod {preemptor.uid} on node {node}"
+        message = f"Preempted by {by} on node {node}"
         if h.waiting_pods.reject(victim.uid, self._plugin, "preempted"):
             log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key, node=node)
             # Executor.PreemptPod marks a victim preempted only in memory (rejected at

@@ -74,29 +74,41 @@ PDB_INFORMER: InformerRequest[PodDisruptionBudget] = InformerRequest(
 )
 
 
-def split_by_pdb_violation(
-    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
-) -> tuple[list[Pod], list[Pod]]:
-    """(violating, non_violating): would evicting the pods, in this order, break a budget?
+def pdb_violations(
+    units: Sequence[Sequence[Pod]], pdbs: Sequence[PodDisruptionBudget]
+) -> list[int]:
+    """How many of each unit's pods, evicted in this order, would break a budget.
 
     Each budget's allowance is spent by the pods it selects in order; a pod is violating
     when some budget it belongs to goes below zero with it. As in kube-scheduler's
     FilterVictimsWithPDBViolation (podIsViolating), the budgets after the first one that
-    goes below zero are not charged for that pod.
+    goes below zero are not charged for that pod. A unit is one victim: a pod, or a
+    whole pod group taken together (its ViolateCount).
     """
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
-    violating: list[Pod] = []
-    non_violating: list[Pod] = []
-    for pod in pods:
-        violated = False
-        # A pod without labels matches no selector.
-        if pod.labels:
+    counts: list[int] = []
+    for unit in units:
+        count = 0
+        for pod in unit:
+            # A pod without labels matches no selector.
+            if not pod.labels:
+                continue
             for i, pdb in enumerate(pdbs):
                 if not pdb.selects(pod) or pod.name in pdb.disrupted_pods:
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:
-                    violated = True
+                    count += 1
                     break
-        (violating if violated else non_violating).append(pod)
+        counts.append(count)
+    return counts
+
+
+def split_by_pdb_violation(
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
+    """(violating, non_violating): would evicting the pods, in this order, break a budget?"""
+    counts = pdb_violations([(p,) for p in pods], pdbs)
+    violating = [p for p, n in zip(pods, counts, strict=True) if n]
+    non_violating = [p for p, n in zip(pods, counts, strict=True) if not n]
     return violating, non_violating

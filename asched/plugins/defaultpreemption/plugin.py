@@ -90,9 +90,19 @@ class DefaultPreemption(PostFilterPlugin):
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return (PDB_INFORMER,)
 
-    def _pdbs(self) -> Sequence[PodDisruptionBudget]:
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        """The cluster's PodDisruptionBudgets (the group cycle's preemption reads them too)."""
         store: ObjectStore[PodDisruptionBudget] = self._handle.store(PDB_INFORMER)
         return store.list()
+
+    @property
+    def executor(self) -> Executor:
+        """Evicts victims; shared with the group cycle's PodGroupPostFilter."""
+        return self._executor
+
+    @property
+    def metrics(self) -> PreemptionMetrics | None:
+        return self._metrics
 
     # ---- PostFilter ----------------------------------------------------------------
     async def post_filter(
@@ -142,7 +152,7 @@ class DefaultPreemption(PostFilterPlugin):
                 state,
                 pod,
                 potential,
-                self._pdbs(),
+                self.pdbs(),
                 offset=offset,
                 num_candidates=num,
             )

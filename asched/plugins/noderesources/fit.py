@@ -15,7 +15,10 @@ Mirrors kube-scheduler v1.37 plugins/noderesources/fit.go:
 - Events: assigned pods deleted or scaled down, nodes added or with more allocatable,
   each with the queueing hint of isSchedulableAfterPodEvent / isSchedulableAfterNodeChange.
 
-Not mirrored: DRA-backed extended resources (asched does not implement DRA).
+Not mirrored: DRA-backed extended resources (DRAExtendedResource: an extended resource a
+DeviceClass names through spec.extendedResourceName is satisfied from DRA devices; asched's
+DynamicResources does not implement that, so such requests count only against the node's
+allocatable, as without the gate).
 """
 
 from __future__ import annotations

@@ -90,10 +90,11 @@ def default_selector(
 ) -> LabelSelector:
     """The union of the selectors of the pod's Services and controller; may be empty."""
     label_set: dict[str, str] = {}
-    for svc in services.list():
+    # GetPodServices lists the pod's namespace only (the namespaced lister).
+    for svc in services.in_namespace(pod.namespace).values():
         sel = svc.match_labels
         # Services with a nil selector match nothing, not everything.
-        if svc.namespace != pod.namespace or sel is None:
+        if sel is None:
             continue
         if all(pod.labels.get(k) == v for k, v in sel.items()):
             # Everything that selects the pod agrees on these labels: merging is safe.

@@ -20,6 +20,7 @@ from asched.client.kubeconfig import (
     load_in_cluster,
     load_kubeconfig,
 )
+from tests.certs import ClientCA
 
 # Any valid PEM bundle will do as a CA; certifi's is at hand.
 CA_PEM = Path(certifi.where()).read_bytes()
@@ -68,8 +69,9 @@ async def test_token_and_ca_data(tmp_path: Path) -> None:
     assert isinstance(conn.tls, ssl.SSLContext)
     assert conn.tls.verify_mode == ssl.CERT_REQUIRED
     assert conn.tls.check_hostname
-    assert conn.ca_file is not None
-    assert await anyio.Path(conn.ca_file).read_bytes() == CA_PEM
+    # The inline CA is in the context itself; no file was written for it.
+    assert conn.ca_file is None
+    assert conn.tls.get_ca_certs()
     assert "s3cret" not in repr(conn)
 
 
@@ -185,3 +187,153 @@ def test_from_token() -> None:
     assert (conn.host, conn.authorization) == ("https://h:6443", "Bearer abc")
     assert isinstance(conn.tls, ssl.SSLContext)
     assert Connection.from_token("https://h", "abc", verify=False).tls is False
+
+
+def test_static_credentials_do_not_import_kubernetes_asyncio(tmp_path: Path) -> None:
+    """Its generated client costs ~40 MiB for the process's life: a token kubeconfig and
+    the in-cluster path must load without it (a fresh interpreter, nothing preloaded)."""
+    import subprocess
+    import sys
+
+    path = kubeconfig(
+        tmp_path,
+        cluster={"server": "https://127.0.0.1:6443", "certificate-authority-data": CA_DATA},
+        user={"token": "t"},
+    )
+    code = (
+        "import anyio, sys\n"
+        "from asched.client.kubeconfig import load_kubeconfig\n"
+        f"conn = anyio.run(load_kubeconfig, {str(path)!r})\n"
+        "assert conn.authorization == 'Bearer t', conn\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kubernetes_asyncio')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"
+
+
+async def test_client_certificate_data_and_relative_files(tmp_path: Path) -> None:
+    ca = ClientCA()
+    issued = ca.issue("system:kube-scheduler")
+    (tmp_path / "pki").mkdir()
+    cert_file, key_file = issued.write(tmp_path / "pki", "user")
+    (tmp_path / "pki" / "ca.crt").write_bytes(CA_PEM)
+    inline = kubeconfig(
+        tmp_path,
+        cluster={"server": "https://h:6443", "certificate-authority-data": CA_DATA},
+        user={
+            "client-certificate-data": base64.b64encode(issued.cert_pem).decode(),
+            "client-key-data": base64.b64encode(issued.key_pem).decode(),
+        },
+    )
+
+    conn = await load_kubeconfig(inline)
+
+    assert isinstance(conn.tls, ssl.SSLContext)
+    assert conn.authorization is None
+    assert conn.client_cert_file is None
+
+    # Relative paths resolve against the kubeconfig's own directory (clientcmd ResolvePaths).
+    files = kubeconfig(
+        tmp_path,
+        cluster={"server": "https://h:6443", "certificate-authority": "pki/ca.crt"},
+        user={"client-certificate": "pki/user.crt", "client-key": "pki/user.key"},
+    )
+    conn = await load_kubeconfig(files)
+
+    assert isinstance(conn.tls, ssl.SSLContext)
+    assert conn.ca_file == str(tmp_path / "pki" / "ca.crt")
+    assert conn.client_cert_file == str(cert_file)
+    assert conn.client_key_file == str(key_file)
+
+
+@pytest.mark.parametrize(
+    ("user", "message"),
+    [
+        pytest.param(
+            {"client-certificate-data": CA_DATA},
+            "users[name=u].user: client-certificate is set without its pair",
+            id="certificate-without-key",
+        ),
+        pytest.param(
+            {"client-key-data": "%%%"}, "users[name=u].client-key-data: not base64", id="bad-base64"
+        ),
+        pytest.param(
+            {"tokenFile": "missing-token"},
+            "users[name=u].user.tokenFile",
+            id="missing-token-file",
+        ),
+    ],
+)
+async def test_bad_static_credentials_name_the_field(
+    tmp_path: Path, user: dict[str, Any], message: str
+) -> None:
+    path = kubeconfig(tmp_path, cluster={"server": "https://h:6443"}, user=user)
+
+    with pytest.raises(KubeconfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        await load_kubeconfig(path)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "user"),
+    [
+        pytest.param({"server": "https://h:6443/"}, {"token": "a"}, id="token-system-ca"),
+        pytest.param(
+            {"server": "https://h:6443", "insecure-skip-tls-verify": True},
+            {"username": "admin", "password": "pw"},
+            id="basic-insecure",
+        ),
+        pytest.param(
+            {
+                "server": "https://h:6443",
+                "certificate-authority-data": CA_DATA,
+                "tls-server-name": "kubernetes.default",
+                "proxy-url": "http://proxy:3128",
+            },
+            {"token": "a", "tokenFile": "ignored"},
+            id="token-wins-server-name-proxy",
+        ),
+        pytest.param({"server": "http://h:8080"}, {"tokenFile": "tok"}, id="token-file"),
+    ],
+)
+async def test_static_loader_agrees_with_kubernetes_asyncio(
+    tmp_path: Path, cluster: dict[str, Any], user: dict[str, Any]
+) -> None:
+    """The reference for static credentials is the loader asched used before (and still
+    uses for exec and auth-provider users)."""
+    from asched.client.kubeconfig import _load_with_plugin
+
+    (tmp_path / "tok").write_text("from-file\n")
+    path = kubeconfig(tmp_path, cluster=cluster, user=user)
+
+    ours = await load_kubeconfig(path)
+    theirs = await anyio.to_thread.run_sync(
+        lambda: __import__("asyncio").run(_load_with_plugin([str(path)], None))
+    )
+
+    assert ours.host == theirs.host
+    # client-go trims a token file's whitespace (kubernetes_asyncio keeps the newline).
+    assert ours.authorization == (theirs.authorization or "").strip() or None
+    assert ours.token_file == theirs.token_file
+    assert type(ours.tls) is type(theirs.tls)
+    if isinstance(ours.tls, ssl.SSLContext) and isinstance(theirs.tls, ssl.SSLContext):
+        assert ours.tls.verify_mode == theirs.tls.verify_mode
+        assert ours.tls.check_hostname == theirs.tls.check_hostname
+    else:
+        assert ours.tls == theirs.tls
+    assert ours.proxy == theirs.proxy
+
+
+async def test_in_cluster_ipv6_and_empty_token(
+    service_account: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token, ca = service_account
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+
+    conn = await load_in_cluster(token, ca)
+
+    assert conn.host == "https://[fd00::1]:443"
+    token.write_text("")
+    with pytest.raises(KubeconfigError, match=r"token file .*: empty"):
+        await load_in_cluster(token, ca)

@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 
 from asched.base.clock import FakeClock
-from asched.client.kubeconfig import Connection
+from asched.client.connection import Connection
 from asched.client.protocol import ApiError, TransportError
 from asched.client.rest import RestClient
 

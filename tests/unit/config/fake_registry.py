@@ -150,6 +150,17 @@ IN_TREE_POINTS: dict[str, set[str]] = {
     "VolumeZone": {"preFilter", "filter"},
     "PodTopologySpread": {"preFilter", "filter", "preScore", "score"},
     "InterPodAffinity": {"preFilter", "filter", "preScore", "score"},
+    # asched's points: kube-scheduler's also has postFilter, and no preScore (see the
+    # plugin's docstring).
+    "DynamicResources": {
+        "preEnqueue",
+        "preFilter",
+        "filter",
+        "preScore",
+        "score",
+        "reserve",
+        "preBind",
+    },
     "DefaultPreemption": {"postFilter"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},

@@ -23,6 +23,7 @@ DEFAULT_FILTER = (  # kube-scheduler v1.37.2 getDefaultPlugins order
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_FILTER = (
@@ -35,6 +36,7 @@ DEFAULT_PRE_FILTER = (
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeDeclaredFeatures",
 )
 DEFAULT_PRE_SCORE = (
@@ -43,6 +45,7 @@ DEFAULT_PRE_SCORE = (
     "NodeResourcesFit",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeResourcesBalancedAllocation",
 )
 DEFAULT_SCORE = (
@@ -51,20 +54,21 @@ DEFAULT_SCORE = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
 DEFAULTS: dict[str, tuple[Any, ...]] = {
-    "preEnqueue": ("SchedulingGates", "GangScheduling"),
+    "preEnqueue": ("SchedulingGates", "DynamicResources", "GangScheduling"),
     "queueSort": ("PrioritySort",),
     "preFilter": DEFAULT_PRE_FILTER,
     "filter": DEFAULT_FILTER,
     "postFilter": ("DefaultPreemption",),
     "preScore": DEFAULT_PRE_SCORE,
     "score": DEFAULT_SCORE,
-    "reserve": ("VolumeBinding",),
+    "reserve": ("VolumeBinding", "DynamicResources"),
     "permit": ("GangScheduling",),
-    "preBind": ("VolumeBinding",),
+    "preBind": ("VolumeBinding", "DynamicResources"),
     "bind": ("DefaultBinder",),
     "postBind": (),
 }
@@ -333,7 +337,7 @@ def test_module_attr_names_are_imported_and_expanded() -> None:
         config_doc(profile_doc(plugins={"multiPoint": {"enabled": [{"name": name}]}}))
     ).profiles[0]
     assert profile.enabled("permit") == ("GangScheduling", name)
-    assert profile.enabled("reserve") == ("VolumeBinding", name)
+    assert profile.enabled("reserve") == ("VolumeBinding", "DynamicResources", name)
     assert profile.plugin_args[name] is None
 
 

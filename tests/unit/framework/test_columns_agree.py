@@ -268,10 +268,12 @@ async def decide(
     assert +tally == Counter((s.code, s.reasons, s.plugin) for s in statuses.statuses.values())
     if len(passed.feasible) > 1:
         pst = await fwk.run_pre_score(state, pod, passed.feasible)
-        out["prescore"] = pst
+        # Compared by what a user sees: an Error status also holds the exception object,
+        # which is a new one on each path.
+        out["prescore"] = None if pst is None else (pst.code, pst.reasons, pst.plugin)
         if pst is None or pst.is_success():
             table, sst = await fwk.run_score_plugins(state, pod, passed.feasible)
-            out["score_status"] = sst
+            out["score_status"] = None if sst is None else (sst.code, sst.reasons, sst.plugin)
             out["scores"] = [(s.plugin, s.raw, s.normalized, s.weighted) for s in table.plugins]
             out["totals"] = table.totals
     return out

@@ -14,7 +14,7 @@ def pod(name: str, group: str = "", ns: str = "ns") -> PodBuilder:
 
 
 def store() -> Store[Pod]:
-    return Store({"namespace": lambda p: p.namespace, "group": pod_group_key})
+    return Store({"group": pod_group_key})
 
 
 def members(s: Store[Pod], key: str) -> list[str]:
@@ -33,9 +33,9 @@ def test_group_index_follows_adds_relabels_and_deletes() -> None:
     s.remove(b.key)
     assert members(s, "ns/g") == []
     assert members(s, "ns/h") == []
-    assert [p.name for p in s.by_index("namespace", "ns").values()] == ["c"]
+    assert [p.name for p in s.in_namespace("ns").values()] == ["c"]
     s.remove(c.key)
-    assert dict(s.by_index("namespace", "ns")) == {}
+    assert dict(s.in_namespace("ns")) == {}
 
 
 def test_group_index_keeps_namespaces_apart() -> None:
@@ -50,3 +50,17 @@ def test_store_without_indexers_still_stores() -> None:
     p = pod("a").obj()
     s.upsert(p.key, p, "1")
     assert s.get(p.key) is p
+
+
+def test_namespace_view_needs_no_indexer_and_skips_cluster_scoped_keys() -> None:
+    s: Store[Pod] = Store()
+    a, b = pod("a", ns="x").obj(), pod("b", ns="y").obj()
+    for p in (a, b):
+        s.upsert(p.key, p, "1")
+    s.upsert("node-1", a, "1")  # a cluster-scoped key files under no namespace
+    assert [p.name for p in s.in_namespace("x").values()] == ["a"]
+    assert list(s.in_namespace("")) == []
+    s.upsert(a.key, pod("a", ns="x").obj(), "2")
+    assert len(s.in_namespace("x")) == 1
+    s.remove(a.key)
+    assert dict(s.in_namespace("x")) == {}

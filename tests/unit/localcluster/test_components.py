@@ -64,13 +64,15 @@ def test_etcd_is_unsafe_fast_on_loopback() -> None:
     assert f["--data-dir"] == "/cluster-dir/etcd"
 
 
-def test_controller_manager_runs_only_gc_job_volume_and_statefulset_controllers() -> None:
+def test_controller_manager_runs_only_gc_job_resourceclaim_volume_and_sts_controllers() -> None:
     f = flags(command_lines(BINS, LAYOUT, unthrottled=True)[CONTROLLER_MANAGER])
     assert f["--controllers"].split(",") == [
         "namespace-controller",
         "garbage-collector-controller",
         "pod-garbage-collector-controller",
         "job-controller",
+        # Claims from ResourceClaimTemplates (DRA).
+        "resourceclaim-controller",
         "persistentvolume-binder-controller",
         "statefulset-controller",
     ]

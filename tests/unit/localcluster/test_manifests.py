@@ -85,6 +85,12 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
         # Native PodGroups: only their status (the PodGroupInitiallyScheduled condition).
         ("scheduling.k8s.io", "podgroups/status", "update"),
         ("scheduling.k8s.io", "podgroups/status", "patch"),
+        # DRA claims: the finalizer, then allocation and reservation (kube-scheduler's role).
+        *(
+            ("resource.k8s.io", res, verb)
+            for res in ("resourceclaims", "resourceclaims/status", "resourceclaims/binding")
+            for verb in ("patch", "update")
+        ),
         # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation.
         ("", "persistentvolumes", "patch"),
         ("", "persistentvolumes", "update"),

@@ -7,7 +7,7 @@ FakeHandle plus in-memory object stores for the informers a plugin asks for.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from asched.api import Node, Pod
@@ -41,6 +41,9 @@ class FakeStore:
 
     def list(self) -> Sequence[Any]:
         return list(self._objects.values())
+
+    def in_namespace(self, namespace: str) -> Mapping[str, Any]:
+        return {k: o for k, o in self._objects.items() if k.startswith(f"{namespace}/")}
 
     def has_synced(self) -> bool:
         return True

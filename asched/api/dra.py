@@ -1,0 +1,384 @@
+"""Dynamic Resource Allocation objects (resource.k8s.io/v1), decoded once per version.
+
+What the DynamicResources plugin reads: DeviceClasses (CEL selectors every device of the
+class must pass), ResourceClaims (device requests, and the allocation once made),
+ResourceSlices (the devices a driver publishes for a node: attributes and capacity).
+ResourceClaimTemplates are not here: kube-controller-manager's resourceclaim controller
+turns them into claims and writes the claim's name into the pod's
+status.resourceClaimStatuses, which is all the scheduler reads (as kube-scheduler does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from asched.api.errors import DecodeError
+from asched.api.labels import NodeSelector, parse_node_selector
+from asched.api.quantity import parse_quantity
+
+GROUP = "resource.k8s.io"
+VERSION = "v1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
+ALLOCATION_MODE_ALL = "All"
+# resourceapi.Finalizer: the scheduler adds it before it writes an allocation.
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+# An attribute value as CEL sees it: int, bool, string, or a semver string (version).
+AttributeValue = int | bool | str
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceClass:
+    name: str
+    uid: str = ""
+    resource_version: str = ""
+    selectors: tuple[str, ...] = ()  # CEL expressions, in spec order
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceSubRequest:
+    """`exactly`, or one `firstAvailable[]` alternative (DeviceSubRequest)."""
+
+    name: str
+    device_class_name: str = ""
+    selectors: tuple[str, ...] = ()
+    allocation_mode: str = ALLOCATION_MODE_EXACT_COUNT
+    count: int = 1
+    admin_access: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceRequest:
+    """One `spec.devices.requests[]` entry: `exactly` or `firstAvailable` (PrioritizedList:
+    the first alternative that can be allocated wins; its result names "request/sub")."""
+
+    name: str
+    exactly: DeviceSubRequest | None = None
+    first_available: tuple[DeviceSubRequest, ...] = ()
+
+    @property
+    def admin_access(self) -> bool:
+        return self.exactly is not None and self.exactly.admin_access
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceResult:
+    """`status.allocation.devices.results[]`."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def device_id(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+
+@dataclass(slots=True, frozen=True)
+class Allocation:
+    results: tuple[DeviceResult, ...] = ()
+    node_selector: NodeSelector | None = None
+    # The node the allocation was made for, when its selector names one node by
+    # metadata.name (what the allocator writes for node-local slices).
+    node_name: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class ConsumerRef:
+    """`status.reservedFor[]`."""
+
+    resource: str
+    name: str
+    uid: str
+    api_group: str = ""
+
+
+@dataclass(slots=True)
+class ResourceClaim:
+    namespace: str
+    name: str
+    uid: str = ""
+    resource_version: str = ""
+    deletion_timestamp: str = ""
+    # uids of the controller owner references (a claim made from a template is owned by its pod).
+    controller_uid: str = ""
+    finalizers: tuple[str, ...] = ()
+    requests: tuple[DeviceRequest, ...] = ()
+    # spec.devices.constraints is set (matchAttribute): asched does not allocate those.
+    has_constraints: bool = False
+    allocation: Allocation | None = None
+    reserved_for: tuple[ConsumerRef, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True, frozen=True)
+class Device:
+    name: str
+    # Fully qualified attribute / capacity names ("gpu.example.com/model"): an unqualified
+    # name in the slice belongs to the driver's domain.
+    attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    capacity: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ResourceSlice:
+    name: str
+    uid: str = ""
+    resource_version: str = ""
+    driver: str = ""
+    pool: str = ""
+    pool_generation: int = 0
+    pool_slice_count: int = 1
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: NodeSelector | None = None
+    devices: tuple[Device, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+T = TypeVar("T")
+
+
+def _decoding(kind: str, key: str, build: Callable[[], T]) -> T:
+    """Run `build`, turning its ValueError("path: detail") into a DecodeError for `kind`."""
+    try:
+        return build()
+    except (ValueError, TypeError, AttributeError) as exc:
+        msg = str(exc)
+        field_path, _, detail = msg.partition(": ")
+        if not detail:
+            field_path, detail = "spec", msg
+        raise DecodeError(kind, key, field_path, detail) from None
+
+
+def _obj(raw: Any, path: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected an object")
+    return raw
+
+
+def _list(raw: Any, path: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: expected a list")
+    return raw
+
+
+def _selectors(raw: Any, path: str) -> tuple[str, ...]:
+    out = []
+    for i, sel in enumerate(_list(raw, path)):
+        cel = _obj(_obj(sel, f"{path}[{i}]").get("cel"), f"{path}[{i}].cel")
+        # An empty expression stays "": the allocator reports it as Go does.
+        out.append(str(cel.get("expression") or ""))
+    return tuple(out)
+
+
+def decode_device_class(raw: dict[str, Any]) -> DeviceClass:
+    meta = raw.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    return _decoding(
+        "DeviceClass",
+        name,
+        lambda: DeviceClass(
+            name=name,
+            uid=str(meta.get("uid") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            selectors=_selectors(_obj(raw.get("spec"), "spec").get("selectors"), "spec.selectors"),
+        ),
+    )
+
+
+def _sub_request(raw: Any, name: str, path: str) -> DeviceSubRequest:
+    req = _obj(raw, path)
+    count = req.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"{path}.count: expected an integer, got {count!r}")
+    return DeviceSubRequest(
+        name=name,
+        device_class_name=str(req.get("deviceClassName") or ""),
+        selectors=_selectors(req.get("selectors"), f"{path}.selectors"),
+        allocation_mode=str(req.get("allocationMode") or ALLOCATION_MODE_EXACT_COUNT),
+        count=count,
+        admin_access=bool(req.get("adminAccess") or False),
+    )
+
+
+def _request(raw: Any, path: str) -> DeviceRequest:
+    req = _obj(raw, path)
+    name = str(req.get("name") or "")
+    first = _list(req.get("firstAvailable"), f"{path}.firstAvailable")
+    if first:
+        return DeviceRequest(
+            name,
+            first_available=tuple(
+                _sub_request(
+                    sub,
+                    str(_obj(sub, f"{path}.firstAvailable[{i}]").get("name") or ""),
+                    f"{path}.firstAvailable[{i}]",
+                )
+                for i, sub in enumerate(first)
+            ),
+        )
+    if req.get("exactly") is None:
+        return DeviceRequest(name)
+    return DeviceRequest(name, exactly=_sub_request(req["exactly"], name, f"{path}.exactly"))
+
+
+def _node_of(selector: NodeSelector | None, raw: dict[str, Any]) -> str:
+    """The single node a `metadata.name In [node]` selector names, else ""."""
+    if selector is None:
+        return ""
+    terms = _list(raw.get("nodeSelectorTerms"), "nodeSelectorTerms")
+    if len(terms) != 1:
+        return ""
+    fields = _list(_obj(terms[0], "term").get("matchFields"), "matchFields")
+    if len(fields) != 1 or _obj(terms[0], "term").get("matchExpressions"):
+        return ""
+    f = _obj(fields[0], "matchFields[0]")
+    values = _list(f.get("values"), "values")
+    if f.get("key") == "metadata.name" and f.get("operator") == "In" and len(values) == 1:
+        return str(values[0])
+    return ""
+
+
+def _allocation(raw: Any, path: str) -> Allocation | None:
+    if raw is None:
+        return None
+    alloc = _obj(raw, path)
+    results = []
+    devices = _obj(alloc.get("devices"), f"{path}.devices")
+    for i, r in enumerate(_list(devices.get("results"), f"{path}.devices.results")):
+        res = _obj(r, f"{path}.devices.results[{i}]")
+        results.append(
+            DeviceResult(
+                str(res.get("request") or ""),
+                str(res.get("driver") or ""),
+                str(res.get("pool") or ""),
+                str(res.get("device") or ""),
+            )
+        )
+    raw_sel = alloc.get("nodeSelector")
+    selector = parse_node_selector(raw_sel, f"{path}.nodeSelector")
+    node = _node_of(selector, raw_sel) if isinstance(raw_sel, dict) else ""
+    return Allocation(tuple(results), selector, node)
+
+
+def _controller_uid(meta: dict[str, Any]) -> str:
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid") or "")
+    return ""
+
+
+def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
+    meta = raw.get("metadata") or {}
+    ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+    def build() -> ResourceClaim:
+        spec = _obj(raw.get("spec"), "spec")
+        devices = _obj(spec.get("devices"), "spec.devices")
+        status = _obj(raw.get("status"), "status")
+        reqs = _list(devices.get("requests"), "spec.devices.requests")
+        reserved = []
+        for i, r in enumerate(_list(status.get("reservedFor"), "status.reservedFor")):
+            ref = _obj(r, f"status.reservedFor[{i}]")
+            reserved.append(
+                ConsumerRef(
+                    str(ref.get("resource") or ""),
+                    str(ref.get("name") or ""),
+                    str(ref.get("uid") or ""),
+                    str(ref.get("apiGroup") or ""),
+                )
+            )
+        return ResourceClaim(
+            namespace=ns,
+            name=name,
+            uid=str(meta.get("uid") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            deletion_timestamp=str(meta.get("deletionTimestamp") or ""),
+            controller_uid=_controller_uid(meta),
+            finalizers=tuple(str(f) for f in meta.get("finalizers") or ()),
+            requests=tuple(_request(r, f"spec.devices.requests[{i}]") for i, r in enumerate(reqs)),
+            has_constraints=bool(devices.get("constraints")),
+            allocation=_allocation(status.get("allocation"), "status.allocation"),
+            reserved_for=tuple(reserved),
+        )
+
+    return _decoding("ResourceClaim", f"{ns}/{name}", build)
+
+
+def _qualified(driver: str, name: str) -> str:
+    return name if "/" in name else f"{driver}/{name}"
+
+
+def _attribute(raw: Any, path: str) -> AttributeValue:
+    attr = _obj(raw, path)
+    for kind in ("int", "bool", "string", "version"):
+        if kind in attr:
+            value = attr[kind]
+            if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"{path}.int: expected an integer, got {value!r}")
+            return value if kind in ("int", "bool") else str(value)
+    raise ValueError(f"{path}: no value set (int, bool, string or version)")
+
+
+def _device(raw: Any, driver: str, path: str) -> Device:
+    dev = _obj(raw, path)
+    attrs = _obj(dev.get("attributes"), f"{path}.attributes")
+    caps = _obj(dev.get("capacity"), f"{path}.capacity")
+    return Device(
+        name=str(dev.get("name") or ""),
+        attributes={
+            _qualified(driver, k): _attribute(v, f"{path}.attributes.{k}") for k, v in attrs.items()
+        },
+        capacity={
+            _qualified(driver, k): parse_quantity(
+                str(_obj(v, f"{path}.capacity.{k}").get("value") or "0")
+            )
+            for k, v in caps.items()
+        },
+    )
+
+
+def decode_resource_slice(raw: dict[str, Any]) -> ResourceSlice:
+    meta = raw.get("metadata") or {}
+    name = str(meta.get("name") or "")
+
+    def build() -> ResourceSlice:
+        spec = _obj(raw.get("spec"), "spec")
+        driver = str(spec.get("driver") or "")
+        pool = _obj(spec.get("pool"), "spec.pool")
+        devices = _list(spec.get("devices"), "spec.devices")
+        return ResourceSlice(
+            name=name,
+            uid=str(meta.get("uid") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            driver=driver,
+            pool=str(pool.get("name") or ""),
+            pool_generation=int(pool.get("generation") or 0),
+            pool_slice_count=int(pool.get("resourceSliceCount") or 1),
+            node_name=str(spec.get("nodeName") or ""),
+            all_nodes=bool(spec.get("allNodes") or False),
+            node_selector=parse_node_selector(spec.get("nodeSelector"), "spec.nodeSelector"),
+            devices=tuple(_device(d, driver, f"spec.devices[{i}]") for i, d in enumerate(devices)),
+        )
+
+    return _decoding("ResourceSlice", name, build)

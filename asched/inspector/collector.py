@@ -1,0 +1,212 @@
+"""Collects what the scheduling cycles decide, for the inspector, at no cost to the cycle.
+
+The cycles call `scheduled`, `unschedulable` and `bound` (asched.scheduler.observe
+CycleObserver) on their hot path. Those calls only append a reference tuple (the cycle's
+own ScoreTable or FitError, which the cycle made anyway and never touches again) to a
+bounded deque, or bump a counter. Turning them into plain records (node names, per-plugin
+scores of the chosen node and the best runners-up, rejections counted per plugin) happens
+in `drain()`, which the inspector calls once per snapshot, off the cycle.
+
+Guarantees: memory is bounded whatever the cluster size or the rate of decisions: the
+decision ring and the raw queue both hold at most `ring_size` entries (older ones are
+dropped), at most `max_rejections` pods keep their last rejection, bind latencies keep a
+fixed window. Nothing here awaits or logs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.api import Pod
+from asched.framework.types import QueuedPodInfo, ScoreTable
+from asched.scheduler.diagnosis import FitError
+
+DEFAULT_RING_SIZE = 200
+DEFAULT_RUNNERS_UP = 3
+DEFAULT_MAX_REJECTIONS = 5000
+LATENCY_WINDOW = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One Score plugin on one node: raw, after NormalizeScore, times its weight."""
+
+    raw: int
+    normalized: int
+    weighted: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    node: str
+    total: int
+    plugins: dict[str, Score]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One pod placed by a scheduling cycle: the chosen node first in `scored`, then the
+    best runners-up (empty when a single node was feasible and nothing was scored, or the
+    group cycle placed it)."""
+
+    at: float  # wall-clock seconds
+    pod: str
+    profile: str
+    node: str
+    cycle_seconds: float
+    weights: dict[str, int]
+    scored: tuple[Scored, ...]
+    # The native PodGroup (namespace/name) whose group cycle placed the pod, if any: that
+    # cycle compares whole placements, so no per-member score table is kept.
+    group: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A pod's last failed cycle: how many nodes each plugin rejected, and the message."""
+
+    at: float
+    profile: str
+    nodes: int
+    plugins: dict[str, int]
+    message: str
+
+
+@dataclass(slots=True)
+class _Throughput:
+    binds: int = 0
+    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
+
+
+class Collector:
+    """Implements CycleObserver; `drain()` formats what the cycles recorded."""
+
+    def __init__(
+        self,
+        *,
+        ring_size: int = DEFAULT_RING_SIZE,
+        runners_up: int = DEFAULT_RUNNERS_UP,
+        max_rejections: int = DEFAULT_MAX_REJECTIONS,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        if ring_size < 1:
+            raise ValueError(f"ring_size must be >= 1, got {ring_size}")
+        self._wall = wall
+        self._runners_up = runners_up
+        self._max_rejections = max_rejections
+        # Raw references from the cycle, formatted by drain(); maxlen keeps a burst between
+        # two drains from growing memory (the oldest are dropped, as the ring would).
+        self._raw: deque[_Raw] = deque(maxlen=ring_size)
+        self._raw_rejections: deque[tuple[float, str, str, FitError]] = deque(maxlen=max_rejections)
+        self.decisions: deque[Decision] = deque(maxlen=ring_size)
+        self.rejections: OrderedDict[str, Rejection] = OrderedDict()
+        self._throughput = _Throughput()
+
+    # ---- CycleObserver: the hot path, references only ------------------------------
+    def scheduled(
+        self,
+        pod: Pod,
+        profile: str,
+        node: str,
+        seconds: float,
+        scores: tuple[ScoreTable, int] | None,
+        *,
+        group: str = "",
+    ) -> None:
+        self._raw.append((self._wall(), pod, profile, node, seconds, scores, group))
+
+    def unschedulable(self, qpi: QueuedPodInfo, profile: str, fit: FitError) -> None:
+        self._raw_rejections.append((self._wall(), qpi.pod.key, profile, fit))
+
+    def bound(self, pod: Pod, node: str, seconds: float) -> None:
+        t = self._throughput
+        t.binds += 1
+        t.latencies.append(seconds)
+
+    # ---- off the cycle -------------------------------------------------------------
+    @property
+    def binds(self) -> int:
+        """Binds since start (the inspector turns it into a rate)."""
+        return self._throughput.binds
+
+    def bind_latency(self, q: float) -> float:
+        """The q quantile of the recent bind latencies, seconds (0.0 before any bind)."""
+        lat = self._throughput.latencies
+        return float(np.quantile(np.fromiter(lat, dtype=float), q)) if lat else 0.0
+
+    def drain(self) -> None:
+        """Format what the cycles recorded since the last drain."""
+        while self._raw:
+            self.decisions.append(_decision(self._raw.popleft(), self._runners_up))
+        while self._raw_rejections:
+            at, key, profile, fit = self._raw_rejections.popleft()
+            self.rejections.pop(key, None)
+            self.rejections[key] = _rejection(at, profile, fit)
+        while len(self.rejections) > self._max_rejections:
+            self.rejections.popitem(last=False)
+
+    def forget_rejections(self, keep: Iterable[str]) -> None:
+        """Drop the rejections of pods no longer pending (bound, deleted)."""
+        keep = set(keep)
+        for key in [k for k in self.rejections if k not in keep]:
+            del self.rejections[key]
+
+
+_Raw = tuple[float, Pod, str, str, float, tuple[ScoreTable, int] | None, str]
+
+
+def _decision(raw: _Raw, runners_up: int) -> Decision:
+    at, p, profile, node, seconds, scores, group = raw
+    pod = p.key
+    if scores is None or not scores[0].plugins:
+        return Decision(at, pod, profile, node, seconds, {}, (), group)
+    table, chosen = scores
+    totals = table.totals_array
+    if totals is None:
+        totals = np.asarray(table.totals, dtype=np.int64)
+    # Best first, the chosen node (its index came from the cycle) leading.
+    top = _best(totals, runners_up + 1)
+    order = [chosen, *(i for i in top if i != chosen)]
+    scored = tuple(
+        Scored(
+            table.name_at(i),
+            int(totals[i]),
+            {ps.plugin: Score(*ps.at(i)) for ps in table.plugins},
+        )
+        for i in order[: runners_up + 1]
+    )
+    weights = {ps.plugin: ps.weight for ps in table.plugins}
+    return Decision(at, pod, profile, node, seconds, weights, scored, group)
+
+
+def _rejection(at: float, profile: str, fit: FitError) -> Rejection:
+    """Nodes rejected per plugin, counted as FitError.message counts reasons."""
+    d = fit.diagnosis
+    plugins: dict[str, int] = {}
+    statuses = d.node_to_status
+    for st in statuses.statuses.values():
+        name = st.plugin or "(none)"
+        plugins[name] = plugins.get(name, 0) + 1
+    absent = fit.num_all_nodes - len(statuses)
+    if absent > 0 and statuses.absent is not None:
+        name = statuses.absent.plugin or " ".join(sorted(d.unschedulable_plugins)) or "(none)"
+        plugins[name] = plugins.get(name, 0) + absent
+    return Rejection(at, profile, fit.num_all_nodes, plugins, fit.message())
+
+
+def _best(totals: npt.NDArray[np.int64], k: int) -> list[int]:
+    """Indices of the k highest totals, best first, ties in node order: O(N), not a sort."""
+    if len(totals) > k:
+        kth = totals[np.argpartition(-totals, k - 1)[k - 1]]
+        above = np.flatnonzero(totals > kth)
+        at = np.flatnonzero(totals == kth)[: k - len(above)]
+        picked = [*above.tolist(), *at.tolist()]
+    else:
+        picked = list(range(len(totals)))
+    return sorted(picked, key=lambda i: (-int(totals[i]), i))

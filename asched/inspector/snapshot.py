@@ -1,0 +1,229 @@
+"""The inspector's view of a running scheduler, as one JSON-ready dict per tick.
+
+`Inspector.run` ticks every `interval` seconds: it samples the queue depths into a ring
+(the chart of the last minutes), lets the Collector format the decisions the cycles
+recorded, and, only while a browser listens, builds the full snapshot, serialises it once
+and publishes it (asched.inspector.stream coalesces it per client). Everything here runs
+on the event loop between cycles and is bounded: the pending list and the node list are
+capped (with the totals given), the rings have fixed sizes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
+
+import anyio
+import orjson
+
+from asched.api import Pod
+from asched.api.podgroup import PodGroup
+from asched.api.workload import NativePodGroup
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.workloads import NATIVE_POD_GROUPS
+from asched.inspector.collector import Collector, Decision, Rejection
+from asched.inspector.stream import Broadcaster
+from asched.plugins.coscheduling import PODGROUP_INFORMER
+from asched.plugins.coscheduling.manager import DEFAULT_WAIT_SECONDS
+from asched.scheduler.podview import GROUP_INDEX, SCHEDULING_GROUP_INDEX
+from asched.scheduler.scheduler import Scheduler
+
+DEFAULT_INTERVAL = 1.0
+HISTORY_SECONDS = 300.0
+MAX_PENDING = 200
+MAX_NODES = 2000
+ZONE_LABEL = "topology.kubernetes.io/zone"
+GPU = "nvidia.com/gpu"
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+class Inspector:
+    def __init__(
+        self,
+        sched: Scheduler,
+        collector: Collector,
+        broadcaster: Broadcaster,
+        *,
+        loop_lag_p99: Callable[[], float] = lambda: 0.0,
+        interval: float = DEFAULT_INTERVAL,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self._sched = sched
+        self.collector = collector
+        self.broadcaster = broadcaster
+        self._lag = loop_lag_p99
+        self._interval = interval
+        self._wall = wall
+        self._queues: deque[tuple[float, int, int, int, int]] = deque(
+            maxlen=max(1, int(HISTORY_SECONDS / interval))
+        )
+        self._last_binds = (wall(), 0)
+        self._binds_per_second = 0.0
+
+    async def run(self) -> NoReturn:
+        while True:
+            self.tick()
+            await anyio.sleep(self._interval)
+
+    def tick(self) -> None:
+        now = self._wall()
+        counts = self._sched.queue.pending_counts()
+        self._queues.append((now, *(int(counts.get(q, 0)) for q in QUEUES)))  # type: ignore[arg-type]
+        then, binds_then = self._last_binds
+        binds = self.collector.binds
+        if now > then:
+            self._binds_per_second = (binds - binds_then) / (now - then)
+        self._last_binds = (now, binds)
+        self.collector.drain()
+        if self.broadcaster.clients:
+            self.broadcaster.publish(self.encoded())
+
+    def encoded(self) -> bytes:
+        return orjson.dumps(self.snapshot())
+
+    def snapshot(self) -> dict[str, Any]:
+        sched = self._sched
+        pending = sched.queue.pending_infos()
+        self.collector.forget_rejections(q.pod.key for q in pending)
+        # The cache's live node infos, read only (the cycle's snapshot may be mid-cycle).
+        cache = sched.cache
+        names = cache.node_names()
+        nodes = [ni for n in names[:MAX_NODES] if (ni := cache.get_node_info(n)) is not None]
+        return {
+            "at": self._wall(),
+            "ready": sched.ready,
+            "queues": {
+                "names": list(QUEUES),
+                "samples": [list(s) for s in self._queues],
+            },
+            "pending": self._pending(pending),
+            "pendingTotal": len(pending),
+            "decisions": [_decision(d) for d in reversed(self.collector.decisions)],
+            "gangs": self._gangs(),
+            "nodes": [_node(ni) for ni in nodes if ni.node is not None],
+            "nodesTotal": len(names),
+            "throughput": {
+                "bindsPerSecond": round(self._binds_per_second, 2),
+                "binds": self.collector.binds,
+                "loopLagP99": self._lag(),
+                "bindLatencyP50": self.collector.bind_latency(0.5),
+                "bindLatencyP99": self.collector.bind_latency(0.99),
+            },
+        }
+
+    def _pending(self, infos: Iterable[Any]) -> list[dict[str, Any]]:
+        now = self._sched.clock.now()
+        rejections = self.collector.rejections
+        where = self._sched.queue.where
+        rows = sorted(infos, key=lambda q: q.timestamp)[:MAX_PENDING]
+        return [
+            {
+                "pod": q.pod.key,
+                "queue": where(q.uid) or "",
+                "age": round(now - (q.initial_attempt_timestamp or q.timestamp), 1),
+                "attempts": q.attempts,
+                "gatedBy": q.gating_plugin,
+                "rejection": _rejection(rejections.get(q.pod.key)),
+            }
+            for q in rows
+        ]
+
+    def _gangs(self) -> list[dict[str, Any]]:
+        sched = self._sched
+        pods = sched.pod_informer.store
+        out: list[dict[str, Any]] = []
+        legacy = sched.store(PODGROUP_INFORMER.resource)
+        for pg in [] if legacy is None else legacy.list():
+            assert isinstance(pg, PodGroup)
+            members = pods.by_index(GROUP_INDEX, f"{pg.namespace}/{pg.name}").values()
+            timeout = pg.schedule_timeout_seconds
+            out.append(
+                {
+                    "kind": "scheduling.x-k8s.io",
+                    "name": f"{pg.namespace}/{pg.name}",
+                    "minMember": pg.min_member,
+                    **self._census(members),
+                    "state": pg.status.phase or "Pending",
+                    "timeoutSeconds": DEFAULT_WAIT_SECONDS if timeout is None else timeout,
+                }
+            )
+        native = sched.store(NATIVE_POD_GROUPS.resource)
+        for npg in [] if native is None else native.list():
+            assert isinstance(npg, NativePodGroup)
+            native_members = pods.by_index(SCHEDULING_GROUP_INDEX, f"{npg.namespace}/{npg.name}")
+            done = [c for c in npg.conditions if c.status == "True"]
+            out.append(
+                {
+                    "kind": "scheduling.k8s.io",
+                    "name": f"{npg.namespace}/{npg.name}",
+                    "minMember": npg.min_count or 0,
+                    **self._census(native_members.values()),
+                    "state": done[-1].type if done else "Pending",
+                    "timeoutSeconds": None,
+                }
+            )
+        return out
+
+    def _census(self, members: Iterable[Pod]) -> dict[str, int]:
+        cache = self._sched.cache
+        created = assumed = bound = 0
+        for p in members:
+            created += 1
+            if p.node_name:
+                bound += 1
+            elif cache.is_assumed(p.uid):
+                assumed += 1
+        return {"created": created, "assumed": assumed, "bound": bound}
+
+
+def _decision(d: Decision) -> dict[str, Any]:
+    return {
+        "at": d.at,
+        "pod": d.pod,
+        "profile": d.profile,
+        "node": d.node,
+        "cycleMs": round(d.cycle_seconds * 1e3, 2),
+        "group": d.group,
+        "weights": d.weights,
+        "scored": [
+            {
+                "node": s.node,
+                "total": s.total,
+                "plugins": {
+                    name: [p.raw, p.normalized, p.weighted] for name, p in s.plugins.items()
+                },
+            }
+            for s in d.scored
+        ],
+    }
+
+
+def _rejection(r: Rejection | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "at": r.at,
+        "profile": r.profile,
+        "nodes": r.nodes,
+        "plugins": r.plugins,
+        "message": r.message,
+    }
+
+
+def _fraction(used: int, total: int) -> float | None:
+    return None if total <= 0 else round(min(used / total, 1.0), 3)
+
+
+def _node(ni: NodeInfo) -> dict[str, Any]:
+    labels = ni.node.labels if ni.node is not None else {}
+    a, r = ni.allocatable, ni.requested
+    return {
+        "name": ni.name,
+        "zone": labels.get(ZONE_LABEL, ""),
+        "cpu": _fraction(r.milli_cpu, a.milli_cpu),
+        "memory": _fraction(r.memory, a.memory),
+        "gpu": _fraction(r.scalar.get(GPU, 0), a.scalar.get(GPU, 0)),
+        "pods": len(ni.pods),
+    }

@@ -1,0 +1,334 @@
+"""The structured allocator: which devices of one node's ResourceSlices satisfy the claims.
+
+Follows k8s.io/dynamic-resource-allocation/structured, variant "stable" (NewAllocator picks
+the most stable implementation whose supported features cover the enabled ones; with
+kube-scheduler 1.37's default gates, device binding conditions, consumable capacity and the
+other alpha features off, that is "stable"): GatherPools, then allocateOne's depth-first
+search over claims -> requests -> devices with backtracking, a device taken at most once
+and never one already allocated (unless the request asks for admin access).
+
+Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
+allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
+order (DRAPrioritizedList, beta and on in 1.37; the result names "request/subrequest"),
+slices for one node (`nodeName`), for all
+nodes (`allNodes`) or by `nodeSelector`, pools split over several slices (a pool whose
+slices at its newest generation are not all present is incomplete: skipped, or an error for
+All). Not supported: firstAvailable (PrioritizedList; the plugin rejects such claims),
+constraints (matchAttribute), partitionable devices (counters), device taints, consumable
+capacity. Go walks pools in map order; here they are sorted by (driver, pool) so a test
+can know which device a claim gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from asched.api.dra import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_MODE_EXACT_COUNT,
+    Allocation,
+    Device,
+    DeviceClass,
+    DeviceRequest,
+    DeviceResult,
+    DeviceSubRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
+
+DeviceID = tuple[str, str, str]  # (driver, pool, device)
+# resourceapi.AllocationResultsMaxSize
+ALLOCATION_RESULTS_MAX_SIZE = 32
+
+
+class AllocationError(Exception):
+    """Something is wrong with a claim or class (Go returns an error, not "no fit")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    id: DeviceID
+    device: Device
+    slice: ResourceSlice
+
+
+@dataclass(slots=True)
+class Pool:
+    driver: str
+    name: str
+    incomplete: bool
+    # The pool's devices on slices that target the node, in slice-name then spec order.
+    devices: list[Candidate] = field(default_factory=list)
+
+    @property
+    def pool_id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def slice_targets_node(slice_: ResourceSlice, node_name: str, labels: Mapping[str, str]) -> bool:
+    if slice_.node_name:
+        return slice_.node_name == node_name
+    if slice_.all_nodes:
+        return True
+    if slice_.node_selector is not None:
+        return slice_.node_selector.matches(labels, node_name)
+    return False
+
+
+class SliceIndex:
+    """All ResourceSlices of one cycle, indexed once so each node's Filter only looks at
+    its own slices and the few that are not bound to one node (GatherPools per node would
+    otherwise read every slice of the cluster for every node)."""
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        newest: dict[tuple[str, str], int] = {}
+        for s in slices:
+            key = (s.driver, s.pool)
+            newest[key] = max(newest.get(key, s.pool_generation), s.pool_generation)
+        self._slice_count: dict[tuple[str, str], int] = {}
+        self._present: dict[tuple[str, str], int] = {}
+        self._by_node: dict[str, list[ResourceSlice]] = {}
+        self._shared: list[ResourceSlice] = []
+        for s in slices:
+            key = (s.driver, s.pool)
+            if s.pool_generation != newest[key]:
+                continue  # an older generation is obsolete
+            self._present[key] = self._present.get(key, 0) + 1
+            self._slice_count.setdefault(key, s.pool_slice_count)
+            if s.node_name:
+                self._by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._shared.append(s)
+
+    def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
+        """Go's GatherPools: the pools with at least one slice for the node, at their
+        newest generation, marked incomplete when slices of it are still missing."""
+        targeting: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for s in self._by_node.get(node_name, ()):
+            targeting.setdefault((s.driver, s.pool), []).append(s)
+        for s in self._shared:
+            if slice_targets_node(s, node_name, labels):
+                targeting.setdefault((s.driver, s.pool), []).append(s)
+        pools = []
+        for key in sorted(targeting):
+            driver, name = key
+            pool = Pool(driver, name, incomplete=self._present[key] != self._slice_count[key])
+            for s in sorted(targeting[key], key=lambda s: s.name):
+                pool.devices.extend(Candidate((driver, name, d.name), d, s) for d in s.devices)
+            pools.append(pool)
+        return pools
+
+
+@dataclass(slots=True)
+class _Request:
+    """One way to satisfy a request: `exactly`, or one firstAvailable alternative."""
+
+    claim_index: int
+    claim: ResourceClaim
+    request: DeviceSubRequest
+    cls: DeviceClass
+    # What the allocation result names: the request, or "request/subrequest".
+    result_name: str
+    num_devices: int = 0
+    all_devices: list[Candidate] = field(default_factory=list)
+
+
+class Allocator:
+    """One pod's allocation attempt over one node (Go's Allocator.Allocate for a node)."""
+
+    def __init__(
+        self,
+        classes: Callable[[str], DeviceClass | None],
+        allocated: frozenset[DeviceID] | set[DeviceID],
+        slices: Sequence[ResourceSlice],
+    ) -> None:
+        self._classes = classes
+        self._allocated = allocated
+        self._slices = SliceIndex(slices)
+
+    def allocate(
+        self, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
+    ) -> list[Allocation] | None:
+        """One Allocation per claim, or None when the node cannot satisfy them all.
+
+        Raises AllocationError for broken claims/classes (Go: an error, the pod's attempt
+        ends with status Error).
+        """
+        pools = self._slices.pools(node_name, labels)
+        if not pools:
+            return None
+        requests = [
+            self._alternatives(i, claim, req, pools)
+            for i, claim in enumerate(claims)
+            for req in claim.requests
+        ]
+        search = _Search(requests, pools, self._allocated, self._selectable, len(claims))
+        if not search.run(0):
+            return None
+        return [
+            Allocation(
+                tuple(results),
+                node_name=node_name if search.node_bound(results) else "",
+            )
+            for results in search.results
+        ]
+
+    def _alternatives(
+        self, index: int, claim: ResourceClaim, req: DeviceRequest, pools: list[Pool]
+    ) -> list[_Request]:
+        if req.exactly is not None:
+            return [self._request_data(index, claim, req.exactly, req.name, pools)]
+        if not req.first_available:
+            raise AllocationError(f"claim {claim.key}, request {req.name}: unknown request type")
+        return [
+            self._request_data(index, claim, sub, f"{req.name}/{sub.name}", pools)
+            for sub in req.first_available
+        ]
+
+    def _request_data(
+        self,
+        index: int,
+        claim: ResourceClaim,
+        req: DeviceSubRequest,
+        result_name: str,
+        pools: list[Pool],
+    ) -> _Request:
+        """Go's validateRequest for one request or subrequest."""
+        where = f"claim {claim.key}, request {result_name}"
+        if not req.device_class_name:
+            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
+        cls = self._classes(req.device_class_name)
+        if cls is None:
+            raise AllocationError(
+                f"{where}: could not retrieve device class {req.device_class_name}: "
+                f'deviceclass.resource.k8s.io "{req.device_class_name}" not found'
+            )
+        data = _Request(index, claim, req, cls, result_name)
+        if req.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
+            data.num_devices = req.count
+        elif req.allocation_mode == ALLOCATION_MODE_ALL:
+            for pool in pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.pool_id} "
+                        "is currently being updated"
+                    )
+                data.all_devices.extend(c for c in pool.devices if self._selectable(data, c))
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocationError(f"{where}: unsupported count mode {req.allocation_mode}")
+        return data
+
+    def _selectable(self, data: _Request, cand: Candidate) -> bool:
+        """Go's isSelectable / selectorsMatch: the class's selectors, then the request's."""
+        driver = cand.id[0]
+        device_id = "/".join(cand.id)
+        for owner, selectors in (
+            (f"class {data.cls.name}", data.cls.selectors),
+            (f"claim {data.claim.key}", data.request.selectors),
+        ):
+            for i, expression in enumerate(selectors):
+                if not expression:
+                    raise AllocationError(
+                        f"claim {data.claim.key}, request {data.result_name}, selector #{i}: "
+                        "CEL expression empty (unsupported selector type?)"
+                    )
+                compiled = compile_expression(expression)
+                if compiled.error:
+                    raise AllocationError(
+                        f"{owner}: selector #{i}: CEL compile error: {compiled.error}"
+                    )
+                try:
+                    if not compiled.matches(cand.device, driver):
+                        return False
+                except CelRuntimeError as exc:
+                    raise AllocationError(
+                        f"{owner}: selector #{i} on device {device_id}: CEL runtime error: {exc}"
+                    ) from None
+        return True
+
+
+class _Search:
+    """allocateOne: depth first over (request, device slot), backtracking on failure."""
+
+    def __init__(
+        self,
+        requests: list[list[_Request]],
+        pools: list[Pool],
+        allocated: frozenset[DeviceID] | set[DeviceID],
+        selectable: Callable[[_Request, Candidate], bool],
+        num_claims: int,
+    ) -> None:
+        self._requests = requests
+        self._pools = pools
+        self._allocated = allocated
+        self._selectable = selectable
+        self._taken: set[DeviceID] = set()
+        self._checked: dict[tuple[int, DeviceID], bool] = {}
+        self._slice_of: dict[DeviceID, ResourceSlice] = {}
+        self.results: list[list[DeviceResult]] = [[] for _ in range(num_claims)]
+
+    def node_bound(self, results: Sequence[DeviceResult]) -> bool:
+        """Go's createNodeSelector: an allocation from a slice of all nodes has no node
+        selector; one from a node's slice (or a node-selector slice: asched narrows that to
+        the node it chose) is bound to the node."""
+        return any(not self._slice_of[r.device_id].all_nodes for r in results)
+
+    def _in_use(self, device: DeviceID) -> bool:
+        return device in self._taken or device in self._allocated
+
+    def _matches(self, data: _Request, cand: Candidate) -> bool:
+        key = (id(data), cand.id)
+        hit = self._checked.get(key)
+        if hit is None:
+            hit = self._checked[key] = self._selectable(data, cand)
+        return hit
+
+    def run(self, r: int) -> bool:
+        """Requests r.. satisfied, each by its first alternative that leads to a full
+        allocation (Go's allocateOne over subrequests)."""
+        if r >= len(self._requests):
+            return True
+        return any(self._fill(r, alt, 0) for alt in self._requests[r])
+
+    def _fill(self, r: int, data: _Request, slot: int) -> bool:
+        if data.request.allocation_mode == ALLOCATION_MODE_ALL and not data.all_devices:
+            return False
+        if slot >= data.num_devices:
+            return self.run(r + 1)
+        results = self.results[data.claim_index]
+        if data.num_devices - slot > ALLOCATION_RESULTS_MAX_SIZE - len(results):
+            return False
+        if data.request.allocation_mode == ALLOCATION_MODE_ALL:
+            cand = data.all_devices[slot]
+            if not data.request.admin_access and self._in_use(cand.id):
+                return False
+            return self._try(r, data, slot, cand)
+        for pool in self._pools:
+            if pool.incomplete:
+                continue
+            for cand in pool.devices:
+                if data.request.admin_access:
+                    if any(d.device_id == cand.id for d in results):
+                        continue
+                elif self._in_use(cand.id):
+                    continue
+                if not self._matches(data, cand):
+                    continue
+                if self._try(r, data, slot, cand):
+                    return True
+        return False
+
+    def _try(self, r: int, data: _Request, slot: int, cand: Candidate) -> bool:
+        results = self.results[data.claim_index]
+        results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
+        self._slice_of[cand.id] = cand.slice
+        if not data.request.admin_access:
+            self._taken.add(cand.id)
+        if self._fill(r, data, slot + 1):
+            return True
+        results.pop()
+        self._taken.discard(cand.id)
+        return False

@@ -1,0 +1,85 @@
+"""PreBind's API writes: the claim's allocation and reservation (Go's bindClaim).
+
+A new allocation first gets the delete-protection finalizer on the claim, then one status
+write sets `status.allocation` and appends the pod to `status.reservedFor`; a claim that
+was already allocated only gets the reservation. Both writes carry the resourceVersion the
+decision was made on, so a claim changed meanwhile (allocated elsewhere, deleted) fails
+the binding instead of being overwritten, as Go's update with conflict retry ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asched.api.dra import FINALIZER, Allocation, ResourceClaim, decode_resource_claim
+from asched.api.pod import Pod
+from asched.client.protocol import KubeClient
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def claim_path(claim: ResourceClaim) -> str:
+    return f"/apis/resource.k8s.io/v1/namespaces/{claim.namespace}/resourceclaims/{claim.name}"
+
+
+def allocation_json(allocation: Allocation) -> dict[str, Any]:
+    """The AllocationResult as the API stores it."""
+    out: dict[str, Any] = {
+        "devices": {
+            "results": [
+                {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
+                for r in allocation.results
+            ]
+        }
+    }
+    if allocation.node_name:
+        out["nodeSelector"] = {
+            "nodeSelectorTerms": [
+                {
+                    "matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": [allocation.node_name]}
+                    ]
+                }
+            ]
+        }
+    return out
+
+
+def _reserved_for(claim: ResourceClaim, pod: Pod) -> list[dict[str, str]]:
+    refs = [
+        {"resource": r.resource, "name": r.name, "uid": r.uid}
+        | ({"apiGroup": r.api_group} if r.api_group else {})
+        for r in claim.reserved_for
+    ]
+    refs.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
+    return refs
+
+
+async def bind_claim(
+    client: KubeClient, claim: ResourceClaim, pod: Pod, allocation: Allocation | None
+) -> ResourceClaim:
+    """Write the allocation (when new) and the pod's reservation; the claim as stored."""
+    version = claim.resource_version
+    if allocation is not None and FINALIZER not in claim.finalizers:
+        raw = await client.request(
+            "PATCH",
+            claim_path(claim),
+            body={
+                "metadata": {
+                    "resourceVersion": version,
+                    "finalizers": [*claim.finalizers, FINALIZER],
+                }
+            },
+            content_type=MERGE_PATCH,
+        )
+        version = str(raw["metadata"]["resourceVersion"])
+    status: dict[str, Any] = {"reservedFor": _reserved_for(claim, pod)}
+    if allocation is not None:
+        status["allocation"] = allocation_json(allocation)
+    raw = await client.request(
+        "PATCH",
+        claim_path(claim) + "/status",
+        body={"metadata": {"resourceVersion": version}, "status": status},
+        content_type=MERGE_PATCH,
+    )
+    return decode_resource_claim(raw)

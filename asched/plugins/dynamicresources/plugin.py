@@ -1,0 +1,410 @@
+"""DynamicResources: place pods whose spec.resourceClaims ask for DRA devices.
+
+Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
+(DynamicResources), for claims with `exactly` requests:
+
+- PreEnqueue: every claim of the pod exists (for a template claim, the pod's
+  status.resourceClaimStatuses names the generated one), is not being deleted and, if
+  generated, is owned by the pod; otherwise the pod waits with Go's error as message.
+- PreFilter: Skip for pods without claims. Allocated claims contribute their allocation's
+  node selector; unallocated ones need their DeviceClasses to exist and no allocation of
+  theirs in flight; an allocator is prepared over all ResourceSlices with every device
+  already allocated (or in flight) counted as taken.
+- Filter: an allocated claim's node selector must match the node; the unallocated ones
+  must all be allocatable from the node's slices ("cannot allocate all claims").
+- Score: with firstAvailable requests, nodes where earlier alternatives could be
+  allocated score higher (computeScore), normalized to 0..100.
+- Reserve / Unreserve: the node's allocation is put in flight (so the next pod cannot
+  take the same devices) / taken back.
+- PreBind: each claim gets its allocation and the pod in status.reservedFor (bindClaim).
+
+Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
+or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
+firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: claims with
+constraints (matchAttribute: rejected in PreFilter), PostFilter's deallocation of claims
+reserved for nobody, extended resources backed by DRA, PodGroup claims, device binding
+conditions and the filter timeout (DynamicResourcesArgs are accepted, not used).
+Unreserve after PreBind does not remove the pod from status.reservedFor (Go's Unreserve
+does); the resourceclaim controller drops reservations of pods that are deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import structlog
+
+from asched.api.dra import Allocation, DeviceClass, ResourceClaim, ResourceSlice
+from asched.api.pod import Pod
+from asched.client.protocol import ApiError
+from asched.framework.cycle_state import CycleState, StateKey
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.handle import Handle
+from asched.framework.interfaces import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreNormalizer,
+    ScorePlugin,
+)
+from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.registry import PluginSpec
+from asched.framework.status import Status, error, skip, unresolvable
+from asched.framework.types import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.binding import bind_claim
+from asched.plugins.dynamicresources.claims import (
+    ClaimLookupError,
+    pod_claims,
+    reserved_for_pod,
+)
+from asched.plugins.dynamicresources.tracker import (
+    DEVICE_CLASSES,
+    INFORMERS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    ClaimTracker,
+)
+from asched.plugins.helpers import check_fields, default_normalize_score
+
+log = structlog.get_logger(__name__)
+
+NAME = "DynamicResources"
+
+MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+# resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicResourcesArgs:
+    """Accepted so kube-scheduler files load; the timeouts have no effect in asched."""
+
+    filter_timeout: str | None = None
+    binding_timeout: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
+        check_fields(raw, ("filterTimeout", "bindingTimeout"), path)
+        ft, bt = raw.get("filterTimeout"), raw.get("bindingTimeout")
+        return cls(None if ft is None else str(ft), None if bt is None else str(bt))
+
+
+Args = DynamicResourcesArgs
+
+
+@dataclass(slots=True)
+class _State:
+    """Go's stateData for one pod's attempt."""
+
+    claims: list[ResourceClaim]
+    # Per claim: the allocated node selector's holder, or None for claims to allocate.
+    allocated: list[bool]
+    allocator: Allocator | None = None
+    # node -> the allocations (one per claim to allocate, in order) Filter found there.
+    node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
+    # claim uid -> allocation put in flight by Reserve.
+    reserved: dict[str, Allocation] = field(default_factory=dict)
+
+    def to_allocate(self) -> list[ResourceClaim]:
+        return [c for c, done in zip(self.claims, self.allocated, strict=True) if not done]
+
+
+STATE_KEY: StateKey[_State] = StateKey(NAME)
+
+
+class DynamicResources(
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreNormalizer,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+):
+    def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
+        self._args = args or DynamicResourcesArgs()
+        self._handle = handle
+        self.tracker = ClaimTracker(self._claim_store)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return INFORMERS
+
+    def _claim_store(self) -> ObjectStore[ResourceClaim]:
+        store: ObjectStore[ResourceClaim] = self._handle.store(RESOURCE_CLAIMS)
+        return store
+
+    def _class(self, name: str) -> DeviceClass | None:
+        store: ObjectStore[DeviceClass] = self._handle.store(DEVICE_CLASSES)
+        return store.get(name)
+
+    def _slices(self) -> Sequence[ResourceSlice]:
+        store: ObjectStore[ResourceSlice] = self._handle.store(RESOURCE_SLICES)
+        return store.list()
+
+    # ---- PreEnqueue --------------------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.resource_claims:
+            return None
+        try:
+            pod_claims(pod, self.tracker.get)
+        except ClaimLookupError as exc:
+            return unresolvable(str(exc), plugin=NAME)
+        return None
+
+    # ---- PreFilter ---------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.resource_claims:
+            return None, skip(NAME)
+        try:
+            claims = [c for _, c in pod_claims(pod, self.tracker.get)]
+        except ClaimLookupError as exc:
+            return None, unresolvable(str(exc), plugin=NAME)
+        if not claims:
+            return None, skip(NAME)
+        s = _State(claims, [c.allocation is not None for c in claims])
+        state.write(STATE_KEY, s)
+        for claim in s.to_allocate():
+            if self.tracker.pending_allocation(claim.uid) is not None:
+                return None, unresolvable(
+                    f"resource claim {claim.key} is in the process of being allocated",
+                    plugin=NAME,
+                )
+            status = self._validate_claim(claim)
+            if status is not None:
+                return None, status
+        if s.to_allocate():
+            s.allocator = Allocator(self._class, self.tracker.allocated_devices(), self._slices())
+        return None, None
+
+    def _validate_claim(self, claim: ResourceClaim) -> Status | None:
+        """Every request's DeviceClass exists (Go's PreFilter loop over requests)."""
+        if claim.has_constraints:
+            return unresolvable(
+                f"resource claim {claim.key}: constraints (matchAttribute) are not "
+                "supported by asched",
+                plugin=NAME,
+            )
+        for req in claim.requests:
+            if req.exactly is not None:
+                alternatives = [(req.name, req.exactly.device_class_name)]
+            elif req.first_available:
+                alternatives = [
+                    (f"{req.name}/{sub.name}", sub.device_class_name) for sub in req.first_available
+                ]
+            else:
+                return unresolvable(
+                    f"resource claim {claim.key}, request {req.name}: unknown request type",
+                    plugin=NAME,
+                )
+            for name, class_name in alternatives:
+                status = self._validate_device_class(class_name, name)
+                if status is not None:
+                    return status
+        return None
+
+    def _validate_device_class(self, class_name: str, request: str) -> Status | None:
+        """Go's validateDeviceClass."""
+        if not class_name:
+            return error(f"request {request}: unsupported request type", NAME)
+        if self._class(class_name) is None:
+            return unresolvable(
+                f"request {request}: device class {class_name} does not exist", plugin=NAME
+            )
+        return None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    # ---- Filter ------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return None
+        node = node_info.node
+        if node is None:
+            return error("node not found", NAME)
+        for claim, done in zip(s.claims, s.allocated, strict=True):
+            selector = claim.allocation.node_selector if done and claim.allocation else None
+            if selector is not None and not selector.matches(node.labels, node.name):
+                return unresolvable(MSG_NOT_AVAILABLE, plugin=NAME)
+        if s.allocator is None:
+            return None
+        to_allocate = s.to_allocate()
+        try:
+            result = s.allocator.allocate(node.name, node.labels, to_allocate)
+        except AllocationError as exc:
+            return error(exc, NAME)
+        if result is None or len(result) != len(to_allocate):
+            return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
+        s.node_allocations[node.name] = result
+        return None
+
+    # ---- Score ---------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Not in Go, whose Score is 0 on every node unless a claim has firstAvailable
+        requests: Skip then, so such pods keep the columnar scoring path."""
+        s = state.get(STATE_KEY)
+        if s is None or not any(r.first_available for c in s.claims for r in c.requests):
+            return skip(NAME)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Go's Score/computeScore: earlier firstAvailable alternatives score higher."""
+        s = state.get(STATE_KEY)
+        allocations = None if s is None else s.node_allocations.get(node_info.name)
+        if s is None or allocations is None:
+            return 0
+        pending = iter(allocations)
+        score = 0
+        for claim in s.claims:
+            allocation = claim.allocation or next(pending, None)
+            if allocation is None:
+                return 0
+            chosen = {r.request for r in allocation.results if "/" in r.request}
+            for req in claim.requests:
+                for i, sub in enumerate(req.first_available):
+                    if f"{req.name}/{sub.name}" in chosen:
+                        score += FIRST_AVAILABLE_MAX_SIZE - i
+        return score
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: list[NodeScore]
+    ) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    # ---- Reserve -----------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s = state.get(STATE_KEY)
+        if s is None or s.allocator is None:
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return error("claim allocation not found for node", NAME)
+        for claim, allocation in zip(s.to_allocate(), allocations, strict=True):
+            self.tracker.signal_pending(claim.uid, allocation)
+            s.reserved[claim.uid] = allocation
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return
+        for uid in list(s.reserved):
+            self.tracker.remove_pending(uid)
+            del s.reserved[uid]
+
+    # ---- PreBind -----------------------------------------------------------------------
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return None
+        for claim in s.claims:
+            allocation = s.reserved.get(claim.uid)
+            if allocation is None and reserved_for_pod(claim, pod):
+                continue
+            try:
+                stored = await bind_claim(self._handle.client, claim, pod, allocation)
+            except ApiError as exc:
+                return error(f"binding claim {claim.key}: {exc.message}", NAME)
+            self.tracker.assume(stored)
+            if allocation is not None:
+                self.tracker.remove_pending(claim.uid)
+                del s.reserved[claim.uid]
+            log.debug("claim_bound", pod=pod.key, claim=claim.key, node=node_name)
+        return None
+
+    # ---- Queueing ----------------------------------------------------------------------
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Go's EventsToRegister, same events and hints."""
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.RESOURCE_CLAIM,
+                    ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
+                ),
+                self.hint_claim_changed,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.UNSCHEDULED_POD,
+                    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
+                ),
+                self.hint_pod_updated,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
+            ),
+        )
+
+    def hint_claim_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """Go's isSchedulableAfterClaimChange."""
+        if new is None:
+            gone = old if isinstance(old, ResourceClaim) else None
+            if gone is not None and gone.allocation is None:
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if not isinstance(new, ResourceClaim):
+            return QueueingHint.QUEUE
+        try:
+            uses = any(c.uid == new.uid for _, c in pod_claims(pod, self.tracker.get))
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        before = old if isinstance(old, ResourceClaim) else None
+        if before is not None and before.allocation is not None and new.allocation is None:
+            return QueueingHint.QUEUE
+        if not uses:
+            return QueueingHint.QUEUE_SKIP
+        if before is None:
+            return QueueingHint.QUEUE
+        if (before.allocation, before.reserved_for) == (new.allocation, new.reserved_for):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def hint_pod_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """Go's isSchedulableAfterTargetPodUpdate."""
+        if not isinstance(new, Pod):
+            return QueueingHint.QUEUE
+        try:
+            pod_claims(new, self.tracker.get)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+
+SPEC = PluginSpec(NAME, DynamicResources, DynamicResourcesArgs)

@@ -1,0 +1,107 @@
+"""The coalescing status writer behind PodStatusWriter and PodGroupConditionWriter.
+
+Cycles must not await the network, so they record the status they want here and `run()`
+(owned by the scheduler's task group) sends it as a strategic-merge PATCH. Updates to one
+object coalesce (latest wins: one patch per change, not one per cycle), at most
+`max_in_flight` patches are in flight. A failure is logged, never raised: a status only
+informs users, and raising would end run() and with it the scheduler; the next cycle of
+the object writes again. A 404 or a uid-precondition conflict (409) means the object is
+gone and is silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import anyio
+from structlog.typing import FilteringBoundLogger
+
+from asched.base.errors import UnexpectedErrors, report_unexpected
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
+
+T = TypeVar("T")
+
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+@dataclass(frozen=True, slots=True)
+class PatchNames:
+    """How one writer's failures are logged: its logger, the events and the object's field."""
+
+    log: Any
+    failed: str  # e.g. pod_status_update_failed
+    area: str  # report_unexpected's area, e.g. pod_status
+    crashed: str  # e.g. pod_status_update_crashed
+    field: str  # the log field naming the object, e.g. pod
+
+
+class CoalescingPatcher(Generic[T]):
+    def __init__(
+        self,
+        client: KubeClient,
+        errors: UnexpectedErrors | None,
+        names: PatchNames,
+        *,
+        max_in_flight: int,
+        render: Callable[[T], tuple[str, Mapping[str, object]]],
+        where: Callable[[T], str],
+        on_failure: Callable[[T], object] | None = None,
+    ) -> None:
+        """`render(item)` gives the PATCH path and body; `where(item)` the object's
+        "namespace/name"; `on_failure(item)` runs when a patch was not written."""
+        self._client = client
+        self._errors = errors
+        self._names = names
+        self._max = max_in_flight
+        self._render = render
+        self._where = where
+        self._on_failure = on_failure
+        self.pending: dict[str, T] = {}
+        self._wake = anyio.Event()
+
+    def put(self, key: str, item: T) -> None:
+        self.pending[key] = item
+        self._wake.set()
+
+    def wake(self) -> None:
+        """A pending item was changed in place."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        limiter = anyio.Semaphore(self._max)
+        async with anyio.create_task_group() as tg:
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                while self.pending:
+                    key = next(iter(self.pending))
+                    item = self.pending.pop(key)
+                    await limiter.acquire()
+                    tg.start_soon(self._send, item, limiter)
+
+    def _failed(self, item: T) -> None:
+        if self._on_failure is not None:
+            self._on_failure(item)
+
+    async def _send(self, item: T, limiter: anyio.Semaphore) -> None:
+        n = self._names
+        log: FilteringBoundLogger = n.log
+        where = {n.field: self._where(item)}
+        try:
+            path, body = self._render(item)
+            await self._client.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
+        except ApiError as exc:
+            self._failed(item)
+            if not (exc.not_found or exc.conflict):
+                log.warning(n.failed, **where, error=str(exc))
+        except TRANSPORT_ERRORS as exc:
+            self._failed(item)
+            log.warning(n.failed, **where, error=repr(exc))
+        except Exception:
+            # A bug, not the network: dropped rather than raised (see the module doc).
+            self._failed(item)
+            report_unexpected(log, self._errors, n.area, n.crashed, **where)
+        finally:
+            limiter.release()

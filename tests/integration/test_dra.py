@@ -1,0 +1,154 @@
+"""DynamicResources end to end: ResourceSlices for kwok nodes, claims, asched as a process.
+
+No DRA driver runs: the test publishes the ResourceSlices itself, as a driver would, and
+checks what asched writes to the claim (allocation and reservation) and where the pod lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec
+from asched.testing import dra
+from tests.builders import make_pod
+from tests.integration.asched_proc import running_asched
+from tests.integration.conftest import NodeFactory, unique
+from tests.integration.helpers import poll
+from tests.integration.test_scheduler import _config, _events, _wait_bound
+
+DRIVER = "gpu.example.com"
+RESOURCE = "/apis/resource.k8s.io/v1"
+
+
+class DraObjects:
+    """Cluster-scoped DeviceClasses and ResourceSlices, deleted after the test."""
+
+    def __init__(self, admin: ClusterClient) -> None:
+        self.admin = admin
+        self.created: list[str] = []
+
+    async def create(self, kind_path: str, body: dict[str, Any]) -> None:
+        await self.admin.post(f"{RESOURCE}/{kind_path}", body)
+        self.created.append(f"{RESOURCE}/{kind_path}/{body['metadata']['name']}")
+
+    async def cleanup(self) -> None:
+        for path in self.created:
+            try:
+                await self.admin.delete(path)
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+
+
+@pytest.fixture
+async def dra_objects(admin: ClusterClient) -> AsyncIterator[DraObjects]:
+    objs = DraObjects(admin)
+    try:
+        yield objs
+    finally:
+        await objs.cleanup()
+
+
+async def _claim(admin: ClusterClient, ns: str, name: str) -> dict[str, Any]:
+    return await admin.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/{name}")
+
+
+async def test_pod_with_claim_is_bound_and_claim_allocated(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """Only the second node has a GPU: the pod goes there and the claim names its device."""
+    plain, gpu_node = await kwok_nodes([NodeSpec("plain"), NodeSpec("gpu")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls, f'device.driver == "{DRIVER}"'))
+    await dra_objects.create(
+        "resourceslices",
+        dra.resource_slice(
+            unique("slice"), gpu_node, [dra.device("gpu-0", {"model": "a100"}, {"memory": "40Gi"})]
+        ),
+    )
+    selector = f'device.attributes["{DRIVER}"].model == "a100"'
+    pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        # The pod first: PreEnqueue holds it until its claim exists, and the claim's
+        # ResourceClaimAdd (queueing hint: the pod's own claim) lets it go.
+        created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+        await anyio.sleep(1)
+        assert not (await admin.get(f"/api/v1/namespaces/{namespace}/pods/p"))["spec"].get(
+            "nodeName"
+        )
+        await admin.post(
+            f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+            dra.resource_claim("c", dra.device_request("gpu", cls, selector), namespace=namespace),
+        )
+        bound = await _wait_bound(admin, namespace, {"p"}, within=10)
+    assert bound["p"] == gpu_node != plain
+    status = (await _claim(admin, namespace, "c"))["status"]
+    assert status["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": DRIVER, "pool": gpu_node, "device": "gpu-0"}
+    ]
+    term = status["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]
+    assert term["matchFields"][0]["values"] == [gpu_node]
+    assert status["reservedFor"] == [
+        {"resource": "pods", "name": "p", "uid": created["metadata"]["uid"]}
+    ]
+
+
+async def test_template_claim_and_competing_pods(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """Two pods, each with a claim from one template, one GPU in the cluster: the
+    resourceclaim controller makes the claims, one pod gets the GPU, the other waits with
+    Go's message on its FailedScheduling event."""
+    (node,) = await kwok_nodes([NodeSpec("gpu")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls))
+    await dra_objects.create(
+        "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
+    )
+    await admin.post(
+        f"{RESOURCE}/namespaces/{namespace}/resourceclaimtemplates",
+        dra.resource_claim_template("t", dra.device_request("gpu", cls), namespace=namespace),
+    )
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        for name in ("p1", "p2"):
+            pod = (
+                make_pod(name, namespace).scheduler("dra-test").resource_claim("gpu", template="t")
+            )
+            await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+
+        async def outcome() -> tuple[list[str], str] | None:
+            pods = (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+            bound = sorted(p["metadata"]["name"] for p in pods if p["spec"].get("nodeName"))
+            if len(bound) != 1:
+                return None
+            loser = "p2" if bound == ["p1"] else "p1"
+            for e in await _events(admin, namespace, loser):
+                if e.get("reason") == "FailedScheduling":
+                    return bound, str(e["note"])
+            return None
+
+        with anyio.fail_after(45):
+            bound, note = await poll(outcome, interval=0.3)
+    assert bound in (["p1"], ["p2"])
+    assert note.startswith("0/1 nodes are available: 1 cannot allocate all claims.")

@@ -1,0 +1,576 @@
+"""DynamicResources: claims allocated/unallocated, class and request selectors, count and
+All, taken devices, Reserve/Unreserve, PreBind's writes, messages, hints and events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from asched.api import Pod
+from asched.api.dra import (
+    Device,
+    decode_device_class,
+    decode_resource_claim,
+    decode_resource_slice,
+)
+from asched.api.errors import DecodeError
+from asched.framework.cycle_state import CycleState
+from asched.framework.events import ActionType, EventResource, QueueingHint
+from asched.framework.status import Code, Status
+from asched.plugins.dynamicresources import SPEC, DynamicResources
+from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.cel import compile_expression
+from asched.plugins.dynamicresources.plugin import STATE_KEY
+from asched.plugins.dynamicresources.tracker import (
+    DEVICE_CLASSES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+)
+from asched.testing import dra
+from asched.testing.builders import make_node, make_pod
+from asched.testing.fakes import FakeClient, FakeHandle, node_info
+from asched.testing.runner import Runner, enable
+
+GPU = "gpu.example.com"
+
+
+def gpu_slice(node: str, *devices: dict[str, Any]) -> dict[str, Any]:
+    return dra.resource_slice(f"{node}-gpu", node, list(devices))
+
+
+def gpu(name: str, model: str = "a100", memory: str = "40Gi") -> dict[str, Any]:
+    return dra.device(name, {"model": model}, {"memory": memory})
+
+
+def allocated(claim: dict[str, Any], node: str, device: str, uid: str = "") -> dict[str, Any]:
+    claim["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": GPU, "pool": node, "device": device}]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                ]
+            },
+        }
+    }
+    return claim
+
+
+class RecordingClient(FakeClient):
+    def __init__(self) -> None:
+        super().__init__()
+        self.patches: list[tuple[str, Any]] = []
+        self.version = 10
+
+    async def request(self, method: str, path: str, **kw: Any) -> Any:
+        self.patches.append((path, kw["body"]))
+        self.version += 1
+        ns, name = path.split("/namespaces/")[1].split("/resourceclaims/")
+        body = kw["body"]
+        return {
+            "metadata": {
+                "namespace": ns,
+                "name": name.removesuffix("/status"),
+                "uid": "claim-0",  # the only claim of the PreBind test
+                "resourceVersion": str(self.version),
+            },
+            "status": body.get("status", {}),
+        }
+
+
+class World:
+    """Nodes, DRA objects and the plugin over them."""
+
+    def __init__(
+        self,
+        *,
+        nodes: tuple[str, ...] = ("n1", "n2"),
+        classes: tuple[dict[str, Any], ...] = (
+            dra.device_class("gpu", f'device.driver == "{GPU}"'),
+        ),
+        claims: tuple[dict[str, Any], ...] = (),
+        slices: tuple[dict[str, Any], ...] = (),
+    ) -> None:
+        self.nodes = [node_info(make_node(n).label("zone", n).obj()) for n in nodes]
+        for i, c in enumerate(claims):
+            c["metadata"].setdefault("uid", f"claim-{i}")
+            c["metadata"].setdefault("resourceVersion", "5")
+        self.client = RecordingClient()
+        self.handle = FakeHandle(
+            self.nodes,
+            self.client,
+            stores={
+                RESOURCE_CLAIMS.resource: [decode_resource_claim(c) for c in claims],
+                DEVICE_CLASSES.resource: [decode_device_class(c) for c in classes],
+                RESOURCE_SLICES.resource: [decode_resource_slice(s) for s in slices],
+            },
+        )
+        self.plugin = DynamicResources(None, self.handle)
+
+    def filter_all(self, pod: Pod) -> tuple[CycleState, Status | None, dict[str, Status | None]]:
+        state = CycleState()
+        _, pre = self.plugin.pre_filter(state, pod, self.nodes)
+        if pre is not None:
+            return state, pre, {}
+        return state, None, {ni.name: self.plugin.filter(state, pod, ni) for ni in self.nodes}
+
+
+def claim_pod(name: str = "p", claim: str = "c") -> Pod:
+    return make_pod(name).resource_claim("gpu", claim=claim).obj()
+
+
+def fits(results: dict[str, Status | None]) -> list[str]:
+    return sorted(n for n, st in results.items() if st is None)
+
+
+def test_pod_without_claims_is_skipped() -> None:
+    w = World()
+    _, pre = w.plugin.pre_filter(CycleState(), make_pod("p").obj(), w.nodes)
+    assert pre is not None
+    assert pre.code == Code.SKIP
+    assert w.plugin.pre_enqueue(make_pod("p").obj()) is None
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        (claim_pod(), 'could not find ResourceClaim "default/c"'),
+        (
+            make_pod("p").resource_claim("gpu", template="t").obj(),
+            'pod "default/p": ResourceClaim not created yet',
+        ),
+    ],
+)
+def test_pre_enqueue_waits_for_claims(pod: Pod, message: str) -> None:
+    st = World().plugin.pre_enqueue(pod)
+    assert st is not None
+    assert (st.code, st.message()) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+
+
+def test_template_claim_must_be_owned_by_pod() -> None:
+    claim = dra.resource_claim("p-gpu-x", dra.device_request("gpu", "gpu"))
+    claim["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pod-uid", "controller": True}
+    ]
+    w = World(claims=(claim,))
+    pod = make_pod("p").uid("other").resource_claim("gpu", template="t")
+    st = w.plugin.pre_enqueue(pod.claim_status("gpu", "p-gpu-x").obj())
+    assert st is not None
+    assert st.message() == (
+        "ResourceClaim default/p-gpu-x was not created for Pod default/p (Pod is not owner)"
+    )
+    owned = make_pod("p").uid("pod-uid").resource_claim("gpu", template="t")
+    assert w.plugin.pre_enqueue(owned.claim_status("gpu", "p-gpu-x").obj()) is None
+
+
+def test_claim_fits_only_the_node_with_the_device() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n2", gpu("gpu-0")),),
+    )
+    _, pre, results = w.filter_all(claim_pod())
+    assert pre is None
+    assert fits(results) == ["n2"]
+    st = results["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "cannot allocate all claims",
+    )
+
+
+def test_missing_device_class() -> None:
+    w = World(claims=(dra.resource_claim("c", dra.device_request("gpu", "nope")),))
+    _, pre, _ = w.filter_all(claim_pod())
+    assert pre is not None
+    assert pre.message() == "request gpu: device class nope does not exist"
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (dra.device_request("gpu", "gpu", count=2), ["n2"]),
+        (dra.device_request("gpu", "gpu", count=3), []),
+        (dra.device_request("gpu", "gpu", mode="All"), ["n1", "n2"]),
+        (
+            dra.device_request(
+                "gpu", "gpu", 'device.attributes["gpu.example.com"].model == "h100"'
+            ),
+            ["n2"],
+        ),
+        (
+            dra.device_request(
+                "gpu",
+                "gpu",
+                'device.capacity["gpu.example.com"].memory.compareTo(quantity("50Gi")) >= 0',
+            ),
+            ["n2"],
+        ),
+    ],
+)
+def test_requests(request_: dict[str, Any], expected: list[str]) -> None:
+    w = World(
+        claims=(dra.resource_claim("c", request_),),
+        slices=(
+            gpu_slice("n1", gpu("gpu-0")),
+            gpu_slice("n2", gpu("gpu-0"), gpu("gpu-1", "h100", "80Gi")),
+        ),
+    )
+    _, pre, results = w.filter_all(claim_pod())
+    assert pre is None
+    assert fits(results) == expected
+
+
+def test_class_selector_filters_devices() -> None:
+    w = World(
+        classes=(dra.device_class("gpu", 'device.attributes["gpu.example.com"].model == "h100"'),),
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")), gpu_slice("n2", gpu("gpu-0", "h100"))),
+    )
+    assert fits(w.filter_all(claim_pod())[2]) == ["n2"]
+
+
+def test_devices_allocated_to_other_claims_are_taken() -> None:
+    w = World(
+        claims=(
+            allocated(dra.resource_claim("other", dra.device_request("gpu", "gpu")), "n1", "gpu-0"),
+            dra.resource_claim("c", dra.device_request("gpu", "gpu")),
+        ),
+        slices=(gpu_slice("n1", gpu("gpu-0")), gpu_slice("n2", gpu("gpu-0"))),
+    )
+    assert fits(w.filter_all(claim_pod())[2]) == ["n2"]
+
+
+def test_all_mode_fails_when_one_device_is_taken() -> None:
+    w = World(
+        claims=(
+            allocated(dra.resource_claim("other", dra.device_request("gpu", "gpu")), "n1", "gpu-0"),
+            dra.resource_claim("c", dra.device_request("gpu", "gpu", mode="All")),
+        ),
+        slices=(gpu_slice("n1", gpu("gpu-0"), gpu("gpu-1")), gpu_slice("n2", gpu("gpu-0"))),
+    )
+    assert fits(w.filter_all(claim_pod())[2]) == ["n2"]
+
+
+def test_allocated_claim_follows_its_node_selector() -> None:
+    w = World(
+        claims=(
+            allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "n1", "gpu-0"),
+        ),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    _, pre, results = w.filter_all(claim_pod())
+    assert pre is None
+    assert fits(results) == ["n1"]
+    st = results["n2"]
+    assert st is not None
+    assert st.message() == "resourceclaim not available on the node"
+
+
+def test_reserve_takes_the_device_until_unreserve() -> None:
+    claims = (
+        dra.resource_claim("c1", dra.device_request("gpu", "gpu")),
+        dra.resource_claim("c2", dra.device_request("gpu", "gpu")),
+    )
+    w = World(claims=claims, slices=(gpu_slice("n1", gpu("gpu-0")),))
+    first = claim_pod("p1", "c1")
+    state, _, results = w.filter_all(first)
+    assert fits(results) == ["n1"]
+    assert w.plugin.reserve(state, first, "n1") is None
+    # The second pod's claim cannot get the device the first one holds in flight.
+    assert fits(w.filter_all(claim_pod("p2", "c2"))[2]) == []
+    w.plugin.unreserve(state, first, "n1")
+    assert fits(w.filter_all(claim_pod("p2", "c2"))[2]) == ["n1"]
+
+
+def test_claim_in_flight_is_being_allocated() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    state, _, _ = w.filter_all(claim_pod("p1"))
+    w.plugin.reserve(state, claim_pod("p1"), "n1")
+    _, pre, _ = w.filter_all(claim_pod("p2"))
+    assert pre is not None
+    assert pre.message() == "resource claim default/c is in the process of being allocated"
+
+
+async def test_pre_bind_writes_allocation_and_reservation() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    assert w.plugin.reserve(state, pod, "n1") is None
+    assert await w.plugin.pre_bind(state, pod, "n1") is None
+    (fin_path, fin), (status_path, status) = w.client.patches
+    assert fin_path.endswith("/namespaces/default/resourceclaims/c")
+    assert fin["metadata"] == {
+        "resourceVersion": "5",
+        "finalizers": ["resource.kubernetes.io/delete-protection"],
+    }
+    assert status_path.endswith("/resourceclaims/c/status")
+    assert status["metadata"] == {"resourceVersion": "11"}
+    assert status["status"]["reservedFor"] == [{"resource": "pods", "name": "p", "uid": pod.uid}]
+    assert status["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": GPU, "pool": "n1", "device": "gpu-0"}
+    ]
+    terms = status["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"]
+    assert terms[0]["matchFields"][0]["values"] == ["n1"]
+    # No longer in flight; the written claim counts as allocated until the watch catches up.
+    assert w.plugin.tracker.pending_allocation("claim-0") is None
+    assert ("gpu.example.com", "n1", "gpu-0") in w.plugin.tracker.allocated_devices()
+
+
+def test_cel_compile_error_is_an_error_naming_the_class() -> None:
+    w = World(
+        classes=(dra.device_class("gpu", "device.driver =="),),
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert st.code == Code.ERROR
+    assert st.message().startswith(
+        "class gpu: selector #0: CEL compile error: compilation failed: ERROR: <input>:1:"
+    )
+
+
+def test_cel_runtime_error_names_claim_and_device() -> None:
+    w = World(
+        claims=(
+            dra.resource_claim(
+                "c", dra.device_request("gpu", "gpu", 'device.attributes["gpu.example.com"].x == 1')
+            ),
+        ),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert st.code == Code.ERROR
+    assert st.message().startswith(
+        "claim default/c: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: "
+        "no such key: x"
+    )
+
+
+def test_events_to_register_as_go() -> None:
+    events = [
+        (e.event.resource, e.event.action, e.hint is not None)
+        for e in World().plugin.events_to_register()
+    ]
+    assert events == [
+        (
+            EventResource.NODE,
+            ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+            False,
+        ),
+        (
+            EventResource.RESOURCE_CLAIM,
+            ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
+            True,
+        ),
+        (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM, True),
+        (EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE, False),
+        (EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE, False),
+    ]
+
+
+def test_claim_hints() -> None:
+    raw = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    raw["metadata"]["uid"] = "u1"
+    mine = decode_resource_claim(raw)
+    w = World(claims=(raw,))
+    pod = claim_pod()
+    other = decode_resource_claim(dra.resource_claim("x", dra.device_request("gpu", "gpu")))
+    hint = w.plugin.hint_claim_changed
+    assert hint(pod, None, mine) is QueueingHint.QUEUE
+    assert hint(pod, None, other) is QueueingHint.QUEUE_SKIP
+    assert hint(pod, mine, mine) is QueueingHint.QUEUE_SKIP
+    assert hint(pod, other, None) is QueueingHint.QUEUE_SKIP
+    was = decode_resource_claim(
+        allocated(dra.resource_claim("x", dra.device_request("gpu", "gpu")), "n1", "g")
+    )
+    assert hint(pod, was, None) is QueueingHint.QUEUE
+    assert hint(pod, was, other) is QueueingHint.QUEUE
+
+
+def test_pod_update_hint() -> None:
+    w = World(claims=(dra.resource_claim("gen", dra.device_request("gpu", "gpu")),))
+    waiting = make_pod("p").resource_claim("gpu", template="t")
+    assert w.plugin.hint_pod_updated(waiting.obj(), None, waiting.obj()) is QueueingHint.QUEUE_SKIP
+    done = make_pod("p").resource_claim("gpu", template="t").claim_status("gpu", None).obj()
+    assert w.plugin.hint_pod_updated(done, None, done) is QueueingHint.QUEUE
+
+
+def test_decode_errors_name_the_field() -> None:
+    bad = dra.resource_slice("s", "n1", [{"name": "d", "capacity": {"m": {"value": "lots"}}}])
+    with pytest.raises(DecodeError) as exc:
+        decode_resource_slice(bad)
+    assert (exc.value.kind, exc.value.key) == ("ResourceSlice", "s")
+    bad_claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", count=2))
+    bad_claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = "two"
+    with pytest.raises(DecodeError) as exc2:
+        decode_resource_claim(bad_claim)
+    assert exc2.value.field == "spec.devices.requests[0].exactly.count"
+
+
+def _first_available(*subs: tuple[str, str]) -> dict[str, Any]:
+    """A request whose alternatives are (name, CEL selector on the model) of class gpu."""
+    return {
+        "name": "gpu",
+        "firstAvailable": [
+            {"name": n, "deviceClassName": "gpu", "selectors": [{"cel": {"expression": e}}]}
+            for n, e in subs
+        ],
+    }
+
+
+def test_first_available_takes_the_first_alternative_that_fits_and_scores_it() -> None:
+    model = 'device.attributes["gpu.example.com"].model == "{}"'
+    req = _first_available(("h100", model.format("h100")), ("a100", model.format("a100")))
+    w = World(
+        claims=(dra.resource_claim("c", req),),
+        slices=(gpu_slice("n1", gpu("gpu-0", "a100")), gpu_slice("n2", gpu("gpu-0", "h100"))),
+    )
+    pod = claim_pod()
+    state, pre, results = w.filter_all(pod)
+    assert pre is None
+    assert fits(results) == ["n1", "n2"]
+    assert w.plugin.pre_score(state, pod, w.nodes) is None
+    # Go's computeScore: FirstAvailableDeviceRequestMaxSize (8) minus the alternative's index.
+    assert [w.plugin.score(state, pod, ni) for ni in w.nodes] == [7, 8]
+    assert w.plugin.reserve(state, pod, "n2") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.request for r in allocation.results] == ["gpu/h100"]
+
+
+def test_pre_score_skips_pods_without_first_available() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    st = w.plugin.pre_score(state, pod, w.nodes)
+    assert st is not None
+    assert st.code == Code.SKIP
+
+
+def test_claims_with_constraints_are_refused_with_a_clear_message() -> None:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", count=2))
+    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
+    _, pre, _ = World(claims=(claim,)).filter_all(claim_pod())
+    assert pre is not None
+    assert (pre.code, pre.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "resource claim default/c: constraints (matchAttribute) are not supported by asched",
+    )
+
+
+def _runner_objects(
+    classes: tuple[dict[str, Any], ...],
+    claims: tuple[dict[str, Any], ...],
+    slices: tuple[dict[str, Any], ...],
+) -> dict[str, list[Any]]:
+    for i, c in enumerate(claims):
+        c["metadata"].setdefault("uid", f"claim-{i}")
+    return {
+        RESOURCE_CLAIMS.resource: [decode_resource_claim(c) for c in claims],
+        DEVICE_CLASSES.resource: [decode_device_class(c) for c in classes],
+        RESOURCE_SLICES.resource: [decode_resource_slice(s) for s in slices],
+    }
+
+
+async def test_cel_compile_error_reaches_the_cycle_as_go_words_it() -> None:
+    """Through the real framework: the Filter error carries the runtime's prefix, then
+    the allocator's words naming the class (what the pod's FailedScheduling event says)."""
+    runner = Runner(
+        ["DynamicResources"],
+        nodes=[make_node("n1").obj()],
+        objects=_runner_objects(
+            (dra.device_class("gpu", "device.driver =="),),
+            (dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+            (gpu_slice("n1", gpu("gpu-0")),),
+        ),
+    )
+    result = await runner.schedule(claim_pod())
+    assert result.error is not None
+    assert result.error.message().startswith(
+        'running "DynamicResources" filter plugin: class gpu: selector #0: CEL compile '
+        "error: compilation failed: ERROR: <input>:1:"
+    )
+
+
+async def test_first_available_score_is_weighted_by_the_default_weight() -> None:
+    model = 'device.attributes["gpu.example.com"].model == "{}"'
+    req = _first_available(("h100", model.format("h100")), ("a100", model.format("a100")))
+    runner = Runner(
+        [enable(SPEC, weight=2)],
+        nodes=[make_node("n1").obj(), make_node("n2").obj()],
+        objects=_runner_objects(
+            (dra.device_class("gpu"),),
+            (dra.resource_claim("c", req),),
+            (gpu_slice("n1", gpu("gpu-0", "a100")), gpu_slice("n2", gpu("gpu-0", "h100"))),
+        ),
+    )
+    result = await runner.schedule(claim_pod())
+    scores = result.scores["DynamicResources"]
+    assert scores.raw == {"n1": 7, "n2": 8}
+    assert scores.normalized == {"n1": 87, "n2": 100}
+    assert result.selected == "n2"
+
+
+def _allocator(*slices: dict[str, Any]) -> Allocator:
+    cls = decode_device_class(dra.device_class("gpu"))
+    return Allocator({"gpu": cls}.get, set(), [decode_resource_slice(s) for s in slices])
+
+
+def test_incomplete_pool_is_skipped_and_fails_all_mode() -> None:
+    half = dra.resource_slice("n1-a", "n1", [dra.device("gpu-0")], slice_count=2)
+    one = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    assert _allocator(half).allocate("n1", {}, [one]) is None
+    every = decode_resource_claim(
+        dra.resource_claim("c", dra.device_request("gpu", "gpu", mode="All"))
+    )
+    with pytest.raises(
+        AllocationError, match=r"resource pool gpu\.example\.com/n1 is currently being updated"
+    ):
+        _allocator(half).allocate("n1", {}, [every])
+    other_half = dra.resource_slice("n1-b", "n1", [dra.device("gpu-1")], slice_count=2)
+    result = _allocator(half, other_half).allocate("n1", {}, [every])
+    assert result is not None
+    assert [r.device for r in result[0].results] == ["gpu-0", "gpu-1"]
+
+
+def test_all_nodes_slice_allocation_has_no_node() -> None:
+    shared = dra.resource_slice("net", "", [dra.device("vlan-0")], pool="fabric")
+    del shared["spec"]["nodeName"]
+    shared["spec"]["allNodes"] = True
+    claim = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    result = _allocator(shared).allocate("n7", {}, [claim])
+    assert result is not None
+    assert (result[0].node_name, result[0].results[0].device) == ("", "vlan-0")
+
+
+def test_older_pool_generation_is_ignored() -> None:
+    old = dra.resource_slice("n1-old", "n1", [dra.device("gone")], generation=1)
+    new = dra.resource_slice("n1-new", "n1", [dra.device("gpu-0")], generation=2)
+    claim = decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu")))
+    result = _allocator(old, new).allocate("n1", {}, [claim])
+    assert result is not None
+    assert result[0].results[0].device == "gpu-0"
+
+
+def test_cel_answers_are_cached_by_device_content_and_type() -> None:
+    """A bool attribute and an int one compare equal in Python (True == 1), not in CEL
+    (cel-go refuses int == bool; this runtime answers false)."""
+    as_bool = Device("d0", {"gpu.example.com/x": True})
+    as_int = Device("d1", {"gpu.example.com/x": 1})
+    expr = compile_expression('device.attributes["gpu.example.com"].x == true')
+    assert expr.matches(as_bool, GPU) is True
+    assert expr.matches(as_int, GPU) is False
