@@ -56,10 +56,42 @@ class HostPort:
 
 
 @dataclass(slots=True, frozen=True)
+class DiskRef:
+    """An in-line disk VolumeRestrictions compares (GCE PD, AWS EBS, iSCSI, RBD)."""
+
+    ident: str  # pdName, volumeID, iqn, or the RBD image
+    read_only: bool = False
+    pool: str = ""  # RBD only
+    monitors: frozenset[str] = frozenset()  # RBD only
+
+
+@dataclass(slots=True, frozen=True)
 class Volume:
     name: str
     source: str  # the volume source's field name: persistentVolumeClaim, emptyDir, ...
     claim_name: str = ""
+    disk: DiskRef | None = None
+
+
+# The in-line disk sources and the field naming each one's disk.
+_DISK_IDS = {
+    "gcePersistentDisk": "pdName",
+    "awsElasticBlockStore": "volumeID",
+    "iscsi": "iqn",
+    "rbd": "image",
+}
+
+
+def _disk(source: str, body: Any) -> DiskRef | None:
+    field_name = _DISK_IDS.get(source)
+    if field_name is None or not isinstance(body, dict):
+        return None
+    return DiskRef(
+        str(body.get(field_name) or ""),
+        bool(body.get("readOnly", False)),
+        str(body.get("pool") or "") if source == "rbd" else "",
+        frozenset(str(m) for m in body.get("monitors") or ()) if source == "rbd" else frozenset(),
+    )
 
 
 @dataclass(slots=True, frozen=True)
@@ -150,7 +182,7 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
         claim = ""
         if source == "persistentVolumeClaim":
             claim = str((v.get(source) or {}).get("claimName") or "")
-        out.append(Volume(str(v.get("name") or ""), source, claim))
+        out.append(Volume(str(v.get("name") or ""), source, claim, _disk(source, v.get(source))))
     return tuple(out)
 
 

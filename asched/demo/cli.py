@@ -62,6 +62,7 @@ def run_demo_command(args: argparse.Namespace) -> int:
     from asched.config import load_config
     from asched.demo.instances import InProcessScheduler
     from asched.demo.runner import DemoOptions, run_demo
+    from asched.demo.topology import demo_nodes
     from asched.demo.workload import demo_workload
     from asched.logs import configure_logging
 
@@ -94,7 +95,7 @@ def run_demo_command(args: argparse.Namespace) -> int:
         run_demo,
         opts,
         [seed_scheduler, gang_scheduler],
-        demo_workload(),
+        demo_workload(demo_nodes(args.nodes)),
         say,
         complain,
         backend_options=_backend_options(),

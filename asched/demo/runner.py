@@ -174,8 +174,11 @@ async def submit(admin: ClusterClient, workload: Workload) -> None:
     for group in workload.pod_groups:
         # scheduler-plugins' scheduling.x-k8s.io/v1alpha1 or the native scheduling.k8s.io/v1beta1.
         await admin.post(f"/apis/{group['apiVersion']}/namespaces/{ns}/podgroups", group)
+    for path, body in workload.objects:
+        await admin.post(path, body)
     for pod in workload.pods:
-        await admin.post(f"/api/v1/namespaces/{ns}/pods", pod.manifest)
+        if pod.manifest is not None:
+            await admin.post(f"/api/v1/namespaces/{ns}/pods", pod.manifest)
 
 
 def _node_table(specs: Sequence[NodeSpec]) -> list[str]:

@@ -27,9 +27,11 @@ POD_CIDR = "10.0.0.1/16"
 KWOK_NODE_IP = "10.0.0.1"
 
 #: Controllers kube-controller-manager runs: namespace deletion (otherwise a deleted
-#: namespace stays Terminating for ever), ownerReference garbage collection, and pod GC
-#: (pods of deleted nodes, terminated pods). Nothing else: no node lifecycle (kwok keeps
-#: nodes Ready), no ReplicaSet/Job controllers (tests create bare pods), no token controller.
+#: namespace stays Terminating for ever), ownerReference garbage collection, pod GC
+#: (pods of deleted nodes, terminated pods), the PV controller (binds claims to volumes,
+#: finishing what VolumeBinding's PreBind started) and StatefulSets (volumeClaimTemplates).
+#: Nothing else: no node lifecycle (kwok keeps nodes Ready), no ReplicaSet controller
+#: (tests create bare pods), no token controller.
 CONTROLLERS = (
     "namespace-controller",
     "garbage-collector-controller",
@@ -39,6 +41,8 @@ CONTROLLERS = (
     # Turns a pod's ResourceClaimTemplates into ResourceClaims (resource.k8s.io/v1, served
     # by default) and names them in the pod's status.resourceClaimStatuses.
     "resourceclaim-controller",
+    "persistentvolume-binder-controller",
+    "statefulset-controller",
 )
 
 

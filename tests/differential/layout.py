@@ -35,6 +35,9 @@ from tests.differential.schedulers import KUBE, Side
 SCENARIO_LABEL = "diff.asched.io/scenario"
 RUN_LABEL = "diff.asched.io/run"
 _NODE_REF = re.compile(r"\{\{node:([a-z0-9-]+)\}\}")
+# A cluster-scoped object's name (a PV, a StorageClass): one copy per side and scenario, so
+# one scheduler's bindings never reach the other's run.
+_CLUSTER_REF = re.compile(r"\{\{cluster:([a-z0-9-]+)\}\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,20 +76,26 @@ class Placement:
     def late_node_names(self) -> list[str]:
         return [self.node_name(n.name) for n in self.scenario.nodes if n.later]
 
-    def _resolve(self, value: Any) -> Any:
+    def cluster_name(self, side: Side, name: str) -> str:
+        return f"{side.prefix}-{self.index:02d}-{name}"
+
+    def _resolve(self, value: Any, side: Side | None = None) -> Any:
         if isinstance(value, str):
-            return _NODE_REF.sub(lambda m: self.node_name(m.group(1)), value)
+            value = _NODE_REF.sub(lambda m: self.node_name(m.group(1)), value)
+            if side is not None:
+                value = _CLUSTER_REF.sub(lambda m: self.cluster_name(side, m.group(1)), value)
+            return value
         if isinstance(value, list):
-            return [self._resolve(v) for v in value]
+            return [self._resolve(v, side) for v in value]
         if isinstance(value, dict):
-            return {k: self._resolve(v) for k, v in value.items()}
+            return {k: self._resolve(v, side) for k, v in value.items()}
         return value
 
     def _manifest(self, pod: PodTemplate, side: Side) -> dict[str, Any]:
         body: dict[str, Any] = copy.deepcopy(dict(pod.body))
         if side.name == KUBE:
             deep_merge(body["spec"], pod.kube_spec)
-        body = self._resolve(body)
+        body = self._resolve(body, side)
         body["metadata"]["namespace"] = self.namespace(side)
         body["metadata"].setdefault("labels", {})[RUN_LABEL] = run_label(self.run, side)
         return body
@@ -106,10 +115,14 @@ class Placement:
     def objects(self, side: Side) -> list[dict[str, Any]]:
         out = []
         for obj in self.scenario.objects:
-            body = self._resolve(copy.deepcopy(dict(obj)))
+            body = self._resolve(copy.deepcopy(dict(obj)), side)
             body.setdefault("metadata", {})["namespace"] = self.namespace(side)
             out.append(body)
         return out
+
+    def cluster_objects(self, side: Side) -> list[dict[str, Any]]:
+        """This side's copies of the scenario's cluster-scoped objects."""
+        return [self._resolve(copy.deepcopy(dict(o)), side) for o in self.scenario.cluster_objects]
 
     def resource_slices(self) -> list[dict[str, Any]]:
         """The scenario's ResourceSlices, one pool per (node, driver), real node names."""

@@ -53,13 +53,28 @@ POLL = 0.25
 _CONCURRENCY = 16
 
 
+def _plural(kind: str) -> str:
+    """The resource name of a kind: pods, storageclasses, csistoragecapacities."""
+    low = kind.lower()
+    if low.endswith("y"):
+        return low[:-1] + "ies"
+    return low + ("es" if low.endswith("s") else "s")
+
+
 def _api_path(obj: Mapping[str, Any]) -> str:
     """Collection path of a namespaced core or grouped object."""
     ns = obj["metadata"]["namespace"]
     api = obj["apiVersion"]
-    plural = obj["kind"].lower() + "s"
+    plural = _plural(obj["kind"])
     base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
     return f"{base}/namespaces/{ns}/{plural}"
+
+
+def cluster_path(obj: Mapping[str, Any]) -> str:
+    """The collection of a cluster-scoped object: /api/v1/persistentvolumes, ..."""
+    api = obj["apiVersion"]
+    plural = _plural(obj["kind"])
+    return f"/api/{api}/{plural}" if "/" not in api else f"/apis/{api}/{plural}"
 
 
 async def _create_all(admin: ClusterClient, placements: Sequence[Placement], side: Side) -> None:
@@ -72,6 +87,10 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
     async with anyio.create_task_group() as tg:
         for p in placements:
             tg.start_soon(post, "/api/v1/namespaces", {"metadata": {"name": p.namespace(side)}})
+    async with anyio.create_task_group() as tg:
+        for p in placements:
+            for obj in p.cluster_objects(side):
+                tg.start_soon(post, cluster_path(obj), obj)
     async with anyio.create_task_group() as tg:
         for p in placements:
             for obj in p.objects(side):
@@ -267,6 +286,11 @@ async def _cleanup(
                 await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
                 await _unless_gone(admin.delete(path))
             await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}"))
+            for obj in p.cluster_objects(side):
+                path = f"{cluster_path(obj)}/{obj['metadata']['name']}"
+                # No PV protection controller runs to lift kubernetes.io/pv-protection.
+                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+                await _unless_gone(admin.delete(path))
 
     async with anyio.create_task_group() as tg:
         for p in placements:

@@ -58,6 +58,7 @@ _SCENARIO_KEYS = frozenset(
         "profile",
         "nodes",
         "objects",
+        "cluster_objects",
         "existing",
         "pods",
         "expect_scheduled",
@@ -272,6 +273,9 @@ class Scenario:
     profile: str = "default"
     existing: tuple[PodTemplate, ...] = ()
     objects: tuple[Mapping[str, Any], ...] = ()
+    #: Cluster-scoped manifests (PersistentVolumes, StorageClasses, CSINodes): each side
+    #: gets its own copy, named through `{{cluster:x}}` (see layout.Placement).
+    cluster_objects: tuple[Mapping[str, Any], ...] = ()
     #: Pods the reference must schedule (all others stay unscheduled); None: no claim.
     expect_scheduled: frozenset[str] | None = None
     #: The pods to schedule are identical and kube-scheduler orders equal-priority pods
@@ -508,6 +512,7 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         profile=raw.get("profile", "default"),
         existing=existing,
         objects=tuple(raw.get("objects", ())),
+        cluster_objects=tuple(raw.get("cluster_objects", ())),
         expect_scheduled=(
             frozenset(expected) if expected is not None and not interchangeable else None
         ),

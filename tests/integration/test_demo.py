@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from asched.demo.topology import RACK, demo_nodes
+from asched.demo.topology import RACK, ZONE, demo_nodes
 
 DEMO_TIMEOUT = 240.0
 
@@ -68,6 +68,11 @@ def _assert_outcome(out: str, nodes: int = 8) -> None:
     racks = {rack_of.get(table[f"ring-{i}"][1], "pending") for i in range(1, 9)}
     assert len(racks) == 1, racks
     assert racks != {"pending"}
+    # The StatefulSet: each replica on the node of its zone's local PV, one per zone.
+    zone_of = {n.name: n.labels[ZONE] for n in demo_nodes(nodes)}
+    zones = {zone_of.get(table[f"db-{i}"][1], "pending") for i in range(3)}
+    assert len(zones) == 3, zones
+    assert "pending" not in zones
     assert table["big-pod"][1] == "pending"
     assert "Insufficient cpu" in table["big-pod"][2]
     placed = [p for p, (_, node, _) in table.items() if node != "pending"]

@@ -1,26 +1,15 @@
-"""The default volume plugins: VolumeBinding refuses claim-backed pods; the rest accept.
+"""The default volume plugins (kube-scheduler volumebinding, volumerestrictions,
+volumezone, nodevolumelimits). What is and is not covered is listed in each module."""
 
-asched does not implement volume topology yet. What is and is not covered is listed in
-volume_binding.py and placeholders.py.
-"""
-
-from asched.plugins.volumes.placeholders import (
-    NODE_VOLUME_LIMITS_SPEC,
-    VOLUME_RESTRICTIONS_SPEC,
-    VOLUME_ZONE_SPEC,
-    NodeVolumeLimits,
-    VolumeRestrictions,
-    VolumeZone,
-)
-from asched.plugins.volumes.volume_binding import (
-    ERR_REASON_PVC,
-    VolumeBinding,
-    VolumeBindingArgs,
-)
+from asched.plugins.volumes.node_volume_limits import NODE_VOLUME_LIMITS_SPEC, NodeVolumeLimits
 from asched.plugins.volumes.volume_binding import SPEC as VOLUME_BINDING_SPEC
+from asched.plugins.volumes.volume_binding import VolumeBinding, VolumeBindingArgs
+from asched.plugins.volumes.volume_restrictions import SPEC as VOLUME_RESTRICTIONS_SPEC
+from asched.plugins.volumes.volume_restrictions import VolumeRestrictions
+from asched.plugins.volumes.volume_zone import SPEC as VOLUME_ZONE_SPEC
+from asched.plugins.volumes.volume_zone import VolumeZone
 
 __all__ = [
-    "ERR_REASON_PVC",
     "NODE_VOLUME_LIMITS_SPEC",
     "VOLUME_BINDING_SPEC",
     "VOLUME_RESTRICTIONS_SPEC",

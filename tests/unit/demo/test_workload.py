@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from asched.api import decode_pod
 from asched.api.podgroup import POD_GROUP_LABEL
 from asched.app import scheduler_options
 from asched.config import load_config
+from asched.demo.topology import ZONE, demo_nodes
 from asched.demo.workload import (
     GANG,
     GANG_SCHEDULER,
@@ -57,6 +61,8 @@ def test_workload_pods_decode_and_say_what_they_show() -> None:
     names = [p.name for p in w.pods]
     assert len(set(names)) == len(names)
     for p in w.pods:
+        if p.manifest is None:  # created by the StatefulSet controller
+            continue
         raw = {
             **p.manifest,
             "metadata": {**p.manifest["metadata"], "namespace": w.namespace, "uid": p.name},
@@ -72,7 +78,10 @@ def test_the_gang_has_exactly_min_member_members() -> None:
     group, _native = w.pod_groups
     assert group["metadata"]["name"] == GANG
     members = [
-        p for p in w.pods if p.manifest["metadata"].get("labels", {}).get(POD_GROUP_LABEL) == GANG
+        p
+        for p in w.pods
+        if p.manifest is not None
+        and p.manifest["metadata"].get("labels", {}).get(POD_GROUP_LABEL) == GANG
     ]
     assert len(members) == group["spec"]["minMember"] == 3
     assert {p.scheduler for p in members} == {GANG_SCHEDULER}
@@ -89,7 +98,31 @@ def test_the_native_gang_is_eight_members_inside_one_rack() -> None:
     members = [
         p
         for p in w.pods
-        if p.manifest["spec"].get("schedulingGroup") == {"podGroupName": NATIVE_GANG}
+        if p.manifest is not None
+        and p.manifest["spec"].get("schedulingGroup") == {"podGroupName": NATIVE_GANG}
     ]
     assert len(members) == NATIVE_GANG_SIZE == 8
     assert {p.scheduler for p in members} == {GANG_SCHEDULER}
+
+
+@pytest.mark.parametrize("count", [4, 8, 12])
+def test_stateful_set_replicas_have_one_local_pv_per_zone_on_untainted_nodes(count: int) -> None:
+    nodes = demo_nodes(count)
+    w = demo_workload(nodes)
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for _path, body in w.objects:
+        by_kind.setdefault(body["kind"], []).append(body)
+    (sts,) = by_kind["StatefulSet"]
+    replicas = sts["spec"]["replicas"]
+    assert [p.name for p in w.pods if p.manifest is None] == [f"db-{i}" for i in range(replicas)]
+    untainted = {n.name: n.labels[ZONE] for n in nodes if not n.taints}
+    zones = {}
+    for pv in by_kind["PersistentVolume"]:
+        terms = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        (node,) = terms[0]["matchExpressions"][0]["values"]
+        zones[untainted[node]] = node
+    assert len(zones) == replicas == 3
+    (cls,) = by_kind["StorageClass"]
+    assert cls["volumeBindingMode"] == "WaitForFirstConsumer"
+    template = sts["spec"]["volumeClaimTemplates"][0]
+    assert template["spec"]["storageClassName"] == cls["metadata"]["name"]

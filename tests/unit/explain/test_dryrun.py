@@ -209,15 +209,16 @@ async def test_scheduling_gate_is_reported_and_the_cycle_still_runs() -> None:
 
 
 async def test_prefilter_rejection_applies_to_every_node() -> None:
-    # VolumeBinding rejects pods with claims at PreFilter (asched does not bind volumes).
+    # A pod whose claim does not exist is rejected at PreFilter (VolumeRestrictions runs
+    # before VolumeBinding in the default order, as in kube-scheduler).
     pod = make_pod("p").pvc("data").obj()
     out = await explain(pod, [make_node("n1").obj(), make_node("n2").obj()])
     assert out.pre_filter is not None
-    assert out.pre_filter.plugin == "VolumeBinding"
+    assert out.pre_filter.plugin == "VolumeRestrictions"
     assert out.pre_filter.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert {n.verdict for n in out.nodes} == {out.pre_filter}
     assert out.fit_error.startswith("0/2 nodes are available: ")
-    assert "PersistentVolumeClaim" in out.fit_error
+    assert 'persistentvolumeclaim "data" not found' in out.fit_error
     assert out.scores == []
 
 

@@ -64,7 +64,7 @@ def test_etcd_is_unsafe_fast_on_loopback() -> None:
     assert f["--data-dir"] == "/cluster-dir/etcd"
 
 
-def test_controller_manager_runs_only_gc_job_and_resourceclaim_controllers() -> None:
+def test_controller_manager_runs_only_gc_job_resourceclaim_volume_and_sts_controllers() -> None:
     f = flags(command_lines(BINS, LAYOUT, unthrottled=True)[CONTROLLER_MANAGER])
     assert f["--controllers"].split(",") == [
         "namespace-controller",
@@ -73,6 +73,8 @@ def test_controller_manager_runs_only_gc_job_and_resourceclaim_controllers() -> 
         "job-controller",
         # Claims from ResourceClaimTemplates (DRA).
         "resourceclaim-controller",
+        "persistentvolume-binder-controller",
+        "statefulset-controller",
     ]
     # The Job controller makes Workloads and PodGroups for gang Jobs (WorkloadWithJob).
     assert f["--feature-gates"] == (

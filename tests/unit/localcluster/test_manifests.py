@@ -91,6 +91,11 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
             for res in ("resourceclaims", "resourceclaims/status", "resourceclaims/binding")
             for verb in ("patch", "update")
         ),
+        # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation.
+        ("", "persistentvolumes", "patch"),
+        ("", "persistentvolumes", "update"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("", "persistentvolumeclaims", "update"),
     }
 
 

@@ -23,7 +23,7 @@ EXPECTED_POINTS = {
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "VolumeRestrictions": {"preFilter", "filter"},
     "NodeVolumeLimits": {"preFilter", "filter"},
-    "VolumeBinding": {"preFilter", "filter", "reserve", "preBind"},
+    "VolumeBinding": {"preFilter", "filter", "preScore", "score", "reserve", "preBind"},
     "VolumeZone": {"preFilter", "filter"},
     "ImageLocality": {"preScore", "score"},
     "DefaultBinder": {"bind"},

@@ -1,0 +1,138 @@
+"""A fake dynamic provisioner for the local cluster (tests and the demo only).
+
+kwok nodes have no storage and no CSI driver, so nothing would ever provision the
+WaitForFirstConsumer claims that a scheduler hands over with the
+`volume.kubernetes.io/selected-node` annotation. This small controller does what an
+external provisioner (sig-storage-lib-external-provisioner) does for such a claim: when
+the claim's StorageClass names `provisioner` as its provisioner, it creates a PV of the
+requested size, pre-bound to the claim (claimRef with its uid) and with node affinity to
+the selected node's hostname label. kube-controller-manager's PV controller then binds
+claim and volume, which is what the scheduler's PreBind waits for.
+
+It polls rather than watches: it runs only beside tests, where a claim appears a few
+times a second at most, and a list every `interval` seconds keeps it to one small loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import structlog
+
+from asched.api.storage import ANN_SELECTED_NODE, WAIT_FOR_FIRST_CONSUMER
+from asched.localcluster.rest import ApiError, ClusterClient, JsonObject
+
+log = structlog.get_logger()
+
+FAKE_PROVISIONER = "fake.asched.io/local"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+
+
+def pv_name(claim: JsonObject) -> str:
+    """The name an external provisioner gives a claim's volume: pvc-<claim uid>."""
+    return f"pvc-{claim['metadata']['uid']}"
+
+
+def build_pv(claim: JsonObject, hostname: str, provisioner: str) -> JsonObject:
+    """The PV for `claim` on the node whose hostname label is `hostname`."""
+    meta = claim["metadata"]
+    spec = claim.get("spec") or {}
+    size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": pv_name(claim), "annotations": {PROVISIONED_BY: provisioner}},
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+            "volumeMode": spec.get("volumeMode") or "Filesystem",
+            "storageClassName": spec.get("storageClassName") or "",
+            "persistentVolumeReclaimPolicy": "Delete",
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+                "uid": meta["uid"],
+            },
+            "local": {"path": f"/mnt/{pv_name(claim)}"},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}
+                            ]
+                        }
+                    ]
+                }
+            },
+        },
+    }
+
+
+def wants_volume(claim: JsonObject, classes: dict[str, JsonObject], provisioner: str) -> bool:
+    """An unbound claim with a selected node, of a WaitForFirstConsumer class of ours."""
+    meta = claim.get("metadata") or {}
+    spec = claim.get("spec") or {}
+    if spec.get("volumeName") or meta.get("deletionTimestamp"):
+        return False
+    if not (meta.get("annotations") or {}).get(ANN_SELECTED_NODE):
+        return False
+    cls = classes.get(str(spec.get("storageClassName") or ""))
+    return (
+        cls is not None
+        and cls.get("provisioner") == provisioner
+        and cls.get("volumeBindingMode") == WAIT_FOR_FIRST_CONSUMER
+    )
+
+
+class FakeProvisioner:
+    """Run `run()` in a task group; cancel the group to stop it."""
+
+    def __init__(
+        self, client: ClusterClient, provisioner: str = FAKE_PROVISIONER, interval: float = 0.2
+    ) -> None:
+        self._client = client
+        self._provisioner = provisioner
+        self._interval = interval
+        self.provisioned: list[str] = []
+
+    async def run(self) -> None:
+        while True:
+            await self.sync_once()
+            await anyio.sleep(self._interval)
+
+    async def sync_once(self) -> None:
+        classes = {
+            c["metadata"]["name"]: c
+            for c in await self._client.list("/apis/storage.k8s.io/v1/storageclasses")
+        }
+        for claim in await self._client.list("/api/v1/persistentvolumeclaims"):
+            if wants_volume(claim, classes, self._provisioner):
+                await self._provision(claim)
+
+    async def _provision(self, claim: JsonObject) -> None:
+        node_name = claim["metadata"]["annotations"][ANN_SELECTED_NODE]
+        try:
+            node: dict[str, Any] = await self._client.get(f"/api/v1/nodes/{node_name}")
+        except ApiError as exc:
+            if exc.status == 404:
+                log.warning(
+                    "provision_node_missing", claim=claim["metadata"]["name"], node=node_name
+                )
+                return
+            raise
+        hostname = (node["metadata"].get("labels") or {}).get(HOSTNAME_LABEL, node_name)
+        try:
+            await self._client.post(
+                "/api/v1/persistentvolumes", build_pv(claim, hostname, self._provisioner)
+            )
+        except ApiError as exc:
+            if exc.status != 409:  # already created on an earlier pass
+                raise
+            return
+        self.provisioned.append(pv_name(claim))
+        log.info("volume_provisioned", pv=pv_name(claim), node=node_name)
