@@ -44,6 +44,19 @@ async def test_a_decision_holds_the_chosen_node_and_each_plugins_three_scores() 
     assert [s.plugins["Prefer"] for s in d.scored[1:]] == [Score(1, 10, 10)] * 2
 
 
+async def test_a_budgeted_drain_formats_a_few_and_says_more_are_left() -> None:
+    h, c = _harness(ring_size=10)
+    for i in range(5):
+        await h.schedule(_pod(f"p{i}", prefer="n1"))
+    assert c.drain(2) is True
+    assert [d.pod for d in c.decisions] == ["default/p0", "default/p1"]
+    assert c.drain(2) is True
+    assert c.drain(2) is False
+    assert [d.pod for d in c.decisions] == [f"default/p{i}" for i in range(5)]
+    assert c.drain(2) is False  # nothing left: nothing formatted twice
+    assert len(c.decisions) == 5
+
+
 async def test_the_ring_keeps_the_newest_decisions_only() -> None:
     h, c = _harness(ring_size=3)
     for i in range(5):
