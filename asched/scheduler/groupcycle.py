@@ -409,8 +409,8 @@ class GroupCycle:
         kube-scheduler's default profile runs two PodGroupPostFilter plugins:
         - DynamicResources: for a group without a topology constraint whose members ran
           PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
-          and deletion of ResourceClaims completed" (asched has no DRA plugin and no
-          claims to free, but says what Go says);
+          and deletion of ResourceClaims completed" (asched's DynamicResources has no
+          PodGroupPostFilter yet and frees nothing, but says what Go says);
         - DefaultPreemption (PodGroupEvaluator.Preempt, see _preempt). A Success there is
           the only answer (the others' reasons are dropped), as is an
           UnschedulableAndUnresolvable one.
