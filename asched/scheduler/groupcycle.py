@@ -16,7 +16,7 @@ submitPodGroupAlgorithmResult, CompositePodGroup off, no topology placement yet)
 5. the PodGroup's PodGroupInitiallyScheduled condition records the outcome.
 Per-pod PostFilter does not run inside the cycle (Go: schedulingAlgorithm skips it when
 IsPodGroupSchedulingCycle); an Unschedulable group runs PodGroupPostFilter instead
-(group preemption, see _preempt).
+(group preemption, asched/scheduler/grouppreemption.py).
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 import structlog
 
 from asched.api import Pod
 from asched.api.workload import (
-    DISRUPTION_ALL,
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -45,24 +44,18 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
-from asched.plugins.defaultpreemption.candidates import Candidate
-from asched.plugins.defaultpreemption.groupvictims import (
-    NO_VICTIMS_FOR_GROUP,
-    select_victims_on_domain,
-    victim_units,
-)
-from asched.plugins.defaultpreemption.plugin import NOT_ELIGIBLE_NEVER, DefaultPreemption
+from asched.plugins.defaultpreemption.plugin import DefaultPreemption
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
+from asched.scheduler.grouppreemption import GroupPreemption
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
     GroupStatus,
     LiveWorld,
     Member,
     Outcome,
-    WhatIfWorld,
     World,
     go_message,
     restore,
@@ -77,19 +70,6 @@ log = structlog.get_logger(__name__)
 PREEMPTION = "DefaultPreemption"
 # DynamicResources.PodGroupPostFilter's answer for a group without claims.
 DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
-ONGOING_PREEMPTION = "ongoing preemption on nominated nodes"
-# The candidate a group's victims are evicted from (Preempt's candidate name "cluster"),
-# as the victims' Preempted event names it.
-DOMAIN_NAME = "cluster"
-
-
-@dataclass(slots=True, frozen=True)
-class _Preemption:
-    """DefaultPreemption's PodGroupPostFilter answer (its message already prefixed)."""
-
-    code: Code
-    message: str
-    nominated: dict[str, str] = field(default_factory=dict)
 
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
@@ -139,6 +119,7 @@ class GroupCycle:
         self._skip = skip
         self._to_binding = to_binding
         self._metrics = metrics
+        self._preemption = GroupPreemption(snapshot, members, groups, self._place)
 
     @staticmethod
     def applies(fwk: Framework, pod: Pod) -> bool:
@@ -411,7 +392,7 @@ class GroupCycle:
           PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
           and deletion of ResourceClaims completed" (asched's DynamicResources has no
           PodGroupPostFilter yet and frees nothing, but says what Go says);
-        - DefaultPreemption (PodGroupEvaluator.Preempt, see _preempt). A Success there is
+        - DefaultPreemption (PodGroupEvaluator.Preempt, see grouppreemption.py). A Success there is
           the only answer (the others' reasons are dropped), as is an
           UnschedulableAndUnresolvable one.
         """
@@ -420,7 +401,7 @@ class GroupCycle:
             reasons.append(DRA_POST_FILTER)
         plugin = fwk.plugins.get(PREEMPTION)
         if isinstance(plugin, DefaultPreemption):
-            answer = await self._preempt(fwk, plugin, pg, members)
+            answer = await self._preemption.preempt(fwk, plugin, pg, members)
             if answer.code == Code.ERROR:
                 return GroupStatus(
                     Code.ERROR,
@@ -430,124 +411,6 @@ class GroupCycle:
                 return st.with_reason(answer.message), answer.nominated
             reasons.append(answer.message)
         return st.with_reason(", ".join(reasons)), {}
-
-    async def _preempt(
-        self, fwk: Framework, plugin: DefaultPreemption, pg: NativePodGroup, members: list[Member]
-    ) -> _Preemption:
-        """PodGroupEvaluator.Preempt (DefaultPreemption.PodGroupPostFilter prefixes
-        "pod group preemption: "), the domain being the whole cluster:
-        - preemptionPolicy Never: Unschedulable "not eligible ...";
-        - a member nominated to a node where a lower-priority pod is still terminating
-          (isOngoingPreemption): Success "ongoing preemption on nominated nodes", the
-          members keep their nominations;
-        - selectVictimsOnDomain (groupvictims.py): no lower-priority victim is
-          UnschedulableAndUnresolvable; every victim taken away in a what-if copy of the
-          nodes and the group placed again; if it still does not fit, that status;
-        - otherwise the victims are evicted through DefaultPreemption's executor
-          (actuatePodGroupPreemption, synchronously) and every member placed in the
-          what-if is nominated to its node: Success "found a placement for podgroup,
-          preempting <n> victims". The members go back to the queue; the next group
-          cycle places them once the victims are gone.
-        """
-        prefix = "pod group preemption: "
-        priority = pg.priority if pg.priority is not None else 0
-        if members and members[0].qpi.pod.preemption_policy == "Never":
-            return _Preemption(Code.UNSCHEDULABLE, prefix + NOT_ELIGIBLE_NEVER)
-        nodes = self._snapshot.node_infos()
-        # The members as the informer has them now: their nominations may be newer than
-        # the queued copies (Go reads them from the pod group snapshot).
-        latest = {p.uid: p for p in self._members(pg.namespace, pg.name)}
-        now = [latest.get(m.qpi.uid, m.qpi.pod) for m in members]
-        if self._ongoing_preemption(now, nodes, priority):
-            current = {p.uid: p.nominated_node_name for p in now}
-            return _Preemption(Code.SUCCESS, prefix + ONGOING_PREEMPTION, current)
-        units = victim_units(
-            [p for ni in nodes for p in ni.pods], priority, functools.partial(self._whole, pg)
-        )
-        if not units:
-            return _Preemption(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, prefix + NO_VICTIMS_FOR_GROUP)
-        kept = [m.outcome() for m in members]
-        try:
-            everyone = [p for u in units for p in u.pods]
-            without, _ = await self._place(fwk, pg, members, WhatIfWorld(nodes, everyone))
-            if without.code != Code.SUCCESS:
-                return _Preemption(without.code, prefix + without.message())
-            placed = [(m, m.node) for m in members if m.node]
-
-            async def fits(removed: Sequence[Pod]) -> bool:
-                return await self._assignments_fit(fwk, placed, WhatIfWorld(nodes, removed))
-
-            chosen = await select_victims_on_domain(units, plugin.pdbs(), fits)
-        finally:
-            restore(members, kept)
-        victims = chosen.pods
-        log.info(
-            "pod_group_preemption",
-            podgroup=pg.key,
-            priority=priority,
-            victims=len(victims),
-            group_victims=chosen.num_group_disruptions,
-            pdb_violations=chosen.num_pdb_violations,
-        )
-        metrics = plugin.metrics
-        if metrics is not None:
-            metrics.preemption_victims(len(victims))
-        preemptor = replace(members[0].qpi.pod, priority=priority)
-        candidate = Candidate(DOMAIN_NAME, victims, chosen.num_pdb_violations)
-        failed = await plugin.executor.prepare_candidate(
-            candidate, preemptor, by=("podgroup", pg.uid)
-        )
-        if failed is not None:
-            return _Preemption(Code.ERROR, prefix + failed.message())
-        nominated = {m.qpi.uid: node for m, node in placed}
-        found = f"found a placement for podgroup, preempting {len(victims)} victims"
-        return _Preemption(Code.SUCCESS, prefix + found, nominated)
-
-    async def _assignments_fit(
-        self, fwk: Framework, placed: Sequence[tuple[Member, str]], world: WhatIfWorld
-    ) -> bool:
-        """selectVictimsOnDomain's reprieveVictim: the members, in cycle order, still pass
-        Filter on the nodes they were given, each with the ones before it assumed.
-
-        PreFilter runs afresh on the what-if nodes for each member where Go replays the
-        victim through the PreFilter extensions (AddPod) of states computed without it;
-        both see the same pods.
-        """
-        by_name = {ni.name: i for i, ni in enumerate(world.nodes())}
-        for m, node in placed:
-            pod = m.qpi.pod
-            state = CycleState()
-            _, st, _ = await fwk.run_pre_filter(state, pod, world.nodes())
-            if st is not None and not st.is_success():
-                return False
-            node_info = world.nodes()[by_name[node]]
-            st = await fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-            if st is not None and not st.is_success():
-                return False
-            world.assume(fwk, m, replace(pod, node_name=node))
-        return True
-
-    def _whole(self, preemptor: NativePodGroup, pod: Pod) -> str:
-        """The key of the pod's group when it is disrupted whole (disruptionMode All)."""
-        if not pod.scheduling_group:
-            return ""
-        key = f"{pod.namespace}/{pod.scheduling_group}"
-        pg = self._groups().get(key)
-        if pg is None or pg.key == preemptor.key or pg.disruption_mode != DISRUPTION_ALL:
-            return ""
-        return key
-
-    @staticmethod
-    def _ongoing_preemption(pods: Sequence[Pod], nodes: Sequence[NodeInfo], priority: int) -> bool:
-        """isOngoingPreemption: a lower-priority pod is terminating on a member's
-        nominated node (any deletion timestamp, as the single-pod path checks)."""
-        nominated = {p.nominated_node_name for p in pods} - {""}
-        return any(
-            p.priority < priority and p.deletion_timestamp is not None
-            for ni in nodes
-            if ni.name in nominated
-            for p in ni.pods
-        )
 
     def _submit(
         self,
