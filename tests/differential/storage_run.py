@@ -36,7 +36,7 @@ async def volumes_settled(
 ) -> None:
     """Wait until kube-controller-manager's PV controller has caught up with the objects
     just created: every scenario PV Available or Bound, every claim created bound
-    (`volumeName`) Bound. A scheduler that starts earlier sees a Pending PV (which
+    (`volumeName`) Bound, or Lost when its PV is not the scenario's. A scheduler that starts earlier sees a Pending PV (which
     FindMatchingVolume skips: `didn't find available persistent volumes to bind`), or a
     claim the controller marked Lost because its informer did not have the PV yet
     (syncBoundClaim; VolumeBinding then says `bound to non-existent persistentvolume`,
@@ -48,8 +48,12 @@ async def volumes_settled(
         for o in p.cluster_objects(side)
         if o.get("kind") == "PersistentVolume"
     }
+    # A claim created bound to a PV the scenario does not declare (one deleted, as far
+    # as anyone can tell) settles as Lost; any other claim created bound, as Bound.
     claims = {
-        (o["metadata"]["namespace"], o["metadata"]["name"])
+        (o["metadata"]["namespace"], o["metadata"]["name"]): (
+            "Bound" if o["spec"]["volumeName"] in pvs else "Lost"
+        )
         for p in placements
         for o in p.objects(side)
         if o.get("kind") == "PersistentVolumeClaim" and o["spec"].get("volumeName")
@@ -64,7 +68,7 @@ async def volumes_settled(
                 return None
         for c in await admin.list("/api/v1/persistentvolumeclaims"):
             key = (c["metadata"]["namespace"], c["metadata"]["name"])
-            if key in claims and (c.get("status") or {}).get("phase") != "Bound":
+            if key in claims and (c.get("status") or {}).get("phase") != claims[key]:
                 return None
         return True
 
