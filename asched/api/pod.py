@@ -20,6 +20,7 @@ from asched.api.affinity import (
     parse_topology_spread,
 )
 from asched.api.errors import DecodeError
+from asched.api.intree import InTreeSource, parse_in_tree
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
 from asched.api.nodefeatures import infer_for_scheduling
 from asched.api.podrequests import PodRequests
@@ -71,6 +72,8 @@ class Volume:
     source: str  # the volume source's field name: persistentVolumeClaim, emptyDir, ...
     claim_name: str = ""
     disk: DiskRef | None = None
+    #: A source CSI migration translates (NodeVolumeLimits counts it as its CSI driver's).
+    in_tree: InTreeSource | None = None
 
 
 # The in-line disk sources and the field naming each one's disk.
@@ -182,7 +185,16 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
         claim = ""
         if source == "persistentVolumeClaim":
             claim = str((v.get(source) or {}).get("claimName") or "")
-        out.append(Volume(str(v.get("name") or ""), source, claim, _disk(source, v.get(source))))
+        body = v.get(source)
+        out.append(
+            Volume(
+                str(v.get("name") or ""),
+                source,
+                claim,
+                _disk(source, body),
+                parse_in_tree(source, body),
+            )
+        )
     return tuple(out)
 
 
