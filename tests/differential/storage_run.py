@@ -36,8 +36,9 @@ async def volumes_settled(
 ) -> None:
     """Wait until kube-controller-manager's PV controller has caught up with the objects
     just created: every scenario PV Available or Bound, every claim created bound
-    (`volumeName`) Bound, or Lost when its PV is not the scenario's. A scheduler that starts earlier sees a Pending PV (which
-    FindMatchingVolume skips: `didn't find available persistent volumes to bind`), or a
+    (`volumeName`) Bound, or Lost when its PV is not the scenario's. A scheduler that
+    starts earlier sees a Pending PV (which FindMatchingVolume skips: `didn't find
+    available persistent volumes to bind`), or a
     claim the controller marked Lost because its informer did not have the PV yet
     (syncBoundClaim; VolumeBinding then says `bound to non-existent persistentvolume`,
     and the claim turns Bound again only at the controller's next resync). Either made
