@@ -7,6 +7,11 @@ CSI PV by another counts once. Migration is on (utils.go isCSIMigrationOn) for t
 plugins only - AWS EBS, GCE PD, Azure Disk, OpenStack Cinder, Portworx - and only when the
 node has a CSINode object. Azure File and vSphere have translators but are never counted.
 
+VolumeBinding uses the translation too (binder.go tryTranslatePVToCSI): on a node whose
+CSINode lists the plugin in `storage.alpha.kubernetes.io/migrated-plugins`, a bound
+in-tree PV's zone affinity is checked under the CSI driver's topology key
+(translated_affinity).
+
 A translation that fails (an AWS id that is not `aws://zone/vol-...` or `vol-...`, a
 regional GCE PD whose zones name several regions, an Azure disk that is not Managed)
 raises MigrationError with csi-translation-lib's words: csi.go skips such a PV, and turns
@@ -17,9 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from urllib.parse import urlparse
 
 from asched.api.intree import InTreeSource
+from asched.api.labels import IN, NodeSelector, NodeSelectorTerm, Requirement
+from asched.api.storage import PersistentVolume
 
 #: In-tree plugin name -> the CSI driver it migrated to (csi-translation-lib plugins).
 GCE_PD = "kubernetes.io/gce-pd"
@@ -116,3 +124,94 @@ def translate(source: InTreeSource, labels: Mapping[str, str] | None = None) -> 
     if source.kind == "azureDisk" and source.disk_kind.lower() != "managed":
         raise MigrationError(f"kind({source.disk_kind}) is not supported in csi migration")
     return driver, source.ident
+
+
+# ---- VolumeBinding: a bound in-tree PV's topology, translated -------------------------
+
+#: The CSI zone key of the plugins whose TranslateInTreePVToCSI translates topology
+#: (translateTopologyFromInTreeToCSI); Azure Disk and Portworx keep the PV's affinity.
+TOPOLOGY_KEYS = {
+    GCE_PD: "topology.gke.io/zone",
+    AWS_EBS: "topology.ebs.csi.aws.com/zone",
+    CINDER: "topology.cinder.csi.openstack.org/zone",
+}
+REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+REGION = "topology.kubernetes.io/region"
+#: CSINode annotation listing the in-tree plugins migrated on that node.
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+
+def migrated_on_node(plugin: str, annotations: Mapping[str, str] | None) -> bool:
+    """volumebinding isCSIMigrationOnForPlugin and isPluginMigratedToCSIOnNode: a GA
+    plugin the node's CSINode lists in its migrated-plugins annotation."""
+    listed = (annotations or {}).get(MIGRATED_PLUGINS, "")
+    return plugin in MIGRATION_ON and plugin in listed.split(",")
+
+
+def _keys(affinity: NodeSelector | None) -> set[str]:
+    if affinity is None:
+        return set()
+    return {r.key for t in affinity.terms for r in t.match_expressions}
+
+
+def _values(affinity: NodeSelector | None, key: str) -> set[str]:
+    if affinity is None:
+        return set()
+    return {
+        v for t in affinity.terms for r in t.match_expressions if r.key == key for v in r.values
+    }
+
+
+def _rekey(affinity: NodeSelector, old: str, new: str) -> NodeSelector:
+    """replaceTopology: every requirement on *old* now on *new*."""
+    return NodeSelector(
+        tuple(
+            replace(
+                t,
+                match_expressions=tuple(
+                    replace(r, key=new) if r.key == old else r for r in t.match_expressions
+                ),
+            )
+            for t in affinity.terms
+        )
+    )
+
+
+def _add(affinity: NodeSelector | None, key: str, zones: list[str]) -> NodeSelector | None:
+    """addTopology: `key In zones` appended to every term (one term if there is none)."""
+    values = frozenset(z.strip() for z in zones if z.strip())
+    if not values:
+        return affinity  # Go's error here is ignored by its caller
+    req = Requirement(key, IN, values)
+    terms = affinity.terms if affinity is not None and affinity.terms else (NodeSelectorTerm(),)
+    return NodeSelector(
+        tuple(replace(t, match_expressions=(*t.match_expressions, req)) for t in terms)
+    )
+
+
+def translated_affinity(pv: PersistentVolume) -> NodeSelector | None:
+    """The node affinity of an in-tree PV after TranslateInTreePVToCSI: the zone
+    requirement moves to the driver's topology key (or is added from the PV's zone label),
+    a beta region requirement becomes the GA one. Raises MigrationError where the
+    translation fails (the volume handle is translated too)."""
+    assert pv.in_tree is not None
+    translate(pv.in_tree, pv.labels)
+    key = TOPOLOGY_KEYS.get(PLUGIN_OF_SOURCE[pv.in_tree.kind])
+    affinity = pv.node_affinity
+    if key is None:
+        return affinity
+    labels = pv.labels or {}
+    # getTopologyLabel: the affinity's keys first, then the PV's labels; GA by default.
+    in_affinity = _keys(affinity)
+    beta = ZONE not in in_affinity and (
+        ZONE_BETA in in_affinity or (ZONE not in labels and ZONE_BETA in labels)
+    )
+    zone_label, region_label = (ZONE_BETA, REGION_BETA) if beta else (ZONE, REGION)
+    if _values(affinity, zone_label):
+        assert affinity is not None
+        affinity = _rekey(affinity, zone_label, key)
+    elif zone_label in labels:
+        affinity = _add(affinity, key, labels[zone_label].split(_MULTI_ZONE))
+    if region_label == REGION_BETA and affinity is not None and _values(affinity, REGION_BETA):
+        affinity = _rekey(affinity, REGION_BETA, REGION)
+    return affinity

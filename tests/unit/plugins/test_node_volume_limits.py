@@ -1,5 +1,6 @@
-"""NodeVolumeLimits' CSI migration of in-tree volumes (csi-translation-lib's handles,
-isCSIMigrationOn) and its counting of VolumeAttachments (getNodeVolumeAttachmentInfo)."""
+"""CSI migration of in-tree volumes (csi-translation-lib's handles and topology,
+isCSIMigrationOn, VolumeBinding's tryTranslatePVToCSI) and NodeVolumeLimits' counting of
+VolumeAttachments (getNodeVolumeAttachmentInfo)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,12 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import QueueingHint
 from asched.framework.status import Code
 from asched.plugins.volumes import NodeVolumeLimits
-from asched.plugins.volumes.csi_migration import MigrationError, translate
+from asched.plugins.volumes.csi_migration import (
+    MigrationError,
+    migrated_on_node,
+    translate,
+    translated_affinity,
+)
 from asched.plugins.volumes.informers import (
     CSI_NODES,
     PERSISTENT_VOLUME_CLAIMS,
@@ -324,3 +330,68 @@ def test_volume_attachments_count_on_their_node(
 )
 def test_volume_attachment_delete_hint(pod: Pod, attacher: str, want: QueueingHint) -> None:
     assert _va_hint(pod, _va("a", "v", attacher=attacher), None) == want
+
+
+# ---- VolumeBinding: tryTranslatePVToCSI's topology ------------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+GKE_ZONE = "topology.gke.io/zone"
+
+
+def _affinity(*exprs: tuple[str, list[str]]) -> dict[str, Any]:
+    reqs = [{"key": k, "operator": "In", "values": v} for k, v in exprs]
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": reqs}]}}
+
+
+def _gce_pv(affinity: dict[str, Any] | None, labels: dict[str, str] | None = None) -> Any:
+    spec: dict[str, Any] = {"capacity": {"storage": "1Gi"}, "gcePersistentDisk": {"pdName": "d"}}
+    if affinity is not None:
+        spec["nodeAffinity"] = affinity
+    return decode_pv({"metadata": {"name": "pv", "labels": labels or {}}, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    ("pv", "node_labels", "fits"),
+    [
+        (_gce_pv(_affinity((ZONE, ["z1"]))), {GKE_ZONE: "z1"}, True),
+        (_gce_pv(_affinity((ZONE, ["z1"]))), {ZONE: "z1"}, False),
+        (_gce_pv(_affinity((ZONE_BETA, ["z1"]))), {GKE_ZONE: "z1"}, True),
+        (_gce_pv(None, {ZONE: "us-east1-b__us-east1-c"}), {GKE_ZONE: "us-east1-c"}, True),
+        (_gce_pv(None, {ZONE: "z1"}), {ZONE: "z1"}, False),
+        (
+            _gce_pv(
+                _affinity((ZONE_BETA, ["z1"]), ("failure-domain.beta.kubernetes.io/region", ["r"]))
+            ),
+            {GKE_ZONE: "z1", "topology.kubernetes.io/region": "r"},
+            True,
+        ),
+        (_gce_pv(None), {}, True),
+    ],
+    ids=[
+        "zone-moves-to-csi-key",
+        "in-tree-zone-no-longer-enough",
+        "beta-zone-moves-too",
+        "zones-from-labels-added",
+        "label-zone-added-as-csi-key",
+        "beta-region-becomes-ga",
+        "no-topology",
+    ],
+)
+def test_translated_affinity(pv: Any, node_labels: dict[str, str], fits: bool) -> None:
+    affinity = translated_affinity(pv)
+    assert (affinity is None or affinity.matches(node_labels, "n")) == fits
+
+
+def test_a_pv_that_does_not_translate_is_an_error() -> None:
+    with pytest.raises(MigrationError, match="multiple or no regions"):
+        translated_affinity(_gce_pv(None, {ZONE: "us-east1-b__eu-west1-c"}))
+
+
+def test_migrated_on_node_needs_the_annotation_and_a_ga_plugin() -> None:
+    ann = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd,x"}
+    assert migrated_on_node("kubernetes.io/gce-pd", ann)
+    assert not migrated_on_node("kubernetes.io/aws-ebs", ann)
+    assert not migrated_on_node("kubernetes.io/gce-pd", None)
+    azure_file = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/azure-file"}
+    assert not migrated_on_node("kubernetes.io/azure-file", azure_file)
