@@ -350,7 +350,7 @@ def bindings_done(volumes: PodVolumes, node: Node, listers: Listers) -> bool:
         pv = listers.pvs.get(pvc.volume_name)
         if pv is None:
             return False
-        if not pv_fits_node(pv, node):
+        if not _bound_pv_fits_node(pv, node, listers):
             raise BinderError(
                 f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": '
                 "no matching NodeSelectorTerms"
