@@ -13,6 +13,10 @@ in-line volume, or a class whose provisioner is an in-tree plugin counts against
 driver that plugin migrated to, on a node that has a CSINode (isCSIMigrationOn). An
 in-line volume whose translation fails is an Error, as in checkAttachableInlineVolume.
 
+Queueing hints are Go's: a CSINode whose limit went up, an assigned pod with a claim or
+a migratable volume deleted, one of the pod's claims created, a VolumeAttachment of a
+matching driver deleted (a new CSINode always queues).
+
 Not built: the VolumeLimitScaling "driver is not installed" check (alpha).
 """
 
@@ -23,7 +27,7 @@ from typing import Any
 
 from asched.api import Pod
 from asched.api.pod import Volume
-from asched.api.storage import CSINode, VolumeAttachment
+from asched.api.storage import CSINode, PersistentVolumeClaim, VolumeAttachment
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -83,6 +87,40 @@ def _inline(vol: Volume, has_csi_node: bool) -> tuple[str, str] | None:
         return translate(vol.in_tree)
     except MigrationError as exc:
         raise _InlineError(f"converting volume({vol.name}) from inline to csi: {exc}") from exc
+
+
+def _csi_node_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterCSINodeUpdated: some driver's limit went up (a driver without
+    allocatable.count counts as 0 here, as in Go)."""
+    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+        return QueueingHint.QUEUE
+    before = {d.name: d.allocatable or 0 for d in old.drivers.values()}
+    for d in new.drivers.values():
+        if (d.allocatable or 0) > before.get(d.name, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterAssignedPodDeleted: the deleted pod was on a node (or nominated)
+    and had a claim or a migratable in-line volume."""
+    if not isinstance(old, Pod) or not old.volumes:
+        return QueueingHint.QUEUE_SKIP
+    if not old.node_name and not old.nominated_node_name:
+        return QueueingHint.QUEUE_SKIP
+    for v in old.volumes:
+        if v.source in ("persistentVolumeClaim", "ephemeral") or v.in_tree is not None:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _pvc_added_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterPVCAdded: one of the pod's own claims was created."""
+    pvc = new if isinstance(new, PersistentVolumeClaim) else None
+    if pvc is None or pvc.namespace != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    names = {name for name, _ in claim_names(pod)}
+    return QueueingHint.QUEUE if pvc.name in names else QueueingHint.QUEUE_SKIP
 
 
 def _va_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
@@ -238,15 +276,19 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return out
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # CSILimits.EventsToRegister; of its hints only the VolumeAttachment one (the
-        # others queue on any change of these kinds): any of these may free a slot.
+        # CSILimits.EventsToRegister with its hints: any of these may free a slot. A new
+        # CSINode has no hint (any new one may make a CSI-rejected pod schedulable).
         return (
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE)
+                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), _csi_node_hint
             ),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _pod_deleted_hint
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                _pvc_added_hint,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE), _va_hint
