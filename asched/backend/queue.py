@@ -238,12 +238,29 @@ class SchedulingQueue:
             profiles = self._pool.profiles()
             keys = self._hints.plugins_for(profiles, event)
             keys.extend((profile, ANY_PLUGIN) for profile in profiles)
-            candidates = self._pool.filed_under(keys)
+            candidates = self._pool.filed_under(keys, self._scopes(profiles, event, old, new))
         if keep:
             candidates = [qpi for qpi in candidates if qpi.uid != keep]
         if pre_check is not None:
             candidates = [qpi for qpi in candidates if pre_check(qpi.pod)]
         return self._move_pods(candidates, event, old, new)
+
+    def _scopes(
+        self, profiles: Iterable[str], event: ClusterEvent, old: object | None, new: object | None
+    ) -> dict[tuple[str, str], frozenset[str]]:
+        """(profile, plugin) -> the PodGroups this event may help, for scoped registrations."""
+        found: dict[tuple[str, str], frozenset[str]] = {}
+        for profile in profiles:
+            for plugin, scope in self._hints.scopes_for(profile, event).items():
+                try:
+                    groups = scope(old, new)
+                except Exception:
+                    # As a failing hint counts as Queue: a failing scope narrows nothing.
+                    log.exception("event_scope_failed", plugin=plugin, trigger=str(event))
+                    continue
+                if groups is not None:
+                    found[(profile, plugin)] = groups
+        return found
 
     # ---- the scheduling loop's side ------------------------------------------------
     async def pop(self) -> QueuedPodInfo:

@@ -47,6 +47,10 @@ class PodView:
             self._store.by_index(SCHEDULING_GROUP_INDEX, f"{namespace}/{name}")
         )
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        """How many pods name the native PodGroup, assigned or not: an index lookup."""
+        return len(self._store.by_index(SCHEDULING_GROUP_INDEX, f"{namespace}/{name}"))
+
     def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
         """The informer's pods, with the cache's node for those assumed but not yet bound."""
         cache = self._cache
