@@ -135,16 +135,17 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
             return error(f"failed to get podGroup {pod.namespace}/{name}: not found"), 0.0
         if pg.min_count is None:
             return None, 0.0
-        members = self._members(pod.namespace, name)
-        scheduled = [p for p in members if p.node_name]
-        if len(scheduled) < pg.min_count:
+        # permitPodGroup. Counted, not listed: a group cycle permits each of its n members
+        # in turn, and listing the gang each time made committing it quadratic.
+        if self._handle.scheduled_in_scheduling_group(pod.namespace, name) < pg.min_count:
             # Activate the unscheduled siblings in case they wait for this one.
+            members = self._members(pod.namespace, name)
             self._handle.activate([p for p in members if not p.node_name])
             return wait(WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
-        waiting = self._handle.waiting_pods
-        for p in scheduled:
-            wp = waiting.get(p.uid)
-            if wp is not None:
+        # Go allows every assumed member that waits at Permit; a waiting pod is assumed,
+        # so the gang's waiting pods are exactly those (and usually far fewer).
+        for wp in list(self._handle.waiting_pods):
+            if wp.pod.scheduling_group == name and wp.pod.namespace == pod.namespace:
                 wp.allow(NAME)
         return None, 0.0
 
