@@ -9,8 +9,13 @@ from asched.framework.types import QueuedPodInfo
 from tests.builders import make_pod
 
 
-def _qpi(name: str, *plugins: str, gate: str = "", scheduler: str = "s1") -> QueuedPodInfo:
-    qpi = QueuedPodInfo(pod=make_pod(name).scheduler(scheduler).obj(), timestamp=0.0)
+def _qpi(
+    name: str, *plugins: str, gate: str = "", scheduler: str = "s1", group: str = ""
+) -> QueuedPodInfo:
+    builder = make_pod(name).scheduler(scheduler)
+    if group:
+        builder = builder.scheduling_group(group)
+    qpi = QueuedPodInfo(pod=builder.obj(), timestamp=0.0)
     qpi.unschedulable_plugins = set(plugins)
     qpi.gating_plugin = gate
     return qpi
@@ -65,10 +70,7 @@ def test_readd_refiles_under_new_plugins() -> None:
 
 
 def _member(name: str, group: str, *plugins: str, gate: str = "") -> QueuedPodInfo:
-    qpi = QueuedPodInfo(pod=make_pod(name).scheduling_group(group).obj(), timestamp=0.0)
-    qpi.unschedulable_plugins = set(plugins)
-    qpi.gating_plugin = gate
-    return qpi
+    return _qpi(name, *plugins, gate=gate, scheduler="default-scheduler", group=group)
 
 
 def test_scoped_lookup_reads_only_the_named_groups_of_the_scoped_key() -> None:
