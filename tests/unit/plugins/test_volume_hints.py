@@ -1,0 +1,163 @@
+"""Queueing hints of NodeVolumeLimits and VolumeRestrictions, table by table.
+
+Pins kube-scheduler v1.37.2's CSILimits.EventsToRegister (nodevolumelimits/csi.go) and
+VolumeRestrictions.isSchedulableAfterAssignedPodDeleted; the other volume plugins'
+hints are pinned in test_volumes.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from asched.api import Pod, decode_pod
+from asched.api.storage import CSINode, PersistentVolumeClaim, decode_csi_node, decode_pvc
+from asched.framework.events import ActionType, EventResource, QueueingHint
+from asched.framework.events import QueueingHintFn as HintFn
+from asched.plugins.volumes import NodeVolumeLimits, VolumeRestrictions
+from tests.builders import make_pod
+from tests.unit.plugins.fakes import FakeHandle
+
+Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+
+def _csi_node(**counts: int | None) -> CSINode:
+    drivers: list[dict[str, Any]] = []
+    for name, count in counts.items():
+        d: dict[str, Any] = {"name": name.replace("_", "."), "nodeID": "n1"}
+        if count is not None:
+            d["allocatable"] = {"count": count}
+        drivers.append(d)
+    return decode_csi_node({"metadata": {"name": "n1"}, "spec": {"drivers": drivers}})
+
+
+def _claim(name: str, namespace: str = "default") -> PersistentVolumeClaim:
+    return decode_pvc(
+        {
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+            "spec": {"accessModes": ["ReadWriteOnce"]},
+        }
+    )
+
+
+def _ephemeral(name: str, volume: str) -> Pod:
+    raw = make_pod(name).raw()
+    raw["spec"]["volumes"] = [{"name": volume, "ephemeral": {"volumeClaimTemplate": {}}}]
+    return decode_pod(raw)
+
+
+def _empty_dir_pod(name: str, node: str) -> Pod:
+    raw = make_pod(name).node(node).raw()
+    raw["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    return decode_pod(raw)
+
+
+def _limits_hint(resource: EventResource, action: ActionType) -> HintFn:
+    for reg in NodeVolumeLimits(None, FakeHandle()).events_to_register():
+        if reg.event.resource == resource and reg.event.action == action:
+            assert reg.hint is not None
+            return reg.hint
+    raise AssertionError(f"no hint registered for {resource} {action!r}")
+
+
+def test_node_volume_limits_registers_csilimits_events() -> None:
+    # CSILimits.EventsToRegister (v1.37.2) less the VolumeAttachment delete: asched does
+    # not watch VolumeAttachments. A CSINode add has no hint (always Queue), as in Go.
+    got = [
+        (r.event.resource, r.event.action, r.hint is not None)
+        for r in NodeVolumeLimits(None, FakeHandle()).events_to_register()
+    ]
+    assert got == [
+        (EventResource.CSI_NODE, ActionType.ADD, False),
+        (EventResource.CSI_NODE, ActionType.UPDATE, True),
+        (EventResource.POD, ActionType.DELETE, True),
+        (EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD, True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(_csi_node(d_io=1), _csi_node(d_io=2), Q, id="count-grew"),
+        pytest.param(_csi_node(d_io=2), _csi_node(d_io=2), SKIP, id="count-same"),
+        pytest.param(_csi_node(d_io=2), _csi_node(d_io=1), SKIP, id="count-shrank"),
+        pytest.param(_csi_node(d_io=1), _csi_node(d_io=1, e_io=1), Q, id="driver-added"),
+        pytest.param(_csi_node(d_io=1), _csi_node(d_io=1, e_io=None), SKIP, id="no-count-is-0"),
+        pytest.param(_csi_node(d_io=None), _csi_node(d_io=3), Q, id="count-appeared"),
+    ],
+)
+def test_csi_node_update_hint_follows_is_schedulable_after_csi_node_updated(
+    old: CSINode, new: CSINode, want: QueueingHint
+) -> None:
+    hint = _limits_hint(EventResource.CSI_NODE, ActionType.UPDATE)
+    assert hint(make_pod("p").pvc("data").obj(), old, new) == want
+
+
+@pytest.mark.parametrize(
+    ("deleted", "want"),
+    [
+        pytest.param(make_pod("d").pvc("x").node("n1").obj(), Q, id="scheduled-with-claim"),
+        pytest.param(make_pod("d").pvc("x").nominated("n1").obj(), Q, id="nominated-with-claim"),
+        pytest.param(make_pod("d").pvc("x").obj(), SKIP, id="unscheduled"),
+        pytest.param(make_pod("d").node("n1").obj(), SKIP, id="no-volumes"),
+        pytest.param(_empty_dir_pod("d", "n1"), SKIP, id="no-claim-backed-volume"),
+        # Any namespace: a deleted pod frees its node's attachments for everyone.
+        pytest.param(make_pod("d", "other").pvc("x").node("n1").obj(), Q, id="other-namespace"),
+    ],
+)
+def test_assigned_pod_delete_hint_follows_is_schedulable_after_assigned_pod_deleted(
+    deleted: Pod, want: QueueingHint
+) -> None:
+    hint = _limits_hint(EventResource.POD, ActionType.DELETE)
+    assert hint(make_pod("p").pvc("data").obj(), deleted, None) == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "added", "want"),
+    [
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
+        pytest.param(
+            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
+        ),
+        # ephemeral.VolumeClaimName: <pod>-<volume>.
+        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), Q, id="ephemeral-claim"),
+    ],
+)
+def test_pvc_add_hint_follows_is_schedulable_after_pvc_added(
+    pod: Pod, added: PersistentVolumeClaim, want: QueueingHint
+) -> None:
+    hint = _limits_hint(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+    assert hint(pod, None, added) == want
+
+
+def _gce(name: str, namespace: str, pd: str, node: str = "") -> Pod:
+    b = make_pod(name, namespace)
+    if node:
+        b = b.node(node)
+    raw = b.raw()
+    raw["spec"]["volumes"] = [{"name": "disk", "gcePersistentDisk": {"pdName": pd}}]
+    return decode_pod(raw)
+
+
+@pytest.mark.parametrize(
+    ("deleted", "want"),
+    [
+        pytest.param(_gce("d", "default", "pd-1", "n1"), Q, id="same-disk"),
+        pytest.param(_gce("d", "default", "pd-2", "n1"), SKIP, id="other-disk"),
+        # isSchedulableAfterAssignedPodDeleted returns QueueSkip for another namespace
+        # before it looks at volumes, in-line disks included.
+        pytest.param(_gce("d", "other", "pd-1", "n1"), SKIP, id="same-disk-other-namespace"),
+    ],
+)
+def test_volume_restrictions_delete_hint_checks_the_namespace_first(
+    deleted: Pod, want: QueueingHint
+) -> None:
+    (reg,) = [
+        r
+        for r in VolumeRestrictions(None, FakeHandle()).events_to_register()
+        if r.event.resource == EventResource.POD
+    ]
+    assert reg.hint is not None
+    assert reg.hint(_gce("p", "default", "pd-1"), deleted, None) == want
