@@ -80,6 +80,7 @@ def record_failure(
     else:
         qpi.consecutive_errors_count += 1
     qpi.timestamp = now
+    qpi.flush_timestamp = 0.0
     count = backoff_count(qpi)
     if maximum <= 0 or count == 0:
         qpi.backoff_expiry = 0.0

@@ -32,7 +32,7 @@ from asched.backend.queue_api import (
 )
 from asched.backend.unschedulable import UnschedulablePool
 from asched.base.clock import Clock
-from asched.framework.events import ClusterEvent
+from asched.framework.events import ClusterEvent, EventResource
 from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
 
@@ -151,9 +151,12 @@ class Mover:
         label = str(event)
         moved = 0
         hints = self._hints
+        # Wildcard events (the leftover flush) re-run PreEnqueue on gated pods too, so a
+        # pod a missing hint left gated is not stuck (moveEntitiesToActiveOrBackoffQueue).
+        wildcard = event.resource is EventResource.WILDCARD
         for qpi in pods:
             if qpi.gating_plugin:
-                if hints.gate_strategy(qpi, event, old, new) is not Strategy.SKIP:
+                if wildcard or hints.gate_strategy(qpi, event, old, new) is not Strategy.SKIP:
                     moved += self.to_active(qpi, label)
                 continue
             strategy = hints.strategy(qpi, event, old, new)

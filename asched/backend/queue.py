@@ -391,11 +391,18 @@ class SchedulingQueue:
         return moved
 
     def flush_unschedulable_left_over(self) -> int:
-        """Move pods that sat in the pool longer than max_unschedulable_duration."""
-        deadline = self._clock.now() - self._max_unschedulable
-        stale = [q for q in self._pool.pods() if q.timestamp < deadline]
+        """Move pods that sat in the pool longer than max_unschedulable_duration.
+
+        flushUnschedulableEntitiesLeftover: "sat" counts from the last failure or the
+        last such flush, whichever is later; gated pods run PreEnqueue again.
+        """
+        now = self._clock.now()
+        deadline = now - self._max_unschedulable
+        stale = [q for q in self._pool.pods() if max(q.timestamp, q.flush_timestamp) < deadline]
         if not stale:
             return 0
+        for qpi in stale:
+            qpi.flush_timestamp = now
         return self._mover.move_pods(stale, UNSCHEDULABLE_TIMEOUT, None, None)
 
     def close(self) -> None:
