@@ -1,8 +1,9 @@
 """Queueing hints of NodeVolumeLimits and VolumeRestrictions, table by table.
 
-Pins kube-scheduler v1.37.2's CSILimits.EventsToRegister (nodevolumelimits/csi.go) and
-VolumeRestrictions.isSchedulableAfterAssignedPodDeleted; the other volume plugins'
-hints are pinned in test_volumes.py.
+Pins kube-scheduler v1.37.2's CSILimits.EventsToRegister (nodevolumelimits/csi.go),
+VolumeRestrictions.isSchedulableAfterAssignedPodDeleted and
+VolumeBinding.isSchedulableAfterCSIDriverChange; the other volume plugins' hints are
+pinned in test_volumes.py.
 """
 
 from __future__ import annotations
@@ -12,10 +13,17 @@ from typing import Any
 import pytest
 
 from asched.api import Pod, decode_pod
-from asched.api.storage import CSINode, PersistentVolumeClaim, decode_csi_node, decode_pvc
+from asched.api.storage import (
+    CSIDriver,
+    CSINode,
+    PersistentVolumeClaim,
+    decode_csi_driver,
+    decode_csi_node,
+    decode_pvc,
+)
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.events import QueueingHintFn as HintFn
-from asched.plugins.volumes import NodeVolumeLimits, VolumeRestrictions
+from asched.plugins.volumes import NodeVolumeLimits, VolumeBinding, VolumeRestrictions
 from tests.builders import make_pod
 from tests.unit.plugins.fakes import FakeHandle
 
@@ -161,3 +169,42 @@ def test_volume_restrictions_delete_hint_checks_the_namespace_first(
     ]
     assert reg.hint is not None
     assert reg.hint(_gce("p", "default", "pd-1"), deleted, None) == want
+
+
+def _driver(capacity: bool, name: str = "csi.example.com") -> CSIDriver:
+    return decode_csi_driver({"metadata": {"name": name}, "spec": {"storageCapacity": capacity}})
+
+
+def _inline_csi(driver: str) -> Pod:
+    raw = make_pod("p").pvc("data").raw()
+    raw["spec"]["volumes"].append({"name": "inline", "csi": {"driver": driver}})
+    return decode_pod(raw)
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        pytest.param(
+            _inline_csi("csi.example.com"), _driver(True), _driver(False), Q, id="capacity-off"
+        ),
+        pytest.param(
+            _inline_csi("csi.example.com"), _driver(False), _driver(True), SKIP, id="capacity-on"
+        ),
+        pytest.param(
+            _inline_csi("other.example.com"), _driver(True), _driver(False), SKIP, id="other"
+        ),
+        pytest.param(
+            make_pod("p").pvc("data").obj(), _driver(True), _driver(False), SKIP, id="no-inline"
+        ),
+    ],
+)
+def test_csi_driver_hint_follows_is_schedulable_after_csi_driver_change(
+    pod: Pod, old: CSIDriver, new: CSIDriver, want: QueueingHint
+) -> None:
+    (reg,) = [
+        r
+        for r in VolumeBinding(None, FakeHandle()).events_to_register()
+        if r.event.resource == EventResource.CSI_DRIVER
+    ]
+    assert reg.hint is not None
+    assert reg.hint(pod, old, new) == want
