@@ -27,7 +27,7 @@ from tests.differential.scenario import Scenario
 DOC = Path(__file__).parents[2] / "docs" / "differential.md"
 
 #: A pod requeued while backing off and popped from backoffQ at once is bound within
-#: milliseconds of its failure (20-60 ms measured); waiting out the backoff instead takes
+#: milliseconds of its failure (20-150 ms measured); waiting out the backoff instead takes
 #: at least a second (the 1-second backoff, aligned to its window, then the flush tick).
 PROMPT_RETRY = 0.9
 
