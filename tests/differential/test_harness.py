@@ -14,7 +14,12 @@ from tests.differential.compare import (
     known_difference_problems,
     reference_problems,
 )
-from tests.differential.harness import HarnessError, asched_skip_reason, reference_drift
+from tests.differential.harness import (
+    HarnessError,
+    as_judged,
+    asched_skip_reason,
+    reference_drift,
+)
 from tests.differential.layout import RUN_LABEL, SCENARIO_LABEL, Placement
 from tests.differential.outcomes import GroupOutcome, PodOutcome, ScenarioOutcome, retry_gap
 from tests.differential.scenario import (
@@ -492,7 +497,15 @@ def test_prompt_retry_is_timed_from_the_last_failure(
     assert (reference_problems(s, k) == []) is reference_ok
 
 
-def testretry_gap_is_measured_from_the_last_failure_before_binding() -> None:
+def test_prompt_retry_is_judged_only_in_a_small_run() -> None:
+    s = scenario(expect_prompt_retry=["p1"])
+    assert as_judged(s, idle=True) is s
+    assert as_judged(s, idle=False).expect_prompt_retry == frozenset()
+    plain = scenario()
+    assert as_judged(plain, idle=False) is plain
+
+
+def test_retry_gap_is_measured_from_the_last_failure_before_binding() -> None:
     def ev(reason: str, at: str) -> dict[str, Any]:
         return {"reason": reason, "eventTime": f"2026-01-01T00:00:{at}Z"}
 
