@@ -1,9 +1,9 @@
 """Queueing hints of NodeVolumeLimits and VolumeRestrictions, table by table.
 
 Pins kube-scheduler v1.37.2's CSILimits.EventsToRegister (nodevolumelimits/csi.go),
-VolumeRestrictions.isSchedulableAfterAssignedPodDeleted and
-VolumeBinding.isSchedulableAfterCSIDriverChange; the other volume plugins' hints are
-pinned in test_volumes.py.
+VolumeRestrictions' and VolumeZone's hints and VolumeBinding's
+isSchedulableAfterCSIDriverChange; VolumeBinding's other hints are pinned in
+test_volumes.py.
 """
 
 from __future__ import annotations
@@ -16,14 +16,23 @@ from asched.api import Pod, decode_pod
 from asched.api.storage import (
     CSIDriver,
     CSINode,
+    PersistentVolume,
     PersistentVolumeClaim,
+    StorageClass,
     decode_csi_driver,
     decode_csi_node,
+    decode_pv,
     decode_pvc,
+    decode_storage_class,
 )
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.events import QueueingHintFn as HintFn
-from asched.plugins.volumes import NodeVolumeLimits, VolumeBinding, VolumeRestrictions
+from asched.plugins.volumes import (
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
+)
 from tests.builders import make_pod
 from tests.unit.plugins.fakes import FakeHandle
 
@@ -162,13 +171,8 @@ def _gce(name: str, namespace: str, pd: str, node: str = "") -> Pod:
 def test_volume_restrictions_delete_hint_checks_the_namespace_first(
     deleted: Pod, want: QueueingHint
 ) -> None:
-    (reg,) = [
-        r
-        for r in VolumeRestrictions(None, FakeHandle()).events_to_register()
-        if r.event.resource == EventResource.POD
-    ]
-    assert reg.hint is not None
-    assert reg.hint(_gce("p", "default", "pd-1"), deleted, None) == want
+    hint = _hint_of(VolumeRestrictions(None, FakeHandle()), EventResource.POD)
+    assert hint(_gce("p", "default", "pd-1"), deleted, None) == want
 
 
 def _driver(capacity: bool, name: str = "csi.example.com") -> CSIDriver:
@@ -201,10 +205,104 @@ def _inline_csi(driver: str) -> Pod:
 def test_csi_driver_hint_follows_is_schedulable_after_csi_driver_change(
     pod: Pod, old: CSIDriver, new: CSIDriver, want: QueueingHint
 ) -> None:
-    (reg,) = [
-        r
-        for r in VolumeBinding(None, FakeHandle()).events_to_register()
-        if r.event.resource == EventResource.CSI_DRIVER
-    ]
+    hint = _hint_of(VolumeBinding(None, FakeHandle()), EventResource.CSI_DRIVER)
+    assert hint(pod, old, new) == want
+
+
+def _hint_of(plugin: Any, resource: EventResource) -> HintFn:
+    (reg,) = [r for r in plugin.events_to_register() if r.event.resource == resource]
     assert reg.hint is not None
-    assert reg.hint(pod, old, new) == want
+    return reg.hint
+
+
+@pytest.mark.parametrize(
+    ("pod", "added", "want"),
+    [
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
+        pytest.param(
+            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
+        ),
+        # isSchedulableAfterPersistentVolumeClaimAdded looks at persistentVolumeClaim
+        # volumes only, not at generic ephemeral ones.
+        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), SKIP, id="ephemeral"),
+    ],
+)
+def test_volume_restrictions_pvc_add_hint(
+    pod: Pod, added: PersistentVolumeClaim, want: QueueingHint
+) -> None:
+    hint = _hint_of(VolumeRestrictions(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM)
+    assert hint(pod, None, added) == want
+
+
+def _class(mode: str | None) -> StorageClass:
+    raw: dict[str, Any] = {"metadata": {"name": "sc"}, "provisioner": "csi.example.com"}
+    if mode is not None:
+        raw["volumeBindingMode"] = mode
+    return decode_storage_class(raw)
+
+
+@pytest.mark.parametrize(
+    ("added", "want"),
+    [
+        pytest.param(_class("WaitForFirstConsumer"), Q, id="wait-for-first-consumer"),
+        pytest.param(_class("Immediate"), SKIP, id="immediate"),
+        pytest.param(_class(None), SKIP, id="default-mode"),
+    ],
+)
+def test_volume_zone_storage_class_add_hint(added: StorageClass, want: QueueingHint) -> None:
+    hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.STORAGE_CLASS)
+    assert hint(make_pod("p").pvc("data").obj(), None, added) == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "changed", "want"),
+    [
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
+        pytest.param(
+            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
+        ),
+        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), SKIP, id="ephemeral"),
+    ],
+)
+def test_volume_zone_pvc_hint(pod: Pod, changed: PersistentVolumeClaim, want: QueueingHint) -> None:
+    hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM)
+    assert hint(pod, None, changed) == want
+    assert hint(pod, changed, changed) == want
+
+
+def _zoned(labels: dict[str, str]) -> PersistentVolume:
+    return decode_pv(
+        {
+            "metadata": {"name": "pv", "labels": {"team": "a", **labels}},
+            "spec": {"capacity": {"storage": "1Gi"}, "hostPath": {"path": "/d"}},
+        }
+    )
+
+
+ZONE = "topology.kubernetes.io/zone"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        pytest.param(None, _zoned({ZONE: "z1"}), Q, id="created"),
+        pytest.param(_zoned({ZONE: "z1"}), _zoned({ZONE: "z2"}), Q, id="zone-changed"),
+        pytest.param(_zoned({}), _zoned({ZONE: "z1"}), Q, id="zone-added"),
+        pytest.param(_zoned({ZONE: "z1"}), _zoned({BETA_ZONE: "z1"}), Q, id="key-changed"),
+        pytest.param(_zoned({ZONE: "z1__z2"}), _zoned({ZONE: "z2__z1"}), SKIP, id="same-zone-set"),
+        pytest.param(
+            _zoned({ZONE: "z1"}),
+            _zoned({ZONE: "z1", "other": "x"}),
+            SKIP,
+            id="other-label-changed",
+        ),
+    ],
+)
+def test_volume_zone_pv_hint_follows_topology_labels(
+    old: PersistentVolume | None, new: PersistentVolume, want: QueueingHint
+) -> None:
+    hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.PERSISTENT_VOLUME)
+    assert hint(make_pod("p").pvc("data").obj(), old, new) == want
