@@ -8,6 +8,7 @@ test_volumes.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -130,25 +131,6 @@ def test_assigned_pod_delete_hint_follows_is_schedulable_after_assigned_pod_dele
     assert hint(make_pod("p").pvc("data").obj(), deleted, None) == want
 
 
-@pytest.mark.parametrize(
-    ("pod", "added", "want"),
-    [
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
-        pytest.param(
-            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
-        ),
-        # ephemeral.VolumeClaimName: <pod>-<volume>.
-        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), Q, id="ephemeral-claim"),
-    ],
-)
-def test_pvc_add_hint_follows_is_schedulable_after_pvc_added(
-    pod: Pod, added: PersistentVolumeClaim, want: QueueingHint
-) -> None:
-    hint = _limits_hint(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
-    assert hint(pod, None, added) == want
-
-
 def _gce(name: str, namespace: str, pd: str, node: str = "") -> Pod:
     b = make_pod(name, namespace)
     if node:
@@ -215,26 +197,6 @@ def _hint_of(plugin: Any, resource: EventResource) -> HintFn:
     return reg.hint
 
 
-@pytest.mark.parametrize(
-    ("pod", "added", "want"),
-    [
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
-        pytest.param(
-            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
-        ),
-        # isSchedulableAfterPersistentVolumeClaimAdded looks at persistentVolumeClaim
-        # volumes only, not at generic ephemeral ones.
-        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), SKIP, id="ephemeral"),
-    ],
-)
-def test_volume_restrictions_pvc_add_hint(
-    pod: Pod, added: PersistentVolumeClaim, want: QueueingHint
-) -> None:
-    hint = _hint_of(VolumeRestrictions(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM)
-    assert hint(pod, None, added) == want
-
-
 def _class(mode: str | None) -> StorageClass:
     raw: dict[str, Any] = {"metadata": {"name": "sc"}, "provisioner": "csi.example.com"}
     if mode is not None:
@@ -253,23 +215,6 @@ def _class(mode: str | None) -> StorageClass:
 def test_volume_zone_storage_class_add_hint(added: StorageClass, want: QueueingHint) -> None:
     hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.STORAGE_CLASS)
     assert hint(make_pod("p").pvc("data").obj(), None, added) == want
-
-
-@pytest.mark.parametrize(
-    ("pod", "changed", "want"),
-    [
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
-        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
-        pytest.param(
-            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
-        ),
-        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), SKIP, id="ephemeral"),
-    ],
-)
-def test_volume_zone_pvc_hint(pod: Pod, changed: PersistentVolumeClaim, want: QueueingHint) -> None:
-    hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM)
-    assert hint(pod, None, changed) == want
-    assert hint(pod, changed, changed) == want
 
 
 def _zoned(labels: dict[str, str]) -> PersistentVolume:
@@ -306,3 +251,47 @@ def test_volume_zone_pv_hint_follows_topology_labels(
 ) -> None:
     hint = _hint_of(VolumeZone(None, FakeHandle()), EventResource.PERSISTENT_VOLUME)
     assert hint(make_pod("p").pvc("data").obj(), old, new) == want
+
+
+# The PVC hints of three plugins share their cases; only a generic ephemeral volume's
+# claim (ephemeral.VolumeClaimName: <pod>-<volume>) tells them apart: CSILimits'
+# isSchedulableAfterPVCAdded counts it, VolumeRestrictions' and VolumeZone's hints look
+# at persistentVolumeClaim volumes only.
+_PVC_HINTS: dict[str, tuple[Callable[[], HintFn], QueueingHint]] = {
+    "NodeVolumeLimits": (
+        lambda: _limits_hint(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+        Q,
+    ),
+    "VolumeRestrictions": (
+        lambda: _hint_of(
+            VolumeRestrictions(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM
+        ),
+        SKIP,
+    ),
+    "VolumeZone": (
+        lambda: _hint_of(VolumeZone(None, FakeHandle()), EventResource.PERSISTENT_VOLUME_CLAIM),
+        SKIP,
+    ),
+}
+
+
+@pytest.mark.parametrize("plugin", sorted(_PVC_HINTS))
+@pytest.mark.parametrize(
+    ("pod", "claim", "want"),
+    [
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("data"), Q, id="own-claim"),
+        pytest.param(make_pod("p").pvc("data").obj(), _claim("other"), SKIP, id="other-claim"),
+        pytest.param(
+            make_pod("p").pvc("data").obj(), _claim("data", "ns2"), SKIP, id="other-namespace"
+        ),
+        pytest.param(_ephemeral("p", "scratch"), _claim("p-scratch"), None, id="ephemeral"),
+    ],
+)
+def test_pvc_hints_queue_for_the_pods_own_claims(
+    plugin: str, pod: Pod, claim: PersistentVolumeClaim, want: QueueingHint | None
+) -> None:
+    get, ephemeral = _PVC_HINTS[plugin]
+    hint = get()
+    assert hint(pod, None, claim) == (ephemeral if want is None else want)
+    if plugin == "VolumeZone":  # it registers PVC updates too
+        assert hint(pod, claim, claim) == (ephemeral if want is None else want)
