@@ -1,8 +1,9 @@
 """Where a pod goes next: activeQ, backoffQ or the unschedulable pool.
 
 The moves of kube-scheduler's PriorityQueue (moveToActiveQ, moveToBackoffQ,
-requeuePodWithQueueingStrategy, movePodsToActiveOrBackoffQueue), apart from the queue's
-API in asched/backend/queue.py. They keep the queue's invariants: a pod (by UID) sits in
+requeuePodWithQueueingStrategy, movePodsToActiveOrBackoffQueue, and the two periodic
+flushes' flushBackoffQCompleted and flushUnschedulableEntitiesLeftover), apart from the
+queue's API in asched/backend/queue.py. They keep the queue's invariants: a pod (by UID) sits in
 exactly one of activeQ, backoffQ and the pool after any move; PreEnqueue runs on the way
 into activeQ (unless the pod comes straight from backoffQ, which ran it on the way in,
 SchedulerPopFromBackoffQ) and on the way into backoffQ; every move is counted in
@@ -23,6 +24,7 @@ from asched.backend.nominator import Nominator
 from asched.backend.queue_api import (
     ACTIVE,
     BACKOFF,
+    BACKOFF_COMPLETE,
     GATED,
     POD_ADD,
     POD_UPDATE,
@@ -32,7 +34,7 @@ from asched.backend.queue_api import (
 )
 from asched.backend.unschedulable import UnschedulablePool
 from asched.base.clock import Clock
-from asched.framework.events import ClusterEvent, EventResource
+from asched.framework.events import UNSCHEDULABLE_TIMEOUT, ClusterEvent, EventResource
 from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
 
@@ -166,3 +168,24 @@ class Mover:
         if moved:
             log.debug("pods_moved", trigger=label, moved=moved)
         return moved
+
+    def flush_backoff_completed(self) -> int:
+        """flushBackoffQCompleted: backoffQ's expired windows to activeQ, PreEnqueue
+        skipped (it ran on the way in); returns how many entered activeQ."""
+        moved = 0
+        for qpi in self._backoff.pop_completed(self._clock.now()):
+            moved += self.to_active(qpi, BACKOFF_COMPLETE, from_backoff=True)
+        return moved
+
+    def flush_left_over(self, max_unschedulable: float) -> int:
+        """flushUnschedulableEntitiesLeftover: pool pods that sat longer than
+        max_unschedulable, counted from their last failure or last such flush, whichever
+        is later (FlushTimestamp); gated pods run PreEnqueue again."""
+        now = self._clock.now()
+        deadline = now - max_unschedulable
+        stale = [q for q in self._pool.pods() if max(q.timestamp, q.flush_timestamp) < deadline]
+        if not stale:
+            return 0
+        for qpi in stale:
+            qpi.flush_timestamp = now
+        return self.move_pods(stale, UNSCHEDULABLE_TIMEOUT, None, None)

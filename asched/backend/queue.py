@@ -45,7 +45,6 @@ from asched.backend.nominator import Nominator
 from asched.backend.queue_api import (
     ACTIVE,
     BACKOFF,
-    BACKOFF_COMPLETE,
     BACKOFF_FLUSH_INTERVAL,
     GATED,
     IN_FLIGHT,
@@ -65,7 +64,6 @@ from asched.backend.unschedulable import ANY_PLUGIN, UnschedulablePool
 from asched.base.clock import Clock
 from asched.framework.events import (
     FORCE_ACTIVATE,
-    UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
     EventResource,
 )
@@ -381,29 +379,12 @@ class SchedulingQueue:
                 self.flush_unschedulable_left_over()
 
     def flush_backoff_completed(self) -> int:
-        """Move pods whose backoff expired to activeQ; returns how many entered it.
-
-        flushBackoffQCompleted: PreEnqueue already ran when they entered backoffQ.
-        """
-        moved = 0
-        for qpi in self._backoff.pop_completed(self._clock.now()):
-            moved += self._mover.to_active(qpi, BACKOFF_COMPLETE, from_backoff=True)
-        return moved
+        """Move pods whose backoff expired to activeQ; returns how many entered it."""
+        return self._mover.flush_backoff_completed()
 
     def flush_unschedulable_left_over(self) -> int:
-        """Move pods that sat in the pool longer than max_unschedulable_duration.
-
-        flushUnschedulableEntitiesLeftover: "sat" counts from the last failure or the
-        last such flush, whichever is later; gated pods run PreEnqueue again.
-        """
-        now = self._clock.now()
-        deadline = now - self._max_unschedulable
-        stale = [q for q in self._pool.pods() if max(q.timestamp, q.flush_timestamp) < deadline]
-        if not stale:
-            return 0
-        for qpi in stale:
-            qpi.flush_timestamp = now
-        return self._mover.move_pods(stale, UNSCHEDULABLE_TIMEOUT, None, None)
+        """Move pods that sat in the pool longer than max_unschedulable_duration."""
+        return self._mover.flush_left_over(self._max_unschedulable)
 
     def close(self) -> None:
         """Wake every pop() with QueueClosed; in-flight bookkeeping is dropped."""
