@@ -71,6 +71,8 @@ class Volume:
     source: str  # the volume source's field name: persistentVolumeClaim, emptyDir, ...
     claim_name: str = ""
     disk: DiskRef | None = None
+    # An in-line `csi` volume's driver (VolumeBinding's CSIDriver hint asks for it).
+    csi_driver: str = ""
 
 
 # The in-line disk sources and the field naming each one's disk.
@@ -182,7 +184,9 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
         claim = ""
         if source == "persistentVolumeClaim":
             claim = str((v.get(source) or {}).get("claimName") or "")
-        out.append(Volume(str(v.get("name") or ""), source, claim, _disk(source, v.get(source))))
+        body = v.get(source)
+        driver = str(body.get("driver") or "") if source == "csi" and isinstance(body, dict) else ""
+        out.append(Volume(str(v.get("name") or ""), source, claim, _disk(source, body), driver))
     return tuple(out)
 
 

@@ -18,6 +18,7 @@ from enum import Enum
 import structlog
 
 from asched.api import Pod
+from asched.backend.inflight import LoggedEvent
 from asched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -220,6 +221,22 @@ class HintIndex:
                 if plugin in pending:
                     return Strategy.IMMEDIATELY
                 result = Strategy.AFTER_BACKOFF
+        return result
+
+    def strategy_after_flight(self, qpi: QueuedPodInfo, logged: Iterable[LoggedEvent]) -> Strategy:
+        """kube-scheduler determineSchedulingHintForInFlightPod: the events that arrived
+        while the pod was being scheduled, asked in order; a Pending plugin's Queue wins
+        at once, an Unschedulable plugin's Queue too unless Pending plugins may still
+        say Queue."""
+        result = Strategy.SKIP
+        for entry in logged:
+            strategy = self.strategy(qpi, entry.event, entry.old, entry.new)
+            if strategy is Strategy.IMMEDIATELY:
+                return strategy
+            if strategy is Strategy.AFTER_BACKOFF:
+                if not qpi.pending_plugins:
+                    return strategy
+                result = strategy
         return result
 
     def gate_strategy(

@@ -6,6 +6,9 @@ StorageClass's provisioner and a per-claim handle, getCSIDriverInfoFromSC); the 
 the node's pods already use are counted per driver, shared volumes once; a driver whose
 count would exceed the CSINode's `allocatable.count` rejects the node (Unschedulable).
 
+Requeued like CSILimits: a new CSINode, a CSINode whose allocatable count grew, a
+scheduled pod with claims deleted, or one of the pod's claims created.
+
 Not built: CSI migration of in-tree volumes (PVs and in-line volumes of in-tree plugins
 are not counted), VolumeAttachment-based counting of attachments no pod holds, and the
 VolumeLimitScaling "driver is not installed" check (alpha).
@@ -17,13 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Pod
-from asched.api.storage import CSINode
+from asched.api.storage import CSINode, PersistentVolumeClaim
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    QueueingHint,
 )
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
@@ -141,17 +145,62 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # CSILimits.EventsToRegister without its hints (and no VolumeAttachment events, as
-        # attachments are not counted): any of these may free a slot.
+        # CSILimits.EventsToRegister, in its order, without the VolumeAttachment delete
+        # (asched neither watches nor counts VolumeAttachments).
         return (
+            # Any new CSINode may make room: registered without a hint, as in Go.
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE)
+                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), _csi_node_updated_hint
             ),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _assigned_pod_deleted_hint
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                _pvc_added_hint,
             ),
         )
+
+
+def _limits(node: CSINode) -> dict[str, int]:
+    # A driver without allocatable.count counts as 0, as in Go's comparison.
+    return {d.name: d.allocatable or 0 for d in node.drivers.values()}
+
+
+def _csi_node_updated_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterCSINodeUpdated: some driver's allocatable count went up."""
+    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+        return QueueingHint.QUEUE
+    before = _limits(old)
+    for driver, limit in _limits(new).items():
+        if limit > before.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _assigned_pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterAssignedPodDeleted: a scheduled (or nominated) pod with claims.
+
+    Go also queues for an in-line volume CSI migration would translate; asched does not
+    migrate in-line volumes, so only claim-backed ones (PVC, generic ephemeral) count.
+    """
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    if not old.volumes or (not old.node_name and not old.nominated_node_name):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE if claim_names(old) else QueueingHint.QUEUE_SKIP
+
+
+def _pvc_added_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterPVCAdded: a claim of the pod's own (PVC or generic ephemeral)."""
+    if not isinstance(new, PersistentVolumeClaim):
+        return QueueingHint.QUEUE
+    if new.namespace != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    if any(name == new.name for name, _ in claim_names(pod)):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 NODE_VOLUME_LIMITS_SPEC = PluginSpec(NAME, NodeVolumeLimits, None)
