@@ -31,6 +31,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from asched.base.loopmetrics import LoopCounter, LoopHistogram
+
 # The text exposition format kube-scheduler serves; Prometheus negotiates it everywhere.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -89,23 +91,19 @@ class Metrics:
             # component exposes; benchmarks read CPU seconds and RSS from them.
             ProcessCollector(registry=r)
 
-        self._attempts = _Children(
-            Counter(
-                "scheduler_schedule_attempts_total",
-                "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-                "could not be scheduled, while 'error' means an internal scheduler problem.",
-                ["result", "profile"],
-                registry=r,
-            )
+        self._attempts = LoopCounter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            r,
         )
-        self._attempt_duration = _Children(
-            Histogram(
-                "scheduler_scheduling_attempt_duration_seconds",
-                "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-                ["result", "profile"],
-                buckets=exponential_buckets(0.001, 2, 15),
-                registry=r,
-            )
+        self._attempt_duration = LoopHistogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            exponential_buckets(0.001, 2, 15),
+            r,
         )
         self._algorithm_duration = Histogram(
             "scheduler_scheduling_algorithm_duration_seconds",
@@ -165,15 +163,13 @@ class Metrics:
         # Every queue shows up from the first scrape, as in kube-scheduler.
         for queue in PENDING_QUEUES:
             self._pending.get(queue).set(0)
-        self._sli_duration = _Children(
-            Histogram(
-                "scheduler_pod_scheduling_sli_duration_seconds",
-                "E2e latency for a pod being scheduled, from the time the pod enters the "
-                "scheduling queue and might involve multiple scheduling attempts.",
-                ["attempts"],
-                buckets=exponential_buckets(0.01, 2, 20),
-                registry=r,
-            )
+        self._sli_duration = LoopHistogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the "
+            "scheduling queue and might involve multiple scheduling attempts.",
+            ["attempts"],
+            exponential_buckets(0.01, 2, 20),
+            r,
         )
         self._pod_attempts = Histogram(
             "scheduler_pod_scheduling_attempts",
@@ -181,31 +177,25 @@ class Metrics:
             buckets=exponential_buckets(1, 2, 5),
             registry=r,
         )
-        self._extension_point = _Children(
-            Histogram(
-                "scheduler_framework_extension_point_duration_seconds",
-                "Latency for running all plugins of a specific extension point.",
-                ["extension_point", "status", "profile"],
-                buckets=exponential_buckets(0.0001, 2, 12),
-                registry=r,
-            )
+        self._extension_point = LoopHistogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            exponential_buckets(0.0001, 2, 12),
+            r,
         )
-        self._plugin_execution = _Children(
-            Histogram(
-                "scheduler_plugin_execution_duration_seconds",
-                "Duration for running a plugin at a specific extension point.",
-                ["plugin", "extension_point", "status"],
-                buckets=exponential_buckets(0.00001, 1.5, 20),
-                registry=r,
-            )
+        self._plugin_execution = LoopHistogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            exponential_buckets(0.00001, 1.5, 20),
+            r,
         )
-        self._incoming = _Children(
-            Counter(
-                "scheduler_queue_incoming_pods_total",
-                "Number of pods added to scheduling queues by event and queue type.",
-                ["queue", "event"],
-                registry=r,
-            )
+        self._incoming = LoopCounter(
+            "scheduler_queue_incoming_pods_total",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+            r,
         )
         self._permit_wait = _Children(
             Histogram(
@@ -245,14 +235,12 @@ class Metrics:
                 registry=r,
             )
         )
-        self._plugin_evaluation = _Children(
-            Counter(
-                "scheduler_plugin_evaluation_total",
-                "Number of attempts to schedule pods by each plugin and the extension point "
-                "(available only in PreFilter, Filter, PreScore, and Score).",
-                ["plugin", "extension_point", "profile"],
-                registry=r,
-            )
+        self._plugin_evaluation = LoopCounter(
+            "scheduler_plugin_evaluation_total",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+            ["plugin", "extension_point", "profile"],
+            r,
         )
 
         # asched's own: the event loop is the one resource every cycle shares.

@@ -11,9 +11,11 @@ timeout) and writes benchmarks/results/<scenario>-...json. See docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -146,7 +148,10 @@ def run_command(args: argparse.Namespace) -> int:
         py_spy=args.py_spy,
         inspector_clients=args.inspector_clients,
     )
-    document = anyio.run(run_benchmark, opts, backend_options={"use_uvloop": True})
+    document = anyio.run(_until_signalled, opts, backend_options={"use_uvloop": True})
+    if document is None:
+        print("benchmark stopped by a signal; its cluster and schedulers were stopped")
+        return 143
     print(
         f"\n{scenario.describe}; qps {args.qps:g} burst {args.burst}; results: {document['path']}\n"
     )
@@ -154,6 +159,24 @@ def run_command(args: argparse.Namespace) -> int:
     for name, value in document["summary"]["ratios"].items():
         print(f"{name}: {value:.2f}")
     return 0
+
+
+async def _until_signalled(opts: BenchOptions) -> dict[str, Any] | None:
+    """run_benchmark, cancelled by SIGTERM or SIGHUP as by Ctrl-C: the cluster and the
+    schedulers stop in their shielded cleanup instead of outliving a killed benchmark."""
+    result: list[dict[str, Any]] = []
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async with anyio.create_task_group() as tg:
+
+            async def cancel_on_signal() -> None:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+            tg.start_soon(cancel_on_signal)
+            result.append(await run_benchmark(opts))
+            tg.cancel_scope.cancel()
+    return result[0] if result else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

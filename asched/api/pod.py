@@ -72,6 +72,8 @@ class Volume:
     source: str  # the volume source's field name: persistentVolumeClaim, emptyDir, ...
     claim_name: str = ""
     disk: DiskRef | None = None
+    # An in-line `csi` volume's driver (VolumeBinding's CSIDriver hint asks for it).
+    csi_driver: str = ""
     #: A source CSI migration translates (NodeVolumeLimits counts it as its CSI driver's).
     in_tree: InTreeSource | None = None
 
@@ -186,12 +188,14 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
         if source == "persistentVolumeClaim":
             claim = str((v.get(source) or {}).get("claimName") or "")
         body = v.get(source)
+        driver = str(body.get("driver") or "") if source == "csi" and isinstance(body, dict) else ""
         out.append(
             Volume(
                 str(v.get("name") or ""),
                 source,
                 claim,
                 _disk(source, body),
+                driver,
                 parse_in_tree(source, body),
             )
         )

@@ -25,7 +25,13 @@ from collections.abc import Callable, Iterator
 from asched.backend.heap import KeyedHeap
 from asched.framework.types import QueuedPodInfo
 
-__all__ = ["ORDERING_WINDOW", "BackoffQueue", "align_to_window", "backoff_duration"]
+__all__ = [
+    "ORDERING_WINDOW",
+    "BackoffQueue",
+    "align_to_window",
+    "backoff_duration",
+    "record_failure",
+]
 
 # backoffQOrderingWindowDuration: also the flush interval, so whole windows flush at once.
 ORDERING_WINDOW = 1.0
@@ -54,6 +60,32 @@ def backoff_count(qpi: QueuedPodInfo) -> int:
     if qpi.consecutive_errors_count > 0:
         return qpi.consecutive_errors_count
     return qpi.unschedulable_count
+
+
+def record_failure(
+    qpi: QueuedPodInfo, now: float, *, rejected: bool, initial: float, maximum: float
+) -> None:
+    """A failed attempt's bookkeeping (AddUnschedulablePodIfNotPresent), then its expiry.
+
+    A pod no plugin rejected (an error: the API server, a bind or PreBind failure, a
+    plugin error) counts one more consecutive error and keeps its unschedulable count;
+    a pod plugins rejected (Filter, Reserve, Permit, WaitOnPermit: FitErrors) counts one
+    more unschedulable attempt, and its errors in a row start again from zero. The
+    expiry is getBackoffTime's: failure time + calculateBackoffDuration(backoff_count),
+    truncated to its ordering window; 0 (no backoff) when podMaxBackoff is 0.
+    """
+    if rejected:
+        qpi.unschedulable_count += 1
+        qpi.consecutive_errors_count = 0
+    else:
+        qpi.consecutive_errors_count += 1
+    qpi.timestamp = now
+    qpi.flush_timestamp = 0.0
+    count = backoff_count(qpi)
+    if maximum <= 0 or count == 0:
+        qpi.backoff_expiry = 0.0
+        return
+    qpi.backoff_expiry = align_to_window(now + backoff_duration(count, initial, maximum))
 
 
 def is_error_entry(qpi: QueuedPodInfo) -> bool:

@@ -39,9 +39,12 @@ class Cache:
         # nodes in this order.
         self._order: dict[str, None] = {}
         self._pods: dict[str, _PodState] = {}
-        # uids of assumed pods, kept alongside _pods so scheduler_cache_size{type=
-        # "assumed_pods"} is read without scanning every pod each second.
-        self._assumed: set[str] = set()
+        # uid -> native PodGroup key ("namespace/name", or "") of each assumed pod, kept
+        # alongside _pods so scheduler_cache_size{type="assumed_pods"} is read without
+        # scanning every pod each second, and so GangScheduling's Permit counts a gang's
+        # assumed members without listing them (_assumed_per_group).
+        self._assumed: dict[str, str] = {}
+        self._assumed_per_group: dict[str, int] = {}
         self._dirty: set[str] = set()
         self._order_changed = True
         self._images: dict[str, dict[str, int]] = {}  # image -> node -> size
@@ -152,7 +155,10 @@ class Cache:
             raise CacheError(f"assume_pod: pod {pod.key} is already in the cache")
         self._add(pod)
         self._pods[pod.uid] = _PodState(pod, assumed=True)
-        self._assumed.add(pod.uid)
+        group = f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
+        self._assumed[pod.uid] = group
+        if group:
+            self._assumed_per_group[group] = self._assumed_per_group.get(group, 0) + 1
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo assume_pod (binding failed or was rejected); a no-op if not assumed."""
@@ -161,7 +167,20 @@ class Cache:
             return
         self._remove(st.pod)
         del self._pods[pod.uid]
-        self._assumed.discard(pod.uid)
+        self._unassume(pod.uid)
+
+    def _unassume(self, uid: str) -> None:
+        group = self._assumed.pop(uid, None)
+        if group:
+            left = self._assumed_per_group[group] - 1
+            if left:
+                self._assumed_per_group[group] = left
+            else:
+                del self._assumed_per_group[group]
+
+    def assumed_in_scheduling_group(self, key: str) -> int:
+        """How many assumed pods name the native PodGroup `key` ("namespace/name")."""
+        return self._assumed_per_group.get(key, 0)
 
     def is_assumed(self, uid: str) -> bool:
         st = self._pods.get(uid)
@@ -181,7 +200,7 @@ class Cache:
             self._remove(st.pod)
         self._add(pod)
         self._pods[pod.uid] = _PodState(pod, assumed=False)
-        self._assumed.discard(pod.uid)
+        self._unassume(pod.uid)
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         st = self._pods.get(new.uid)
@@ -191,11 +210,11 @@ class Cache:
         self._remove(st.pod)
         self._add(new)
         self._pods[new.uid] = _PodState(new, assumed=False)
-        self._assumed.discard(new.uid)
+        self._unassume(new.uid)
 
     def remove_pod(self, pod: Pod) -> None:
         st = self._pods.pop(pod.uid, None)
-        self._assumed.discard(pod.uid)
+        self._unassume(pod.uid)
         if st is not None:
             self._remove(st.pod)
 

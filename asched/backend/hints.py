@@ -18,11 +18,13 @@ from enum import Enum
 import structlog
 
 from asched.api import Pod
+from asched.backend.inflight import LoggedEvent
 from asched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    EventScopeFn,
     QueueingHint,
     QueueingHintFn,
 )
@@ -131,6 +133,7 @@ class HintIndex:
         )
         self._interest: dict[tuple[EventResource, ActionType], bool] = {}
         self._by_event: dict[tuple[str, EventResource, ActionType], PluginHints] = {}
+        self._scopes: dict[tuple[str, EventResource, ActionType], Mapping[str, EventScopeFn]] = {}
         self._last: tuple[ClusterEvent, str, PluginHints] | None = None
 
     def of_interest(self, event: ClusterEvent) -> bool:
@@ -162,6 +165,21 @@ class HintIndex:
             found = built if built else _NO_HINTS
             self._by_event[key] = found
         self._last = (event, profile, found)
+        return found
+
+    def scopes_for(self, profile: str, event: ClusterEvent) -> Mapping[str, EventScopeFn]:
+        """plugin -> the scope of its registrations matching `event`, for the plugins all of
+        whose matching registrations have one (one without a scope may help any pod)."""
+        key = (profile, event.resource, event.action)
+        found = self._scopes.get(key)
+        if found is None:
+            built: dict[str, EventScopeFn] = {}
+            for plugin, regs in self._hints.get(profile, {}).items():
+                scopes = [r.scope for r in regs if r.event.matches(event)]
+                if len(scopes) == 1 and scopes[0] is not None:
+                    built[plugin] = scopes[0]
+            found = built
+            self._scopes[key] = found
         return found
 
     def plugins_for(self, profiles: Iterable[str], event: ClusterEvent) -> list[tuple[str, str]]:
@@ -203,6 +221,22 @@ class HintIndex:
                 if plugin in pending:
                     return Strategy.IMMEDIATELY
                 result = Strategy.AFTER_BACKOFF
+        return result
+
+    def strategy_after_flight(self, qpi: QueuedPodInfo, logged: Iterable[LoggedEvent]) -> Strategy:
+        """kube-scheduler determineSchedulingHintForInFlightPod: the events that arrived
+        while the pod was being scheduled, asked in order; a Pending plugin's Queue wins
+        at once, an Unschedulable plugin's Queue too unless Pending plugins may still
+        say Queue."""
+        result = Strategy.SKIP
+        for entry in logged:
+            strategy = self.strategy(qpi, entry.event, entry.old, entry.new)
+            if strategy is Strategy.IMMEDIATELY:
+                return strategy
+            if strategy is Strategy.AFTER_BACKOFF:
+                if not qpi.pending_plugins:
+                    return strategy
+                result = strategy
         return result
 
     def gate_strategy(

@@ -12,6 +12,10 @@ SchedulerQueueingHints GA and SchedulerPopFromBackoffQ beta and on):
 - in-flight pods: popped and being scheduled; events arriving meanwhile are replayed
   when such a pod fails, so nothing that happened mid-cycle is missed.
 
+This module is the queue's API and lifecycle; the moves between its parts are
+asched/backend/mover.py, the backoff arithmetic asched/backend/backoff.py, the hints
+asched/backend/hints.py, and the names, labels and callbacks asched/backend/queue_api.py.
+
 Guarantees: a pod (by UID) is in at most one of activeQ, backoffQ, the pool and in
 flight; every pod entering activeQ has passed PreEnqueue; `pop` never polls, it waits
 on an event set by whatever adds to activeQ; time only comes from the injected Clock.
@@ -20,8 +24,7 @@ The queue is not thread-safe: every call must come from the event loop that owns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
 
 import anyio
 import anyio.lowlevel
@@ -29,26 +32,41 @@ import structlog
 
 from asched.api import Pod
 from asched.backend.backoff import (
-    ORDERING_WINDOW,
     BackoffQueue,
     align_to_window,
-    backing_off,
-    backoff_count,
     backoff_duration,
+    record_failure,
 )
 from asched.backend.heap import KeyedHeap
 from asched.backend.hints import HintIndex, HintMap, Strategy, pod_update_events
 from asched.backend.inflight import InFlight
+from asched.backend.mover import Mover
 from asched.backend.nominator import Nominator
+from asched.backend.queue_api import (
+    ACTIVE,
+    BACKOFF,
+    BACKOFF_FLUSH_INTERVAL,
+    GATED,
+    IN_FLIGHT,
+    LEFTOVER_FLUSH_INTERVAL,
+    POD_ADD,
+    POD_UPDATE,
+    POP_FROM_BACKOFF,
+    SCHEDULE_ATTEMPT_FAILURE,
+    UNSCHEDULABLE,
+    LessFn,
+    PreEnqueueFn,
+    QueueClosed,
+    QueueMetrics,
+    UnschedulableMetrics,
+)
 from asched.backend.unschedulable import ANY_PLUGIN, UnschedulablePool
 from asched.base.clock import Clock
 from asched.framework.events import (
     FORCE_ACTIVATE,
-    UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
     EventResource,
 )
-from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 
 __all__ = [
@@ -62,47 +80,6 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
-
-LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
-# Runs the pod's profile's PreEnqueue plugins: (plugin, status) of the first that
-# rejects, or None when all pass.
-PreEnqueueFn = Callable[[Pod], tuple[str, Status] | None]
-
-# Queue names, as in scheduler_pending_pods{queue} / scheduler_queue_incoming_pods_total.
-ACTIVE = "active"
-BACKOFF = "backoff"
-UNSCHEDULABLE = "unschedulable"
-GATED = "gated"
-IN_FLIGHT = "in_flight"
-
-# Event labels of scheduler_queue_incoming_pods_total besides ClusterEvent labels.
-POD_ADD = "PodAdd"
-POD_UPDATE = "PodUpdate"
-SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
-BACKOFF_COMPLETE = "BackoffComplete"
-POP_FROM_BACKOFF = "PopFromBackoffQ"
-
-# kube-scheduler's Run: backoffQ flushed every second, on the ordering windows' edges,
-# leftovers every 30 seconds.
-BACKOFF_FLUSH_INTERVAL = ORDERING_WINDOW
-LEFTOVER_FLUSH_INTERVAL = 30.0
-
-
-class QueueClosed(Exception):
-    """pop() on a closed queue: the scheduler is shutting down."""
-
-
-class QueueMetrics(Protocol):
-    def incoming(self, queue: str, event: str) -> None:
-        """scheduler_queue_incoming_pods_total{queue, event} += 1."""
-        ...
-
-
-@runtime_checkable
-class UnschedulableMetrics(Protocol):
-    """Optional: scheduler_unschedulable_pods{plugin, profile}, fed by the pool."""
-
-    def unschedulable_changed(self, plugins: Sequence[str], profile: str, delta: int) -> None: ...
 
 
 class SchedulingQueue:
@@ -124,7 +101,6 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue
         self._hints = HintIndex(hints)
         self._max_unschedulable = max_unschedulable_duration
-        self._metrics = metrics
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(less)
         self._backoff = BackoffQueue(less)
         self._pool = UnschedulablePool(
@@ -136,6 +112,18 @@ class SchedulingQueue:
         self._wakeup: anyio.Event | None = None
         self._closed = False
         self._cycle = 0
+        self._mover = Mover(
+            active=self._active,
+            backoff=self._backoff,
+            pool=self._pool,
+            hints=self._hints,
+            inflight=self._inflight,
+            nominator=self._nominator,
+            pre_enqueue=pre_enqueue,
+            clock=clock,
+            metrics=metrics,
+            wake=self._wake,
+        )
 
     # ---- informer-driven changes -------------------------------------------------
     def add(self, pod: Pod) -> None:
@@ -148,7 +136,7 @@ class SchedulingQueue:
             # A relist re-announced a pod we hold: treat it as an update.
             self.update(known.pod, pod)
             return
-        self._move_to_active(self._new_info(pod), POD_ADD)
+        self._mover.to_active(self._new_info(pod), POD_ADD)
 
     def update(self, old: Pod | None, new: Pod) -> None:
         """kube-scheduler PriorityQueue.Update."""
@@ -171,16 +159,16 @@ class SchedulingQueue:
             return
         qpi = self._pool.get(uid)
         if qpi is None:
-            self._move_to_active(self._new_info(new), POD_UPDATE)
+            self._mover.to_active(self._new_info(new), POD_UPDATE)
             return
         self._replace_pod(qpi, old, new)
         if qpi.gating_plugin:
-            self._move_to_active(qpi, POD_UPDATE)
+            self._mover.to_active(qpi, POD_UPDATE)
             return
         for event in events:
             strategy = self._hints.strategy(qpi, event, old, new)
             if strategy is not Strategy.SKIP:
-                self._requeue(qpi, strategy, str(event))
+                self._mover.requeue(qpi, strategy, str(event))
                 return
 
     def delete(self, pod: Pod) -> None:
@@ -209,7 +197,7 @@ class SchedulingQueue:
             if from_backoff:
                 qpi = self._backoff.remove(pod.uid)
             if qpi is not None:
-                moved += self._move_to_active(qpi, label, from_backoff=from_backoff)
+                moved += self._mover.to_active(qpi, label, from_backoff=from_backoff)
             else:
                 self._inflight.record_for_pod(pod.uid, [FORCE_ACTIVATE], None, pod)
         return moved
@@ -238,12 +226,29 @@ class SchedulingQueue:
             profiles = self._pool.profiles()
             keys = self._hints.plugins_for(profiles, event)
             keys.extend((profile, ANY_PLUGIN) for profile in profiles)
-            candidates = self._pool.filed_under(keys)
+            candidates = self._pool.filed_under(keys, self._scopes(profiles, event, old, new))
         if keep:
             candidates = [qpi for qpi in candidates if qpi.uid != keep]
         if pre_check is not None:
             candidates = [qpi for qpi in candidates if pre_check(qpi.pod)]
-        return self._move_pods(candidates, event, old, new)
+        return self._mover.move_pods(candidates, event, old, new)
+
+    def _scopes(
+        self, profiles: Iterable[str], event: ClusterEvent, old: object | None, new: object | None
+    ) -> dict[tuple[str, str], frozenset[str]]:
+        """(profile, plugin) -> the PodGroups this event may help, for scoped registrations."""
+        found: dict[tuple[str, str], frozenset[str]] = {}
+        for profile in profiles:
+            for plugin, scope in self._hints.scopes_for(profile, event).items():
+                try:
+                    groups = scope(old, new)
+                except Exception:
+                    # As a failing hint counts as Queue: a failing scope narrows nothing.
+                    log.exception("event_scope_failed", plugin=plugin, trigger=str(event))
+                    continue
+                if groups is not None:
+                    found[(profile, plugin)] = groups
+        return found
 
     # ---- the scheduling loop's side ------------------------------------------------
     async def pop(self) -> QueuedPodInfo:
@@ -310,7 +315,7 @@ class SchedulingQueue:
             return self._active.pop()
         qpi = self._backoff.pop_rejected()
         if qpi is not None:
-            self._incoming(ACTIVE, POP_FROM_BACKOFF)
+            self._mover.incoming(ACTIVE, POP_FROM_BACKOFF)
         return qpi
 
     def done(self, uid: str) -> None:
@@ -346,10 +351,16 @@ class SchedulingQueue:
                 qpi.unschedulable_plugins = set()
                 qpi.pending_plugins = set()
             rejected = bool(qpi.unschedulable_plugins or qpi.pending_plugins)
-            self._count_failure(qpi, rejected=rejected)
-            strategy = self._strategy_after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
+            record_failure(
+                qpi,
+                self._clock.now(),
+                rejected=rejected,
+                initial=self._initial_backoff,
+                maximum=self._max_backoff,
+            )
+            strategy = self._after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
             qpi.moved_during_cycle = rejected and strategy is not Strategy.SKIP
-            queue = self._requeue(qpi, strategy, SCHEDULE_ATTEMPT_FAILURE)
+            queue = self._mover.requeue(qpi, strategy, SCHEDULE_ATTEMPT_FAILURE)
             log.debug(
                 "pod_requeued",
                 pod=qpi.pod.key,
@@ -363,28 +374,6 @@ class SchedulingQueue:
             )
         finally:
             self.done(uid)
-
-    def _count_failure(self, qpi: QueuedPodInfo, *, rejected: bool) -> None:
-        """AddUnschedulablePodIfNotPresent's bookkeeping, then getBackoffTime.
-
-        A pod no plugin rejected (an error: the API server, a bind failure, a plugin
-        error) counts a consecutive error; a rejected pod counts an unschedulable
-        attempt and its errors reset. The expiry is aligned to the ordering window.
-        """
-        if rejected:
-            qpi.unschedulable_count += 1
-            qpi.consecutive_errors_count = 0
-        else:
-            qpi.consecutive_errors_count += 1
-        now = self._clock.now()
-        qpi.timestamp = now
-        count = backoff_count(qpi)
-        if self._max_backoff <= 0 or count == 0:
-            # podMaxBackoff 0 disables backoff; a pod never tried gets none.
-            qpi.backoff_expiry = 0.0
-            return
-        duration = backoff_duration(count, self._initial_backoff, self._max_backoff)
-        qpi.backoff_expiry = align_to_window(now + duration)
 
     # ---- periodic maintenance ------------------------------------------------------
     async def run(self) -> None:
@@ -407,22 +396,12 @@ class SchedulingQueue:
                 self.flush_unschedulable_left_over()
 
     def flush_backoff_completed(self) -> int:
-        """Move pods whose backoff expired to activeQ; returns how many entered it.
-
-        flushBackoffQCompleted: PreEnqueue already ran when they entered backoffQ.
-        """
-        moved = 0
-        for qpi in self._backoff.pop_completed(self._clock.now()):
-            moved += self._move_to_active(qpi, BACKOFF_COMPLETE, from_backoff=True)
-        return moved
+        """Move pods whose backoff expired to activeQ; returns how many entered it."""
+        return self._mover.flush_backoff_completed()
 
     def flush_unschedulable_left_over(self) -> int:
         """Move pods that sat in the pool longer than max_unschedulable_duration."""
-        deadline = self._clock.now() - self._max_unschedulable
-        stale = [q for q in self._pool.pods() if q.timestamp < deadline]
-        if not stale:
-            return 0
-        return self._move_pods(stale, UNSCHEDULABLE_TIMEOUT, None, None)
+        return self._mover.flush_left_over(self._max_unschedulable)
 
     def close(self) -> None:
         """Wake every pop() with QueueClosed; in-flight bookkeeping is dropped."""
@@ -497,123 +476,14 @@ class SchedulingQueue:
         qpi.pod = new
         self._nominator.update_nominated(old if old is not None else previous, new)
 
-    def _incoming(self, queue: str, event: str) -> None:
-        if self._metrics is not None:
-            self._metrics.incoming(queue, event)
-
     def _wake(self) -> None:
         if self._wakeup is not None:
             self._wakeup.set()
             self._wakeup = None
 
-    def _backing_off(self, qpi: QueuedPodInfo) -> bool:
-        return backing_off(qpi, self._clock.now())
-
-    def _move_to_active(
-        self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False
-    ) -> bool:
-        """PreEnqueue, then activeQ; a gated pod is (re)filed in the pool instead.
-
-        kube-scheduler moveToActiveQ. A pod coming straight from backoffQ passed
-        PreEnqueue on its way in and skips it. Returns True if the pod entered activeQ.
-        """
-        uid = qpi.uid
-        if not from_backoff and self._gated(qpi, event):
-            return False
-        qpi.gating_plugin = ""
-        if qpi.initial_attempt_timestamp is None:
-            # kube-scheduler starts the pod's SLI clock when it first becomes active.
-            qpi.initial_attempt_timestamp = self._clock.now()
-        self._pool.remove(uid)
-        self._backoff.remove(uid)
-        self._active.push(uid, qpi)
-        self._incoming(ACTIVE, event)
-        if event in (POD_ADD, POD_UPDATE):
-            self._nominator.add_nominated(qpi.pod)
-        self._wake()
-        return True
-
-    def _gated(self, qpi: QueuedPodInfo, event: str) -> bool:
-        """Run PreEnqueue; a pod it rejects is (re)filed in the pool as gated."""
-        gate = self._pre_enqueue(qpi.pod)
-        if gate is None:
-            return False
-        plugin, status = gate
-        uid = qpi.uid
-        qpi.gating_plugin = plugin
-        self._active.remove(uid)
-        self._backoff.remove(uid)
-        if self._pool.add(qpi):
-            self._incoming(UNSCHEDULABLE, event)
-        if status.code == Code.ERROR:
-            log.warning(
-                "pre_enqueue_error", pod=qpi.pod.key, plugin=plugin, message=status.message()
-            )
-        else:
-            log.debug("pod_gated", pod=qpi.pod.key, plugin=plugin, trigger=event)
-        return True
-
-    def _requeue(self, qpi: QueuedPodInfo, strategy: Strategy, event: str) -> str:
-        """Place a non-gated pod by strategy (kube-scheduler requeuePodWithQueueingStrategy)."""
-        if strategy is Strategy.SKIP:
-            if self._pool.add(qpi):
-                self._incoming(UNSCHEDULABLE, event)
-            return UNSCHEDULABLE
-        if strategy is Strategy.AFTER_BACKOFF and self._backing_off(qpi):
-            return self._move_to_backoff(qpi, event)
-        return ACTIVE if self._move_to_active(qpi, event) else GATED
-
-    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str) -> str:
-        """kube-scheduler moveToBackoffQ: PreEnqueue runs here, not on the way out.
-
-        Pop may take the pod from backoffQ at once, so it is woken like activeQ's.
-        """
-        if self._gated(qpi, event):
-            return GATED
-        qpi.gating_plugin = ""
-        self._pool.remove(qpi.uid)
-        self._backoff.push(qpi)
-        self._incoming(BACKOFF, event)
-        self._wake()
-        return BACKOFF
-
-    def _move_pods(
-        self,
-        pods: list[QueuedPodInfo],
-        event: ClusterEvent,
-        old: object | None,
-        new: object | None,
-    ) -> int:
-        """kube-scheduler movePodsToActiveOrBackoffQueue; also logs the event for flights."""
-        label = str(event)
-        moved = 0
-        hints = self._hints
-        for qpi in pods:
-            if qpi.gating_plugin:
-                if hints.gate_strategy(qpi, event, old, new) is not Strategy.SKIP:
-                    moved += self._move_to_active(qpi, label)
-                continue
-            strategy = hints.strategy(qpi, event, old, new)
-            if strategy is not Strategy.SKIP:
-                moved += self._requeue(qpi, strategy, label) != GATED
-        self._inflight.record(event, old, new)
-        if moved:
-            log.debug("pods_moved", trigger=label, moved=moved)
-        return moved
-
-    def _strategy_after_flight(self, qpi: QueuedPodInfo) -> Strategy:
-        """kube-scheduler determineSchedulingHintForInFlightPod."""
+    def _after_flight(self, qpi: QueuedPodInfo) -> Strategy:
         logged = self._inflight.events_since_pop(qpi.uid)
         if logged is None:
             log.error("failed_pod_was_not_in_flight", pod=qpi.pod.key)
             return Strategy.AFTER_BACKOFF
-        result = Strategy.SKIP
-        for entry in logged:
-            strategy = self._hints.strategy(qpi, entry.event, entry.old, entry.new)
-            if strategy is Strategy.IMMEDIATELY:
-                return strategy
-            if strategy is Strategy.AFTER_BACKOFF:
-                if not qpi.pending_plugins:
-                    return strategy
-                result = strategy
-        return result
+        return self._hints.strategy_after_flight(qpi, logged)

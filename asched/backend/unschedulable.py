@@ -4,7 +4,9 @@ Mirrors kube-scheduler's unschedulablePods, plus an index by (profile, plugin): 
 filed under each plugin that rejected it (or, when gated, under its gating plugin), so
 an event only visits the pods whose rejecting plugins registered it. With 10k pending
 pods and hundreds of node events a second, a scan of the whole pool per event would
-cost more than scheduling.
+cost more than scheduling. Within each key, pods of a native PodGroup are also filed by
+group, for events whose registration has a scope (ClusterEventWithHint.scope): a new gang
+member then visits its own gang's pods only.
 
 Guarantees: one entry per pod UID; the index always matches the plugin sets the pod had
 when it was added (change them only by re-adding); `gated` counts gated pods; `on_change`
@@ -15,7 +17,7 @@ queue keeps it equal to its unschedulablePods (gated pods count under their gate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from asched.framework.types import QueuedPodInfo
 
@@ -25,6 +27,11 @@ ANY_PLUGIN = ""
 _Key = tuple[str, str]  # (profile, plugin)
 # (plugins, profile, +1 when filed or -1 when unfiled)
 OnChange = Callable[[Sequence[str], str, int], None]
+
+
+def _group_key(qpi: QueuedPodInfo) -> str:
+    pod = qpi.pod
+    return f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
 
 
 def _index_keys(qpi: QueuedPodInfo) -> tuple[_Key, ...]:
@@ -41,9 +48,12 @@ class UnschedulablePool:
     def __init__(self, on_change: OnChange | None = None) -> None:
         self._on_change = on_change
         self._pods: dict[str, QueuedPodInfo] = {}
-        # uid -> (index keys, gated) as filed, so removal never depends on later mutation.
-        self._filed: dict[str, tuple[tuple[_Key, ...], bool]] = {}
+        # uid -> (index keys, gated, group) as filed, so removal never depends on later
+        # mutation.
+        self._filed: dict[str, tuple[tuple[_Key, ...], bool, str]] = {}
         self._index: dict[_Key, dict[str, QueuedPodInfo]] = {}
+        # (profile, plugin, "namespace/podgroup") -> the index's pods of that group.
+        self._by_group: dict[tuple[str, str, str], dict[str, QueuedPodInfo]] = {}
         self._per_profile: dict[str, int] = {}
         self.gated = 0
 
@@ -68,10 +78,13 @@ class UnschedulablePool:
         uid = qpi.uid
         keys = _index_keys(qpi)
         gated = bool(qpi.gating_plugin)
+        group = _group_key(qpi)
         self._pods[uid] = qpi
-        self._filed[uid] = (keys, gated)
+        self._filed[uid] = (keys, gated, group)
         for key in keys:
             self._index.setdefault(key, {})[uid] = qpi
+            if group:
+                self._by_group.setdefault((*key, group), {})[uid] = qpi
         profile = qpi.pod.scheduler_name
         self._per_profile[profile] = self._per_profile.get(profile, 0) + 1
         if gated:
@@ -90,12 +103,18 @@ class UnschedulablePool:
         qpi = self._pods.pop(uid, None)
         if qpi is None:
             return None
-        keys, gated = self._filed.pop(uid)
+        keys, gated, group = self._filed.pop(uid)
         for key in keys:
             bucket = self._index[key]
             del bucket[uid]
             if not bucket:
                 del self._index[key]
+            if group:
+                grouped = (*key, group)
+                members = self._by_group[grouped]
+                del members[uid]
+                if not members:
+                    del self._by_group[grouped]
         profile = keys[0][0]
         left = self._per_profile[profile] - 1
         if left:
@@ -108,12 +127,24 @@ class UnschedulablePool:
             self._notify(keys, -1)
         return qpi
 
-    def filed_under(self, keys: Iterable[_Key]) -> list[QueuedPodInfo]:
-        """Pods filed under any of these (profile, plugin) keys, each once."""
+    def filed_under(
+        self, keys: Iterable[_Key], scopes: Mapping[_Key, frozenset[str]] | None = None
+    ) -> list[QueuedPodInfo]:
+        """Pods filed under any of these (profile, plugin) keys, each once.
+
+        For a key in `scopes`, only its pods of the PodGroups named there.
+        """
         found: dict[str, QueuedPodInfo] = {}
         index = self._index
         for key in keys:
-            bucket = index.get(key)
-            if bucket:
-                found.update(bucket)
+            groups = scopes.get(key) if scopes else None
+            if groups is None:
+                bucket = index.get(key)
+                if bucket:
+                    found.update(bucket)
+                continue
+            for group in groups:
+                members = self._by_group.get((*key, group))
+                if members:
+                    found.update(members)
         return list(found.values())

@@ -110,11 +110,26 @@ class QueueingHint(Enum):
 # (pod that was rejected, old object or None, new object or None) -> hint.
 QueueingHintFn = Callable[[Pod, object | None, object | None], QueueingHint]
 
+# (old object or None, new object or None) -> the native PodGroups ("namespace/name") whose
+# pods the event may help, or None for any pod. See ClusterEventWithHint.scope.
+EventScopeFn = Callable[[object | None, object | None], frozenset[str] | None]
+
 
 @dataclass(slots=True, frozen=True)
 class ClusterEventWithHint:
+    """One registered event, its queueing hint, and optionally the event's scope.
+
+    `scope` narrows which waiting pods the queue asks at all: only pods of the PodGroups it
+    names (spec.schedulingGroup), or none for an empty set. It must never leave out a pod
+    whose hint would answer Queue; it only saves asking pods that would answer QueueSkip.
+    kube-scheduler needs no such thing because its queue holds a whole PodGroup as one
+    entry; asched's queue holds pods, and without a scope one new member of a 5000-pod
+    gang would ask every gated pod of every gang (quadratic in the gang's size).
+    """
+
     event: ClusterEvent
     hint: QueueingHintFn | None = None
+    scope: EventScopeFn | None = None
 
 
 # Events the scheduler itself reports to the queue.

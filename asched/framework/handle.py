@@ -89,6 +89,16 @@ class Handle(Protocol):
         `name`, with assumed placements, like `pods_in_group`."""
         ...
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        """len(pods_in_scheduling_group(...)) without building the list (GangScheduling's
+        PreEnqueue asks it for every new member; kube-scheduler's AllPodsCount)."""
+        ...
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        """How many of those pods are on a node, bound or assumed, without listing them
+        (GangScheduling's Permit asks it for every member; ScheduledPodsCount)."""
+        ...
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
 
     def activate(self, pods: Sequence[Pod]) -> None:

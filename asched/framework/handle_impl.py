@@ -109,6 +109,16 @@ class PluginHandle:
         pods = self._services.pods_in_namespace(namespace)
         return [p for p in pods if p.scheduling_group == name]
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        if self._scheduling_group_index is not None:
+            return self._scheduling_group_index.scheduling_group_size(namespace, name)
+        return len(self.pods_in_scheduling_group(namespace, name))
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        if self._scheduling_group_index is not None:
+            return self._scheduling_group_index.scheduled_in_scheduling_group(namespace, name)
+        return sum(1 for p in self.pods_in_scheduling_group(namespace, name) if p.node_name)
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return self._services.nominated_pods_for_node(node_name)
 

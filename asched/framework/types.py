@@ -36,6 +36,9 @@ class QueuedPodInfo:
     consecutive_errors_count: int = 0
     # Moved by an event while it was being scheduled: retry promptly on failure.
     moved_during_cycle: bool = False
+    # When the leftover flush last moved the pod (kube-scheduler FlushTimestamp): a pod
+    # the flush sent back gated waits another full period before the next flush.
+    flush_timestamp: float = 0.0
 
     @property
     def uid(self) -> str:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+import anyio.lowlevel
 import structlog
 
 from asched.api import Pod
@@ -70,6 +71,10 @@ log = structlog.get_logger(__name__)
 PREEMPTION = "DefaultPreemption"
 # DynamicResources.PodGroupPostFilter's answer for a group without claims.
 DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
+
+
+# Members placed (or submitted) between two yields to the event loop.
+YIELD_EVERY = 16
 
 
 def _compare(fwk: Framework, a: QueuedPodInfo, b: QueuedPodInfo) -> int:
@@ -177,7 +182,7 @@ class GroupCycle:
         nominated: dict[str, str] = {}
         if status.code == Code.UNSCHEDULABLE:
             status, nominated = await self._post_filter(fwk, pg, members, status)
-        self._submit(fwk, pg, members, status, untried, nominated=nominated)
+        await self._submit(fwk, pg, members, status, untried, nominated=nominated)
         if self._metrics is not None:
             result = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
                 status.code, "unschedulable"
@@ -296,7 +301,14 @@ class GroupCycle:
             )
         if st is not None and st.code == Code.UNSCHEDULABLE:
             return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
-        for m in members:
+        for i, m in enumerate(members, 1):
+            if i % YIELD_EVERY == 0:
+                # A 5000-member gang is thousands of cycles in one: informers, earlier
+                # groups' bindings and the API server's connections must not wait for it
+                # (a ten-second stall timed out the bindings' connects). The world may
+                # change meanwhile exactly as it may during a single pod's filter pass,
+                # which yields too.
+                await anyio.lowlevel.checkpoint()
             m.tried = True
             failure = await self._place_one(fwk, m, where.nodes(world.nodes()), world)
             if failure is not None:
@@ -412,7 +424,7 @@ class GroupCycle:
             reasons.append(answer.message)
         return st.with_reason(", ".join(reasons)), {}
 
-    def _submit(
+    async def _submit(
         self,
         fwk: Framework,
         pg: NativePodGroup,
@@ -428,7 +440,10 @@ class GroupCycle:
         profile = fwk.profile_name
         group_message = status.message()
         placed = 0
-        for m in members:
+        for i, m in enumerate(members, 1):
+            if i % YIELD_EVERY == 0:
+                # Bindings already handed over make progress while the rest are submitted.
+                await anyio.lowlevel.checkpoint()
             qpi = m.qpi
             qpi.unschedulable_plugins, qpi.pending_plugins = set(m.plugins), set(m.pending)
             if status.code == Code.ERROR:

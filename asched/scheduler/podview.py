@@ -17,6 +17,8 @@ from asched.informers.store import Store
 
 GROUP_INDEX = "group"
 SCHEDULING_GROUP_INDEX = "scheduling-group"
+# The same, for the members the API server already has on a node.
+BOUND_SCHEDULING_GROUP_INDEX = "bound-scheduling-group"
 
 
 def scheduling_group_key(pod: Pod) -> str:
@@ -24,10 +26,15 @@ def scheduling_group_key(pod: Pod) -> str:
     return f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
 
 
+def bound_scheduling_group_key(pod: Pod) -> str:
+    return scheduling_group_key(pod) if pod.node_name else ""
+
+
 # The indexers the pod informer's store must be built with for PodView to answer.
 POD_INDEXERS: Mapping[str, Callable[[Pod], str]] = {
     GROUP_INDEX: pod_group_key,
     SCHEDULING_GROUP_INDEX: scheduling_group_key,
+    BOUND_SCHEDULING_GROUP_INDEX: bound_scheduling_group_key,
 }
 
 
@@ -46,6 +53,22 @@ class PodView:
         return self._with_assumed(
             self._store.by_index(SCHEDULING_GROUP_INDEX, f"{namespace}/{name}")
         )
+
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        """How many pods name the native PodGroup, assigned or not: an index lookup."""
+        return len(self._store.by_index(SCHEDULING_GROUP_INDEX, f"{namespace}/{name}"))
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        """How many of those pods are on a node, bound or assumed (kube-scheduler's
+        PodGroupState.ScheduledPodsCount): two index lookups, no list.
+
+        Equal to counting `pods_in_scheduling_group`'s pods with a node: a pod assumed
+        in the cache has no node in the informer's copy until its binding is seen, and
+        the cache stops counting it as assumed in the same informer callback.
+        """
+        key = f"{namespace}/{name}"
+        bound = len(self._store.by_index(BOUND_SCHEDULING_GROUP_INDEX, key))
+        return bound + self._cache.assumed_in_scheduling_group(key)
 
     def _with_assumed(self, pods: Mapping[str, Pod]) -> list[Pod]:
         """The informer's pods, with the cache's node for those assumed but not yet bound."""

@@ -187,6 +187,12 @@ class FakeHandle:
     def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return [p for p in self.pods_in_namespace(namespace) if p.scheduling_group == name]
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        return len(self.pods_in_scheduling_group(namespace, name))
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        return sum(1 for p in self.pods_in_scheduling_group(namespace, name) if p.node_name)
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return []
 

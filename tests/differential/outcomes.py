@@ -47,6 +47,9 @@ class PodOutcome:
     condition: str = ""
     scheduled_note: str = ""
     reasons: tuple[str, ...] = ()
+    #: Seconds from the last FailedScheduling event before the Scheduled one to that
+    #: Scheduled event (eventTime, microseconds); None without both.
+    retry_gap: float | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -107,6 +110,17 @@ class Reads:
     groups: bool = False
     #: The run's namespaces' claims, and every PV.
     volumes: bool = False
+
+
+def retry_gap(events: list[dict[str, Any]]) -> float | None:
+    """Time from the last failure to the binding (events sorted by time)."""
+    last_failure: datetime | None = None
+    for e in events:
+        if e.get("reason") == FAILED:
+            last_failure = _when(e)
+        elif e.get("reason") == SCHEDULED and last_failure is not None:
+            return (_when(e) - last_failure).total_seconds()
+    return None
 
 
 @dataclass(slots=True)
@@ -281,6 +295,7 @@ class Snapshot:
             condition=condition if not node else "",
             scheduled_note=note,
             reasons=tuple(sorted({e.get("reason", "") for e in events})),
+            retry_gap=retry_gap(events),
         )
 
     def scenario_outcome(

@@ -29,7 +29,9 @@ exists). Such scenarios say
 pods that must be pending without any event at the end of the first round, before
 `then` (a gang short of minCount); the run does not wait for their events, and
 `expect_group` gives the PodGroupInitiallyScheduled status (`True`/`False`/`none`) the
-reference must leave on a group.
+reference must leave on a group. `expect_prompt_retry` lists pods that must be bound less
+than PROMPT_RETRY seconds after their last FailedScheduling event (a requeue while
+backing off, popped from backoffQ at once by an idle queue).
 
 Storage (workloads.py, claims.py): `workloads` lists apps/v1 StatefulSets whose replicas
 (`<name>-<i>`) are pods of the scenario like the `pods`; `provision` names the
@@ -60,7 +62,7 @@ from tests.differential.workloads import WorkloadError, WorkloadTemplate, parse_
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 #: The comparisons a documented difference may exempt.
-COMPARISONS = frozenset({"scheduled", "node", "message", "group", "volume"})
+COMPARISONS = frozenset({"scheduled", "node", "message", "group", "volume", "timing"})
 
 _SCENARIO_KEYS = frozenset(
     {
@@ -85,6 +87,7 @@ _SCENARIO_KEYS = frozenset(
         "native_gang",
         "expect_waiting",
         "expect_group",
+        "expect_prompt_retry",
         "slices",
         "workloads",
         "provision",
@@ -321,6 +324,10 @@ class Scenario:
     #: DRA: ResourceSlices published for the scenario's nodes (shared by both sides, like
     #: the nodes); the DeviceClasses are cluster_objects.DEVICE_CLASSES.
     slices: tuple[SliceTemplate, ...] = ()
+    #: Pods that fail, are requeued by an event while their backoff still runs, and must
+    #: then be bound within PROMPT_RETRY seconds of their last failure: popped from
+    #: backoffQ by an idle queue (SchedulerPopFromBackoffQ), not after the backoff.
+    expect_prompt_retry: frozenset[str] = frozenset()
     #: apps/v1 StatefulSets (workloads.py); their replicas are pods of the scenario.
     workloads: tuple[WorkloadTemplate, ...] = ()
     #: Scenario-local StorageClass names (`{{cluster:x}}` -> x) the fake provisioner
@@ -574,6 +581,7 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         slices=tuple(
             _slice(x, f"{where}.slices[{i}]") for i, x in enumerate(raw.get("slices", ()))
         ),
+        expect_prompt_retry=frozenset(raw.get("expect_prompt_retry", ())),
         workloads=_workloads(raw, where),
         provision=tuple(str(c) for c in raw.get("provision", ())),
         expect_claims={
@@ -657,6 +665,9 @@ def _validate_groups(s: Scenario, where: str) -> None:
     unknown = s.expect_waiting - {p.name for p in s.pods}
     if unknown:
         raise ScenarioError(f"{where}: expect_waiting names unknown pods {sorted(unknown)}")
+    unknown = s.expect_prompt_retry - {p.name for p in s.pods}
+    if unknown:
+        raise ScenarioError(f"{where}: expect_prompt_retry names unknown pods {sorted(unknown)}")
     if s.expect_scheduled is not None and s.expect_waiting & s.expect_scheduled:
         raise ScenarioError(f"{where}: a pod cannot be both expect_waiting and expect_scheduled")
     for action in s.then:

@@ -23,7 +23,7 @@ from tests.differential.compare import (
     known_difference_problems,
     reference_problems,
 )
-from tests.differential.harness import Results, run_differential
+from tests.differential.harness import Results, as_judged, run_differential
 from tests.differential.scenario import Scenario, load_scenarios
 
 SCENARIOS = load_scenarios()
@@ -82,6 +82,7 @@ def results(
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
 def test_scenario(scenario: Scenario, results: Results) -> None:
     result = results.by_id[scenario.id]
+    scenario = as_judged(scenario, idle=result.idle)
     if result.unstable:
         # The reference gave two answers: there is no one answer to hold asched to.
         pytest.skip("kube-scheduler's answer is unstable: " + "; ".join(result.unstable))

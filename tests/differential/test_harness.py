@@ -20,9 +20,14 @@ from tests.differential.compare import (
     known_difference_problems,
     reference_problems,
 )
-from tests.differential.harness import HarnessError, asched_skip_reason, reference_drift
+from tests.differential.harness import (
+    HarnessError,
+    as_judged,
+    asched_skip_reason,
+    reference_drift,
+)
 from tests.differential.layout import RUN_LABEL, SCENARIO_LABEL, Placement
-from tests.differential.outcomes import GroupOutcome, PodOutcome, ScenarioOutcome
+from tests.differential.outcomes import GroupOutcome, PodOutcome, ScenarioOutcome, retry_gap
 from tests.differential.scenario import (
     POD_GROUP_API,
     Action,
@@ -76,6 +81,7 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         ({"then": [{"delete": "p9"}]}, "`then` names unknown pod p9"),
         ({"then": [{"relabel": "p1"}]}, "`relabel` needs `labels`"),
         ({"then": [{"delete": "p1", "relabel": "p1"}]}, "one of `delete: <pod>`"),
+        ({"expect_prompt_retry": ["p9"]}, "expect_prompt_retry names unknown pods ['p9']"),
     ],
     ids=[
         "unknown-key",
@@ -91,6 +97,7 @@ FAILED = PodOutcome(first_failure=FAIL, condition=FAIL, reasons=("FailedScheduli
         "then-unknown-pod",
         "relabel-without-labels",
         "delete-and-relabel",
+        "prompt-retry-unknown-pod",
     ],
 )
 def test_invalid_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
@@ -475,6 +482,43 @@ def test_gang_reference_checks() -> None:
     assert any("PodGroupInitiallyScheduled=none" in p for p in problems), problems
     # A pod silent in one run and not in the other is a message difference.
     assert [m.comparison for m in differences(s, ok, bad)].count("message") >= 1
+
+
+@pytest.mark.parametrize(
+    ("asched_gap", "kube_gap", "differs", "reference_ok"),
+    [
+        pytest.param(0.05, 0.03, False, True, id="both-prompt"),
+        pytest.param(1.6, 0.03, True, True, id="asched-waited-out-the-backoff"),
+        pytest.param(1.6, 1.2, False, False, id="neither-prompt"),
+        pytest.param(None, 0.03, True, True, id="asched-never-failed-first"),
+    ],
+)
+def test_prompt_retry_is_timed_from_the_last_failure(
+    asched_gap: float | None, kube_gap: float | None, differs: bool, reference_ok: bool
+) -> None:
+    s = scenario(expect_prompt_retry=["p1"])
+    a = outcome(p1=dataclasses.replace(BOUND_A, retry_gap=asched_gap), p2=FAILED)
+    k = outcome(p1=dataclasses.replace(BOUND_A, retry_gap=kube_gap), p2=FAILED)
+    assert ("timing" in {m.comparison for m in differences(s, a, k)}) is differs
+    assert (reference_problems(s, k) == []) is reference_ok
+
+
+def test_prompt_retry_is_judged_only_in_a_small_run() -> None:
+    s = scenario(expect_prompt_retry=["p1"])
+    assert as_judged(s, idle=True) is s
+    assert as_judged(s, idle=False).expect_prompt_retry == frozenset()
+    plain = scenario()
+    assert as_judged(plain, idle=False) is plain
+
+
+def test_retry_gap_is_measured_from_the_last_failure_before_binding() -> None:
+    def ev(reason: str, at: str) -> dict[str, Any]:
+        return {"reason": reason, "eventTime": f"2026-01-01T00:00:{at}Z"}
+
+    events = [ev("FailedScheduling", "01.000000"), ev("FailedScheduling", "04.500000")]
+    assert retry_gap([*events, ev("Scheduled", "04.520000")]) == pytest.approx(0.02)
+    assert retry_gap(events) is None
+    assert retry_gap([ev("Scheduled", "04.520000")]) is None
 
 
 def test_reference_drift_names_the_two_reference_runs() -> None:

@@ -107,7 +107,7 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
             return unresolvable(waiting_for_group(name))
         if pg.min_count is None:
             return None
-        if len(self._members(pod.namespace, name)) < pg.min_count:
+        if self._handle.scheduling_group_size(pod.namespace, name) < pg.min_count:
             return unresolvable(WAITING_FOR_QUORUM)
         return None
 
@@ -135,16 +135,17 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
             return error(f"failed to get podGroup {pod.namespace}/{name}: not found"), 0.0
         if pg.min_count is None:
             return None, 0.0
-        members = self._members(pod.namespace, name)
-        scheduled = [p for p in members if p.node_name]
-        if len(scheduled) < pg.min_count:
+        # permitPodGroup. Counted, not listed: a group cycle permits each of its n members
+        # in turn, and listing the gang each time made committing it quadratic.
+        if self._handle.scheduled_in_scheduling_group(pod.namespace, name) < pg.min_count:
             # Activate the unscheduled siblings in case they wait for this one.
+            members = self._members(pod.namespace, name)
             self._handle.activate([p for p in members if not p.node_name])
             return wait(WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
-        waiting = self._handle.waiting_pods
-        for p in scheduled:
-            wp = waiting.get(p.uid)
-            if wp is not None:
+        # Go allows every assumed member that waits at Permit; a waiting pod is assumed,
+        # so the gang's waiting pods are exactly those (and usually far fewer).
+        for wp in list(self._handle.waiting_pods):
+            if wp.pod.scheduling_group == name and wp.pod.namespace == pod.namespace:
                 wp.allow(NAME)
         return None, 0.0
 
@@ -153,10 +154,11 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
         # GangScheduling.EventsToRegister. spec.schedulingGroup is immutable, so pod
         # updates are not registered. A new pending or pre-bound pod may complete a gang.
         return (
-            ClusterEventWithHint(ev.UNSCHEDULED_POD_ADD, self._after_pod_add),
+            ClusterEventWithHint(ev.UNSCHEDULED_POD_ADD, self._after_pod_add, self._pod_add_scope),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.ADD, "AssignedPodAdd"),
                 self._after_pod_add,
+                self._pod_add_scope,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.SCHEDULING_POD_GROUP, ActionType.ADD, "PodGroupAdd"),
@@ -179,6 +181,27 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
             return QueueingHint.QUEUE_SKIP
         same = (added.namespace, added.scheduling_group) == (pod.namespace, pod.scheduling_group)
         return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+    def _pod_add_scope(self, old: object | None, new: object | None) -> frozenset[str] | None:
+        """The gang a new pod may complete: its own, once the gang has minCount pods.
+
+        `_after_pod_add` answers Queue for every waiting pod of the new pod's gang, but
+        PreEnqueue turns each of them away again while the gang is short of minCount (or
+        its PodGroup is missing), so asking them before then changes nothing but the
+        cost: without this, gathering a gang of n pods asks n²/2 pods.
+        """
+        added = _pod(new)
+        if added is None:
+            return None
+        if not added.scheduling_group:
+            return frozenset()
+        pg = self.pod_group(added.namespace, added.scheduling_group)
+        if pg is None:
+            return frozenset()
+        size = self._handle.scheduling_group_size(added.namespace, added.scheduling_group)
+        if pg.min_count is not None and size < pg.min_count:
+            return frozenset()
+        return frozenset((f"{added.namespace}/{added.scheduling_group}",))
 
     def _after_group_add(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """isSchedulableAfterPodGroupAdded."""

@@ -13,9 +13,9 @@ in-line volume, or a class whose provisioner is an in-tree plugin counts against
 driver that plugin migrated to, on a node that has a CSINode (isCSIMigrationOn). An
 in-line volume whose translation fails is an Error, as in checkAttachableInlineVolume.
 
-Queueing hints are Go's: a CSINode whose limit went up, an assigned pod with a claim or
-a migratable volume deleted, one of the pod's claims created, a VolumeAttachment of a
-matching driver deleted (a new CSINode always queues).
+Requeued like CSILimits: a new CSINode, a CSINode whose allocatable count grew, a
+scheduled pod with claims or migratable in-line volumes deleted, one of the pod's claims
+created, or a VolumeAttachment of a matching driver deleted.
 
 Not built: the VolumeLimitScaling "driver is not installed" check (alpha).
 """
@@ -87,40 +87,6 @@ def _inline(vol: Volume, has_csi_node: bool) -> tuple[str, str] | None:
         return translate(vol.in_tree)
     except MigrationError as exc:
         raise _InlineError(f"converting volume({vol.name}) from inline to csi: {exc}") from exc
-
-
-def _csi_node_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterCSINodeUpdated: some driver's limit went up (a driver without
-    allocatable.count counts as 0 here, as in Go)."""
-    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
-        return QueueingHint.QUEUE
-    before = {d.name: d.allocatable or 0 for d in old.drivers.values()}
-    for d in new.drivers.values():
-        if (d.allocatable or 0) > before.get(d.name, 0):
-            return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
-
-
-def _pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterAssignedPodDeleted: the deleted pod was on a node (or nominated)
-    and had a claim or a migratable in-line volume."""
-    if not isinstance(old, Pod) or not old.volumes:
-        return QueueingHint.QUEUE_SKIP
-    if not old.node_name and not old.nominated_node_name:
-        return QueueingHint.QUEUE_SKIP
-    for v in old.volumes:
-        if v.source in ("persistentVolumeClaim", "ephemeral") or v.in_tree is not None:
-            return QueueingHint.QUEUE
-    return QueueingHint.QUEUE_SKIP
-
-
-def _pvc_added_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterPVCAdded: one of the pod's own claims was created."""
-    pvc = new if isinstance(new, PersistentVolumeClaim) else None
-    if pvc is None or pvc.namespace != pod.namespace:
-        return QueueingHint.QUEUE_SKIP
-    names = {name for name, _ in claim_names(pod)}
-    return QueueingHint.QUEUE if pvc.name in names else QueueingHint.QUEUE_SKIP
 
 
 def _va_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
@@ -276,15 +242,15 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return out
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # CSILimits.EventsToRegister with its hints: any of these may free a slot. A new
-        # CSINode has no hint (any new one may make a CSI-rejected pod schedulable).
+        # CSILimits.EventsToRegister, in its order.
         return (
+            # Any new CSINode may make room: registered without a hint, as in Go.
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), _csi_node_hint
+                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), _csi_node_updated_hint
             ),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.DELETE), _pod_deleted_hint
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _assigned_pod_deleted_hint
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
@@ -294,6 +260,45 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE), _va_hint
             ),
         )
+
+
+def _limits(node: CSINode) -> dict[str, int]:
+    # A driver without allocatable.count counts as 0, as in Go's comparison.
+    return {d.name: d.allocatable or 0 for d in node.drivers.values()}
+
+
+def _csi_node_updated_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterCSINodeUpdated: some driver's allocatable count went up."""
+    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+        return QueueingHint.QUEUE
+    before = _limits(old)
+    for driver, limit in _limits(new).items():
+        if limit > before.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _assigned_pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterAssignedPodDeleted: a scheduled (or nominated) pod with claims
+    or an in-line volume CSI migration translates (IsInlineMigratable)."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    if not old.volumes or (not old.node_name and not old.nominated_node_name):
+        return QueueingHint.QUEUE_SKIP
+    if claim_names(old) or any(v.in_tree is not None for v in old.volumes):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _pvc_added_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterPVCAdded: a claim of the pod's own (PVC or generic ephemeral)."""
+    if not isinstance(new, PersistentVolumeClaim):
+        return QueueingHint.QUEUE
+    if new.namespace != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    if any(name == new.name for name, _ in claim_names(pod)):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 NODE_VOLUME_LIMITS_SPEC = PluginSpec(NAME, NodeVolumeLimits, None)

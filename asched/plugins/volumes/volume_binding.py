@@ -235,12 +235,12 @@ def _capacity_hint(pod: Pod, old: object | None, new: object | None) -> Queueing
 
 
 def _driver_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterCSIDriverChange: storage capacity tracking was switched off.
-
-    Go also requires the pod to have an in-line CSI volume of that driver; asched's Pod
-    does not keep in-line CSI driver names, so any such switch queues the pod."""
+    """isSchedulableAfterCSIDriverChange: storage capacity tracking was switched off for
+    the driver of one of the pod's in-line CSI volumes."""
     if not isinstance(old, CSIDriver) or not isinstance(new, CSIDriver):
         return QueueingHint.QUEUE
+    if not any(v.source == "csi" and v.csi_driver == new.name for v in pod.volumes):
+        return QueueingHint.QUEUE_SKIP
     if old.storage_capacity and not new.storage_capacity:
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP

@@ -111,6 +111,9 @@ def _pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> Queue
     """isSchedulableAfterAssignedPodDeleted: the deleted pod shared one of our claims or
     held a disk that conflicts with ours."""
     if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    # Go looks no further at a pod of another namespace, in-line disks included.
+    if old.namespace != pod.namespace:
         return QueueingHint.QUEUE_SKIP
     if _claim_keys(old) & _claim_keys(pod):
         return QueueingHint.QUEUE

@@ -47,8 +47,10 @@ class Gates:
 
     def __init__(self) -> None:
         self.waiting_for_quorum: set[str] = set()
+        self.calls: list[str] = []
 
     def __call__(self, pod: Pod) -> tuple[str, Status] | None:
+        self.calls.append(pod.name)
         if pod.scheduling_gates:
             return "SchedulingGates", Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gated",))
         if pod.name in self.waiting_for_quorum:
@@ -570,12 +572,35 @@ async def test_gated_pod_retries_pre_enqueue_on_its_gating_plugins_event(env: En
     assert env.q.move_all_to_active_or_backoff(POD_ADD_EVENT, None, None) == 0  # still gated
     assert env.q.where("u") == "gated"
     env.gates.waiting_for_quorum.clear()
-    # Only the gating plugin's events re-run PreEnqueue; wildcards leave gated pods alone.
+    # Only the gating plugin's events re-run PreEnqueue; other events leave it gated.
     assert env.q.move_all_to_active_or_backoff(NODE_ADD, None, None) == 0
-    assert env.q.move_all_to_active_or_backoff(UNSCHEDULABLE_TIMEOUT, None, None) == 0
     assert env.q.where("u") == "gated"
     assert env.q.move_all_to_active_or_backoff(POD_ADD_EVENT, None, None) == 1
     assert env.q.where("u") == "active"
+
+
+async def test_leftover_flush_reruns_pre_enqueue_on_gated_pods_once_per_period(env: Env) -> None:
+    # moveEntitiesToActiveOrBackoffQueue: a wildcard event re-evaluates gated pods too
+    # (a missing hint must not strand them); FlushTimestamp: a pod the flush sent back
+    # to the pool gated is flushed again only after another full period.
+    calls = env.gates.calls
+    env.gates.waiting_for_quorum.add("member")
+    env.q.add(make_pod("member").uid("u").obj())
+    assert (env.q.where("u"), len(calls)) == ("gated", 1)
+    env.clock.advance(300.001)
+    assert env.q.flush_unschedulable_left_over() == 0  # PreEnqueue ran again: still gated
+    assert (env.q.where("u"), len(calls)) == ("gated", 2)
+    env.clock.advance(30.0)
+    assert env.q.flush_unschedulable_left_over() == 0
+    assert len(calls) == 2  # flushed 30 s ago: not yet again
+    env.gates.waiting_for_quorum.clear()
+    env.clock.advance(270.0)
+    assert env.q.flush_unschedulable_left_over() == 0  # exactly 5 minutes is not longer
+    assert len(calls) == 2
+    env.clock.advance(0.001)
+    assert env.q.flush_unschedulable_left_over() == 1
+    assert (env.q.where("u"), len(calls)) == ("active", 3)
+    assert ("active", "UnschedulableTimeout") in env.metrics.seen
 
 
 # ---- update of pooled pods ---------------------------------------------------------

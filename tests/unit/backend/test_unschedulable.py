@@ -9,8 +9,13 @@ from asched.framework.types import QueuedPodInfo
 from tests.builders import make_pod
 
 
-def _qpi(name: str, *plugins: str, gate: str = "", scheduler: str = "s1") -> QueuedPodInfo:
-    qpi = QueuedPodInfo(pod=make_pod(name).scheduler(scheduler).obj(), timestamp=0.0)
+def _qpi(
+    name: str, *plugins: str, gate: str = "", scheduler: str = "s1", group: str = ""
+) -> QueuedPodInfo:
+    builder = make_pod(name).scheduler(scheduler)
+    if group:
+        builder = builder.scheduling_group(group)
+    qpi = QueuedPodInfo(pod=builder.obj(), timestamp=0.0)
     qpi.unschedulable_plugins = set(plugins)
     qpi.gating_plugin = gate
     return qpi
@@ -62,3 +67,41 @@ def test_readd_refiles_under_new_plugins() -> None:
     assert pool.add(qpi) is False
     assert pool.filed_under([("s1", "Fit")]) == []
     assert pool.filed_under([("s1", "Taint")]) == [qpi]
+
+
+def _member(name: str, group: str, *plugins: str, gate: str = "") -> QueuedPodInfo:
+    return _qpi(name, *plugins, gate=gate, scheduler="default-scheduler", group=group)
+
+
+def test_scoped_lookup_reads_only_the_named_groups_of_the_scoped_key() -> None:
+    pool = UnschedulablePool()
+    for qpi in (
+        _member("a1", "a", gate="Gang"),
+        _member("a2", "a", "Gang"),
+        _member("b1", "b", gate="Gang"),
+        _member("fit-a", "a", "Fit"),
+        _qpi("solo", "Gang", scheduler="default-scheduler"),
+    ):
+        pool.add(qpi)
+
+    def names(
+        keys: list[tuple[str, str]], scopes: dict[tuple[str, str], frozenset[str]]
+    ) -> list[str]:
+        return sorted(q.pod.name for q in pool.filed_under(keys, scopes))
+
+    gang, fit = ("default-scheduler", "Gang"), ("default-scheduler", "Fit")
+    assert names([gang], {}) == ["a1", "a2", "b1", "solo"]
+    assert names([gang], {gang: frozenset({"default/a"})}) == ["a1", "a2"]
+    assert names([gang], {gang: frozenset()}) == []
+    # A scope narrows its own key only.
+    assert names([gang, fit], {gang: frozenset({"default/b"})}) == ["b1", "fit-a"]
+    # Removal and re-filing keep the group buckets in step with the index.
+    for qpi in pool.pods():
+        if qpi.pod.name in ("a1", "fit-a"):
+            pool.remove(qpi.uid)
+    assert names([gang, fit], {gang: frozenset({"default/a"})}) == ["a2"]
+    a2 = next(q for q in pool.pods() if q.pod.name == "a2")
+    a2.unschedulable_plugins = {"Fit"}
+    pool.add(a2)
+    assert names([gang], {gang: frozenset({"default/a"})}) == []
+    assert names([fit], {fit: frozenset({"default/a"})}) == ["a2"]

@@ -156,6 +156,31 @@ def test_pod_added_hint() -> None:
     assert _hint(1, target, None, member("x", node="n1")) is QueueingHint.QUEUE
 
 
+def _scope(index: int, p: GangScheduling, new: object | None) -> frozenset[str] | None:
+    fn = p.events_to_register()[index].scope
+    assert fn is not None
+    return fn(None, new)
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["unscheduled-pod-add", "assigned-pod-add"])
+def test_pod_added_scope_is_its_own_gang_once_it_has_min_count(index: int) -> None:
+    """The scope never leaves out a pod the hint and PreEnqueue would let through."""
+    present = [member("m1"), member("m2")]
+    p, h = plugin([gang(3)], present)
+    # Two of three: PreEnqueue would turn every member away, so nobody is asked.
+    assert _scope(index, p, present[-1]) == frozenset()
+    h.members.append(member("m3"))
+    assert _scope(index, p, h.members[-1]) == frozenset({"default/g"})
+    assert all(p.pre_enqueue(m) is None for m in h.members)
+    # No PodGroup yet, no group at all, or not a pod.
+    assert _scope(index, p, member("x", group="missing")) == frozenset()
+    assert _scope(index, p, make_pod("solo").obj()) == frozenset()
+    assert _scope(index, p, None) is None
+    # A basic group (no minCount) is complete with its first pod.
+    p2, _ = plugin([make_native_pod_group("b").obj()], [member("b1", group="b")])
+    assert _scope(index, p2, member("b1", group="b")) == frozenset({"default/b"})
+
+
 def test_group_hints() -> None:
     target = member("t")
     assert _hint(2, target, None, gang(3)) is QueueingHint.QUEUE

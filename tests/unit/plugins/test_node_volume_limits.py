@@ -36,12 +36,7 @@ from asched.plugins.volumes.informers import (
     STORAGE_CLASSES,
     VOLUME_ATTACHMENTS,
 )
-from asched.plugins.volumes.node_volume_limits import (
-    _csi_node_hint,
-    _pod_deleted_hint,
-    _pvc_added_hint,
-    _va_hint,
-)
+from asched.plugins.volumes.node_volume_limits import _assigned_pod_deleted_hint, _va_hint
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, node_info
 
@@ -402,44 +397,16 @@ def test_migrated_on_node_needs_the_annotation_and_a_ga_plugin() -> None:
     assert not migrated_on_node("kubernetes.io/azure-file", azure_file)
 
 
-def _csi_node_with(**limits: int | None) -> Any:
-    drivers = [
-        {"name": d, **({"allocatable": {"count": c}} if c is not None else {})}
-        for d, c in limits.items()
-    ]
-    return decode_csi_node({"metadata": {"name": "n1"}, "spec": {"drivers": drivers}})
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "want"),
-    [
-        (_csi_node_with(a=1), _csi_node_with(a=2), QueueingHint.QUEUE),
-        (_csi_node_with(a=2), _csi_node_with(a=1), QueueingHint.QUEUE_SKIP),
-        (_csi_node_with(a=1), _csi_node_with(a=1, b=1), QueueingHint.QUEUE),
-        (_csi_node_with(a=None), _csi_node_with(a=None), QueueingHint.QUEUE_SKIP),
-    ],
-    ids=["limit-raised", "limit-lowered", "driver-added", "no-limits"],
-)
-def test_csi_node_update_hint(old: Any, new: Any, want: QueueingHint) -> None:
-    assert _csi_node_hint(make_pod("p").obj(), old, new) == want
-
-
 @pytest.mark.parametrize(
     ("deleted", "want"),
     [
-        (make_pod("d").pvc("c").node("n1").obj(), QueueingHint.QUEUE),
         (_pod("d", _gce_volume("a"), node="n1"), QueueingHint.QUEUE),
-        (make_pod("d").pvc("c").obj(), QueueingHint.QUEUE_SKIP),
         (_pod("d", {"emptyDir": {}}, node="n1"), QueueingHint.QUEUE_SKIP),
-        (make_pod("d").node("n1").obj(), QueueingHint.QUEUE_SKIP),
     ],
-    ids=["bound-with-claim", "bound-with-migratable", "never-bound", "no-attachable", "none"],
+    ids=["bound-with-migratable-inline-volume", "nothing-attachable"],
 )
-def test_assigned_pod_deleted_hint(deleted: Pod, want: QueueingHint) -> None:
-    assert _pod_deleted_hint(make_pod("p").pvc("x").obj(), deleted, None) == want
-
-
-def test_pvc_added_hint_wants_one_of_the_pods_claims() -> None:
-    pod = make_pod("p").pvc("mine").obj()
-    assert _pvc_added_hint(pod, None, _claim("mine")) == QueueingHint.QUEUE
-    assert _pvc_added_hint(pod, None, _claim("other")) == QueueingHint.QUEUE_SKIP
+def test_assigned_pod_deleted_hint_counts_migratable_inline_volumes(
+    deleted: Pod, want: QueueingHint
+) -> None:
+    """The claim cases are in test_volume_hints.py; this is the in-line migration one."""
+    assert _assigned_pod_deleted_hint(make_pod("p").pvc("x").obj(), deleted, None) == want

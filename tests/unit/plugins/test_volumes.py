@@ -528,8 +528,9 @@ P = make_pod("p").pvc("data").obj()
             EventResource.CSI_DRIVER,
             decode_csi_driver({"metadata": {"name": "d"}, "spec": {"storageCapacity": True}}),
             decode_csi_driver({"metadata": {"name": "d"}, "spec": {"storageCapacity": False}}),
-            QueueingHint.QUEUE,
-            id="driver-capacity-off",
+            # Only a pod with an in-line CSI volume of the driver cares (test_volume_hints).
+            QueueingHint.QUEUE_SKIP,
+            id="driver-capacity-off-no-inline-volume",
         ),
         pytest.param(
             EventResource.CSI_NODE,

@@ -120,6 +120,12 @@ class _Services:
     def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return self._c.view.pods_in_scheduling_group(namespace, name)
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        return self._c.view.scheduling_group_size(namespace, name)
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        return self._c.view.scheduled_in_scheduling_group(namespace, name)
+
     def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
         return []
 

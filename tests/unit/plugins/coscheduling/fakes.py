@@ -88,6 +88,12 @@ class GangHandle(FakeHandle):
     def pods_in_scheduling_group(self, namespace: str, name: str) -> Sequence[Pod]:
         return [p for p in self.pods_in_namespace(namespace) if p.scheduling_group == name]
 
+    def scheduling_group_size(self, namespace: str, name: str) -> int:
+        return len(self.pods_in_scheduling_group(namespace, name))
+
+    def scheduled_in_scheduling_group(self, namespace: str, name: str) -> int:
+        return sum(1 for p in self.pods_in_scheduling_group(namespace, name) if p.node_name)
+
     def add(self, *pods: Pod) -> None:
         """Pods the informer has seen; assigned ones are also counted on their node."""
         for p in pods:
