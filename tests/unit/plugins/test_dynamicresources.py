@@ -15,13 +15,16 @@ from asched.api.dra import (
     decode_resource_slice,
 )
 from asched.api.errors import DecodeError
+from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
+from asched.framework.types import NodeToStatus
 from asched.plugins.dynamicresources import SPEC, DynamicResources
 from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
 from asched.plugins.dynamicresources.cel import compile_expression
 from asched.plugins.dynamicresources.plugin import STATE_KEY
+from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
     RESOURCE_CLAIMS,
@@ -574,3 +577,150 @@ def test_cel_answers_are_cached_by_device_content_and_type() -> None:
     expr = compile_expression('device.attributes["gpu.example.com"].x == true')
     assert expr.matches(as_bool, GPU) is True
     assert expr.matches(as_int, GPU) is False
+
+
+# ---- PostFilter ------------------------------------------------------------------------
+
+
+def _held(claim: dict[str, Any], *pod_uids: str) -> dict[str, Any]:
+    claim["status"]["reservedFor"] = [
+        {"resource": "pods", "name": f"pod-{u}", "uid": u} for u in pod_uids
+    ]
+    return claim
+
+
+def _allocated_elsewhere(*holders: str) -> dict[str, Any]:
+    """A claim allocated on a node no longer in the cluster: no node can use it."""
+    claim = allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "gone", "gpu-0")
+    return _held(claim, *holders) if holders else claim
+
+
+async def _post_filter(w: World, pod: Pod) -> Status | None:
+    state, pre, _ = w.filter_all(pod)
+    assert pre is None
+    result, st = await w.plugin.post_filter(state, pod, NodeToStatus())
+    assert result is None
+    return st
+
+
+@pytest.mark.parametrize(
+    "holders",
+    [pytest.param((), id="reserved-for-nobody"), pytest.param(("pod-uid",), id="only-this-pod")],
+)
+async def test_post_filter_deallocates_a_claim_no_node_can_use(holders: tuple[str, ...]) -> None:
+    w = World(claims=(_allocated_elsewhere(*holders),), slices=(gpu_slice("n1", gpu("gpu-0")),))
+    st = await _post_filter(w, make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj())
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE,
+        "deallocation of ResourceClaim completed",
+    )
+    ((path, body),) = w.client.patches
+    assert path.endswith("/namespaces/default/resourceclaims/c/status")
+    # At the version the decision was made on, so a claim changed meanwhile is not touched.
+    assert body == {
+        "metadata": {"resourceVersion": "5"},
+        "status": {"reservedFor": None, "allocation": None, "devices": None},
+    }
+
+
+async def test_post_filter_leaves_a_claim_another_pod_holds() -> None:
+    w = World(claims=(_allocated_elsewhere("other", "pod-uid"),))
+    st = await _post_filter(w, make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj())
+    assert st is not None
+    assert (st.code, st.reasons) == (Code.UNSCHEDULABLE, ())
+    assert w.client.patches == []
+
+
+async def test_post_filter_reports_a_failed_deallocation_as_an_error() -> None:
+    class Refusing(RecordingClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Any:
+            raise ApiError(409, "Conflict", 'resourceclaims "c": the object has been modified')
+
+    w = World(claims=(_allocated_elsewhere(),))
+    w.handle._client = Refusing()
+    st = await _post_filter(w, claim_pod())
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        'resourceclaims "c": the object has been modified',
+    )
+
+
+async def test_post_filter_of_a_pod_without_claims_has_nothing_to_say() -> None:
+    w = World()
+    state = CycleState()
+    w.plugin.pre_filter(state, make_pod("p").obj(), w.nodes)
+    _, st = await w.plugin.post_filter(state, make_pod("p").obj(), NodeToStatus())
+    assert st is not None
+    assert (st.code, st.reasons) == (Code.UNSCHEDULABLE, ())
+
+
+async def test_post_filter_without_pre_filter_state_ends_the_run_as_go_not_found() -> None:
+    """An earlier PreFilter plugin rejected the pod, so DynamicResources' PreFilter never
+    ran: Go's PostFilter fails with fwk.ErrNotFound, RunPostFilterPlugins stops there
+    (DefaultPreemption does not run) and the FailedScheduling message ends in "not found"."""
+    runner = Runner(["DynamicResources", "DefaultPreemption"], nodes=[make_node("n1").obj()])
+    pod = make_pod("p").obj()
+    result, st = await runner.framework.run_post_filter(CycleState(), pod, NodeToStatus())
+    assert result is None
+    assert st is not None
+    assert (st.code, st.message(), st.plugin) == (Code.ERROR, "not found", "DynamicResources")
+
+
+# ---- Unreserve -------------------------------------------------------------------------
+
+
+async def test_unreserve_after_pre_bind_takes_the_pod_out_of_reserved_for() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    assert w.plugin.reserve(state, pod, "n1") is None
+    assert await w.plugin.pre_bind(state, pod, "n1") is None
+    written = len(w.client.patches)
+    w.plugin.unreserve(state, pod, "n1")
+    w.plugin.unreserve(state, pod, "n1")  # idempotent: the write is queued once
+    await w.plugin.releaser.flush()
+    ((path, body),) = w.client.patches[written:]
+    assert path.endswith("/namespaces/default/resourceclaims/c/status")
+    # Go's strategic-merge delete of the pod's entry; the allocation stays.
+    assert body == {
+        "metadata": {"uid": "claim-0"},
+        "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
+    }
+
+
+async def test_unreserve_before_pre_bind_writes_nothing() -> None:
+    w = World(
+        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
+        slices=(gpu_slice("n1", gpu("gpu-0")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    assert w.plugin.reserve(state, pod, "n1") is None
+    w.plugin.unreserve(state, pod, "n1")
+    await w.plugin.releaser.flush()
+    assert w.client.patches == []
+    assert w.plugin.tracker.pending_allocation("claim-0") is None
+
+
+async def test_unreserve_write_failure_is_logged_not_raised() -> None:
+    class Failing(RecordingClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Any:
+            self.patches.append((path, kw["body"]))
+            raise ApiError(500, "InternalError", "etcd is sad")
+
+    claim = allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "n1", "gpu-0")
+    pod = make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj()
+    w = World(claims=(_held(claim, "pod-uid"),), slices=(gpu_slice("n1", gpu("gpu-0")),))
+    failing = Failing()
+    w.plugin.releaser = ReservationReleaser(failing)
+    state, _, _ = w.filter_all(pod)
+    # A claim reserved for the pod by an earlier attempt is withdrawn as well.
+    w.plugin.unreserve(state, pod, "n1")
+    await w.plugin.releaser.flush()
+    assert len(failing.patches) == 1
+    assert w.plugin.releaser.pending == {}
