@@ -10,13 +10,12 @@ and never one already allocated (unless the request asks for admin access).
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
 allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
 order (DRAPrioritizedList, beta and on in 1.37; the result names "request/subrequest"),
-slices for one node (`nodeName`), for all
-nodes (`allNodes`) or by `nodeSelector`, pools split over several slices (a pool whose
-slices at its newest generation are not all present is incomplete: skipped, or an error for
-All). Not supported: firstAvailable (PrioritizedList; the plugin rejects such claims),
-constraints (matchAttribute), partitionable devices (counters), device taints, consumable
-capacity. Go walks pools in map order; here they are sorted by (driver, pool) so a test
-can know which device a claim gets.
+slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, pools
+split over several slices (a pool whose slices at its newest generation are not all
+present is incomplete: skipped, or an error for All), matchAttribute constraints
+(constraints.py). Not supported: partitionable devices (counters), device taints,
+consumable capacity. Go walks pools in map order; here they are sorted by (driver, pool)
+so a test can know which device a claim gets.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from asched.api.dra import (
     ResourceSlice,
 )
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
+from asched.plugins.dynamicresources.constraints import ClaimConstraints
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 # resourceapi.AllocationResultsMaxSize
@@ -164,7 +164,8 @@ class Allocator:
             for i, claim in enumerate(claims)
             for req in claim.requests
         ]
-        search = _Search(requests, pools, self._allocated, self._selectable, len(claims))
+        constraints = [_constraints(claim) for claim in claims]
+        search = _Search(requests, pools, self._allocated, self._selectable, constraints)
         if not search.run(0):
             return None
         return [
@@ -250,6 +251,16 @@ class Allocator:
         return True
 
 
+def _constraints(claim: ResourceClaim) -> ClaimConstraints:
+    for i, c in enumerate(claim.constraints):
+        if not c.attribute:
+            raise AllocationError(
+                f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint "
+                "type?)"
+            )
+    return ClaimConstraints(claim.constraints)
+
+
 class _Search:
     """allocateOne: depth first over (request, device slot), backtracking on failure."""
 
@@ -259,7 +270,7 @@ class _Search:
         pools: list[Pool],
         allocated: frozenset[DeviceID] | set[DeviceID],
         selectable: Callable[[_Request, Candidate], bool],
-        num_claims: int,
+        constraints: list[ClaimConstraints],
     ) -> None:
         self._requests = requests
         self._pools = pools
@@ -268,7 +279,8 @@ class _Search:
         self._taken: set[DeviceID] = set()
         self._checked: dict[tuple[int, DeviceID], bool] = {}
         self._slice_of: dict[DeviceID, ResourceSlice] = {}
-        self.results: list[list[DeviceResult]] = [[] for _ in range(num_claims)]
+        self._constraints = constraints
+        self.results: list[list[DeviceResult]] = [[] for _ in constraints]
 
     def node_bound(self, results: Sequence[DeviceResult]) -> bool:
         """Go's createNodeSelector: an allocation from a slice of all nodes has no node
@@ -305,7 +317,7 @@ class _Search:
             cand = data.all_devices[slot]
             if not data.request.admin_access and self._in_use(cand.id):
                 return False
-            return self._try(r, data, slot, cand)
+            return self._try(r, data, slot, cand, must=True)
         for pool in self._pools:
             if pool.incomplete:
                 continue
@@ -317,11 +329,23 @@ class _Search:
                     continue
                 if not self._matches(data, cand):
                     continue
-                if self._try(r, data, slot, cand):
+                if self._try(r, data, slot, cand, must=False):
                     return True
         return False
 
-    def _try(self, r: int, data: _Request, slot: int, cand: Candidate) -> bool:
+    def _try(self, r: int, data: _Request, slot: int, cand: Candidate, *, must: bool) -> bool:
+        """Take the candidate if the claim's constraints allow it (Go's allocateDevice),
+        then fill the rest; a device All mode needs that a constraint refuses is Go's
+        error (such a claim can never be satisfied)."""
+        request, _, sub_request = data.result_name.partition("/")
+        constraints = self._constraints[data.claim_index]
+        if not constraints.add(request, sub_request, cand.device):
+            if must:
+                raise AllocationError(
+                    f"claim {data.claim.key}, request {data.request.name}: cannot add device "
+                    f"{'/'.join(cand.id)} because a claim constraint would not be satisfied"
+                )
+            return False
         results = self.results[data.claim_index]
         results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
         self._slice_of[cand.id] = cand.slice
@@ -331,4 +355,5 @@ class _Search:
             return True
         results.pop()
         self._taken.discard(cand.id)
+        constraints.remove(request, sub_request)
         return False

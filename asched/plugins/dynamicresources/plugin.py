@@ -1,7 +1,8 @@
 """DynamicResources: place pods whose spec.resourceClaims ask for DRA devices.
 
 Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
-(DynamicResources), for claims with `exactly` requests:
+(DynamicResources), for claims with `exactly` and `firstAvailable` requests and
+matchAttribute constraints:
 
 - PreEnqueue: every claim of the pod exists (for a template claim, the pod's
   status.resourceClaimStatuses names the generated one), is not being deleted and, if
@@ -25,10 +26,9 @@ Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
 
 Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
-firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: claims with
-constraints (matchAttribute: rejected in PreFilter), extended resources backed by DRA,
-PodGroup claims (PodGroupPostFilter), device binding conditions and the filter timeout
-(DynamicResourcesArgs are accepted, not used).
+firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: extended
+resources backed by DRA, PodGroup claims (PodGroupPostFilter), device binding conditions
+and the filter timeout (DynamicResourcesArgs are accepted, not used).
 """
 
 from __future__ import annotations
@@ -225,12 +225,6 @@ class DynamicResources(
 
     def _validate_claim(self, claim: ResourceClaim) -> Status | None:
         """Every request's DeviceClass exists (Go's PreFilter loop over requests)."""
-        if claim.has_constraints:
-            return unresolvable(
-                f"resource claim {claim.key}: constraints (matchAttribute) are not "
-                "supported by asched",
-                plugin=NAME,
-            )
         for req in claim.requests:
             if req.exactly is not None:
                 alternatives = [(req.name, req.exactly.device_class_name)]

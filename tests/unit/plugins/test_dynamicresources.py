@@ -464,14 +464,128 @@ def test_pre_score_skips_pods_without_first_available() -> None:
     assert st.code == Code.SKIP
 
 
-def test_claims_with_constraints_are_refused_with_a_clear_message() -> None:
-    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", count=2))
-    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
-    _, pre, _ = World(claims=(claim,)).filter_all(claim_pod())
-    assert pre is not None
-    assert (pre.code, pre.message()) == (
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-        "resource claim default/c: constraints (matchAttribute) are not supported by asched",
+MODEL = "gpu.example.com/model"
+
+
+def _constrained(*requests: dict[str, Any], **constraint: Any) -> dict[str, Any]:
+    claim = dra.resource_claim("c", *requests)
+    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": MODEL, **constraint}]
+    return claim
+
+
+@pytest.mark.parametrize(
+    ("claim", "node_devices", "fits_"),
+    [
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="two-models",
+        ),
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            # The first device fixes h100; the search backtracks to the a100 pair.
+            [gpu("g0", "h100"), gpu("g1", "a100"), gpu("g2", "a100")],
+            True,
+            id="backtracks-to-a-matching-pair",
+        ),
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            [gpu("g0", "a100"), dra.device("g1")],
+            False,
+            id="attribute-missing",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("a", "gpu"), dra.device_request("b", "gpu"), requests=["a", "b"]
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="named-requests",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("a", "gpu"), dra.device_request("b", "gpu"), requests=["a"]
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            True,
+            id="other-request-unconstrained",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("gpu", "gpu"),
+                _first_available(("any", "true")),
+                requests=["gpu", "gpu/any"],
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="subrequest-named",
+        ),
+    ],
+)
+def test_match_attribute_constraint(
+    claim: dict[str, Any], node_devices: list[dict[str, Any]], fits_: bool
+) -> None:
+    w = World(claims=(claim,), slices=(gpu_slice("n1", *node_devices),))
+    _, pre, results = w.filter_all(claim_pod())
+    assert pre is None
+    assert fits(results) == (["n1"] if fits_ else [])
+    if not fits_:
+        st = results["n1"]
+        assert st is not None
+        assert st.message() == "cannot allocate all claims"
+
+
+def test_match_attribute_picks_devices_that_agree() -> None:
+    claim = _constrained(dra.device_request("gpu", "gpu", count=2))
+    w = World(
+        claims=(claim,),
+        slices=(gpu_slice("n1", gpu("g0", "h100"), gpu("g1", "a100"), gpu("g2", "a100")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    assert w.plugin.reserve(state, pod, "n1") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.device for r in allocation.results] == ["g1", "g2"]
+
+
+def test_a_version_never_matches_a_string() -> None:
+    devices = [
+        {"name": "g0", "attributes": {"model": {"version": "1.0.0"}}},
+        {"name": "g1", "attributes": {"model": {"string": "1.0.0"}}},
+        {"name": "g2", "attributes": {"model": {"version": "1.0.0"}}},
+    ]
+    claim = _constrained(dra.device_request("gpu", "gpu", count=2))
+    w = World(claims=(claim,), slices=(gpu_slice("n1", *devices),))
+    pod = claim_pod()
+    state, _, results = w.filter_all(pod)
+    assert fits(results) == ["n1"]
+    assert w.plugin.reserve(state, pod, "n1") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.device for r in allocation.results] == ["g0", "g2"]
+
+
+def test_all_mode_refused_by_a_constraint_is_go_error() -> None:
+    claim = _constrained(dra.device_request("gpu", "gpu", mode="All"))
+    w = World(claims=(claim,), slices=(gpu_slice("n1", gpu("g0", "a100"), gpu("g1", "h100")),))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        "claim default/c, request gpu: cannot add device gpu.example.com/n1/g1 because a "
+        "claim constraint would not be satisfied",
+    )
+
+
+def test_constraint_without_match_attribute_is_an_error() -> None:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"]}]
+    w = World(claims=(claim,), slices=(gpu_slice("n1", gpu("g0")),))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        "claim default/c, constraint #0: empty constraint (unsupported constraint type?)",
     )
 
 
