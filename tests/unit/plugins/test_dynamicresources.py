@@ -22,7 +22,7 @@ from asched.framework.status import Code, Status
 from asched.framework.types import NodeToStatus
 from asched.plugins.dynamicresources import SPEC, DynamicResources
 from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
-from asched.plugins.dynamicresources.cel import compile_expression
+from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
@@ -838,3 +838,122 @@ async def test_unreserve_write_failure_is_logged_not_raised() -> None:
     await w.plugin.releaser.flush()
     assert len(failing.patches) == 1
     assert w.plugin.releaser.pending == {}
+
+
+# ---- CEL runtime errors in cel-go's words -----------------------------------------------
+
+_ATTRS = 'device.attributes["gpu.example.com"]'
+
+
+@pytest.mark.parametrize(
+    ("expression", "go"),
+    [
+        # What Go's CompilationResult.DeviceMatches (cel-go v0.29.2) answers for a device
+        # with model "a100" and cores 8, run against the same expressions.
+        (f"{_ATTRS}.model < 1", "no such overload"),
+        (f'{_ATTRS}.cores > "a"', "no such overload"),
+        (f"{_ATTRS}.model + 1 == 2", "no such overload"),
+        (f"{_ATTRS}.cores / 0 == 1", "division by zero"),
+        (f"{_ATTRS}.cores % 0 == 1", "modulus by zero"),
+        (f"{_ATTRS}.cores + 9223372036854775807 > 0", "integer overflow"),
+        (f"int({_ATTRS}.model) == 1", "type conversion error from 'string' to 'int'"),
+        (
+            f"{_ATTRS}.cores",
+            "CEL result of type int could not be converted to bool: unsupported type "
+            "conversion from 'int' to bool",
+        ),
+        (
+            f"{_ATTRS}.model",
+            "CEL result of type string could not be converted to bool: unsupported native "
+            "conversion from string to 'bool'",
+        ),
+    ],
+)
+def test_cel_runtime_errors_read_as_cel_go(expression: str, go: str) -> None:
+    device = Device("g", {"gpu.example.com/model": "a100", "gpu.example.com/cores": 8})
+    with pytest.raises(CelRuntimeError) as exc:
+        compile_expression(expression).evaluate(device, GPU)
+    assert str(exc.value) == go
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [f"{_ATTRS}.model == 1", f"{_ATTRS}.cores == true", f'{_ATTRS}.cores == "8"'],
+)
+def test_cel_equality_across_types_is_false_as_in_cel_go(expression: str) -> None:
+    device = Device("g", {"gpu.example.com/model": "a100", "gpu.example.com/cores": 8})
+    assert compile_expression(expression).evaluate(device, GPU) is False
+
+
+_FW = 'device.attributes["gpu.example.com"].fw'
+
+
+@pytest.mark.parametrize(
+    ("expression", "go"),
+    [
+        # Go's answers (DeviceMatches, cel-go v0.29.2, apiserver's semver library) for a
+        # device whose version attribute fw is 1.2.3 and string attribute model is a100.
+        (f'{_FW}.isGreaterThan(semver("1.0.0"))', True),
+        (f'{_FW}.compareTo(semver("1.2.3")) == 0', True),
+        (f"{_FW}.major() == 1", True),
+        (f'{_FW} == semver("1.2.3")', True),
+        ('semver("1.2.3+b1") == semver("1.2.3+b2")', True),
+        ('isSemver("1.2.3-rc.1+b")', True),
+        ('isSemver("v1.2", true)', True),
+        ('semver("v1.2", true).minor() == 2', True),
+        ('semver("1.2.3", true) == semver("v1.2.3", true)', True),
+        ('semver("1.0.0-alpha").isLessThan(semver("1.0.0"))', True),
+        ('semver("1.0.0-alpha.1").isLessThan(semver("1.0.0-alpha.beta"))', True),
+        ('semver("1.0.0-2").isLessThan(semver("1.0.0-10"))', True),
+        ('semver("1.2") == semver("1.2.0")', "No Major.Minor.Patch elements found"),
+        ('semver("01.2.3").major() == 1', 'Major number must not contain leading zeroes "01"'),
+        (
+            'semver("1.2.3-01").major() == 1',
+            'Numeric PreRelease version must not contain leading zeroes "01"',
+        ),
+        ('semver("1.2.3-a.").major() == 1', "Prerelease is empty"),
+        ('semver("v1.2.3").major() == 1', 'Invalid character(s) found in major number "v1"'),
+        (
+            'semver("1.2-rc", true).major() == 1',
+            "short version cannot contain PreRelease/Build meta data",
+        ),
+        (
+            'device.attributes["gpu.example.com"].model.major() == 1',
+            "no such overload: major(string)",
+        ),
+        (
+            _FW,
+            "CEL result of type kubernetes.Semver could not be converted to bool: type "
+            "conversion error from 'Semver' to 'bool'",
+        ),
+    ],
+)
+def test_cel_semver_library_as_go(expression: str, go: bool | str) -> None:
+    device = decode_resource_slice(
+        dra.resource_slice(
+            "s",
+            "n1",
+            [
+                {
+                    "name": "g",
+                    "attributes": {"fw": {"version": "1.2.3"}, "model": {"string": "a100"}},
+                }
+            ],
+        )
+    ).devices[0]
+    compiled = compile_expression(expression)
+    if isinstance(go, bool):
+        assert compiled.matches(device, GPU) is go
+        return
+    with pytest.raises(CelRuntimeError) as exc:
+        compiled.matches(device, GPU)
+    assert str(exc.value) == go
+
+
+def test_a_version_is_never_equal_to_a_string() -> None:
+    """Go: "no such overload" (a Semver against a string); asched: false, the closest a
+    plain-value CEL runtime gets. Either way the device is not selected."""
+    device = Device(
+        "g", {"gpu.example.com/fw": "1.2.3"}, versions=frozenset({"gpu.example.com/fw"})
+    )
+    assert compile_expression(f'{_FW} == "1.2.3"').evaluate(device, GPU) is False
