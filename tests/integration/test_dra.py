@@ -118,12 +118,7 @@ async def test_template_claim_and_competing_pods(
     """Two pods, each with a claim from one template, one GPU in the cluster: the
     resourceclaim controller makes the claims, one pod gets the GPU, the other waits with
     Go's message on its FailedScheduling event."""
-    (node,) = await kwok_nodes([NodeSpec("gpu")])
-    cls = unique("gpu")
-    await dra_objects.create("deviceclasses", dra.device_class(cls))
-    await dra_objects.create(
-        "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
-    )
+    _, cls = await _gpu_node(kwok_nodes, dra_objects)
     await admin.post(
         f"{RESOURCE}/namespaces/{namespace}/resourceclaimtemplates",
         dra.resource_claim_template("t", dra.device_request("gpu", cls), namespace=namespace),
@@ -154,16 +149,22 @@ async def test_template_claim_and_competing_pods(
     assert note.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
 
 
-async def _gpu_node_with_claim(
-    admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory, dra_objects: DraObjects
-) -> str:
-    """One kwok node publishing one GPU, and claim "c" for one device of its class."""
+async def _gpu_node(kwok_nodes: NodeFactory, dra_objects: DraObjects) -> tuple[str, str]:
+    """One kwok node publishing one GPU, and a DeviceClass for it: (node, class)."""
     (node,) = await kwok_nodes([NodeSpec("gpu")])
     cls = unique("gpu")
     await dra_objects.create("deviceclasses", dra.device_class(cls))
     await dra_objects.create(
         "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
     )
+    return node, cls
+
+
+async def _gpu_node_with_claim(
+    admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory, dra_objects: DraObjects
+) -> str:
+    """_gpu_node, and claim "c" for one device of its class."""
+    node, cls = await _gpu_node(kwok_nodes, dra_objects)
     await admin.post(
         f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
         dra.resource_claim("c", dra.device_request("gpu", cls), namespace=namespace),

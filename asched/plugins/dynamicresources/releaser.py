@@ -21,9 +21,6 @@ from asched.plugins.dynamicresources.binding import unreserve_claim
 
 log = structlog.get_logger(__name__)
 
-# Writes in flight at once; Unreserve after a failed binding is rare.
-MAX_IN_FLIGHT = 4
-
 
 class ReservationReleaser:
     def __init__(self, client: KubeClient) -> None:
@@ -37,29 +34,18 @@ class ReservationReleaser:
         self._wake.set()
 
     async def run(self) -> None:
-        limiter = anyio.Semaphore(MAX_IN_FLIGHT)
-        async with anyio.create_task_group() as tg:
-            while True:
-                await self._wake.wait()
-                self._wake = anyio.Event()
-                while self.pending:
-                    key = next(iter(self.pending))
-                    claim, pod = self.pending.pop(key)
-                    await limiter.acquire()
-                    tg.start_soon(self._send, claim, pod, limiter)
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await self.flush()
 
     async def flush(self) -> None:
-        """Send everything queued, one at a time (tests and shutdown)."""
+        """Send everything queued, one write at a time: Unreserve after PreBind follows
+        a failed binding, which is rare, so the writes need no concurrency."""
         while self.pending:
             key = next(iter(self.pending))
             claim, pod = self.pending.pop(key)
             await self._write(claim, pod)
-
-    async def _send(self, claim: ResourceClaim, pod: Pod, limiter: anyio.Semaphore) -> None:
-        try:
-            await self._write(claim, pod)
-        finally:
-            limiter.release()
 
     async def _write(self, claim: ResourceClaim, pod: Pod) -> None:
         try:

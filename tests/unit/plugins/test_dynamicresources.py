@@ -301,14 +301,24 @@ def test_claim_in_flight_is_being_allocated() -> None:
     assert pre.message() == "resource claim default/c is in the process of being allocated"
 
 
-async def test_pre_bind_writes_allocation_and_reservation() -> None:
-    w = World(
+def one_gpu() -> World:
+    """Claim "c" for one GPU; n1 has one."""
+    return World(
         claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
         slices=(gpu_slice("n1", gpu("gpu-0")),),
     )
-    pod = claim_pod()
+
+
+def reserved_on_n1(w: World, pod: Pod) -> CycleState:
     state, _, _ = w.filter_all(pod)
     assert w.plugin.reserve(state, pod, "n1") is None
+    return state
+
+
+async def test_pre_bind_writes_allocation_and_reservation() -> None:
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
     assert await w.plugin.pre_bind(state, pod, "n1") is None
     (fin_path, fin), (status_path, status) = w.client.patches
     assert fin_path.endswith("/namespaces/default/resourceclaims/c")
@@ -786,13 +796,9 @@ async def test_post_filter_without_pre_filter_state_ends_the_run_as_go_not_found
 
 
 async def test_unreserve_after_pre_bind_takes_the_pod_out_of_reserved_for() -> None:
-    w = World(
-        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
-        slices=(gpu_slice("n1", gpu("gpu-0")),),
-    )
+    w = one_gpu()
     pod = claim_pod()
-    state, _, _ = w.filter_all(pod)
-    assert w.plugin.reserve(state, pod, "n1") is None
+    state = reserved_on_n1(w, pod)
     assert await w.plugin.pre_bind(state, pod, "n1") is None
     written = len(w.client.patches)
     w.plugin.unreserve(state, pod, "n1")
@@ -808,13 +814,9 @@ async def test_unreserve_after_pre_bind_takes_the_pod_out_of_reserved_for() -> N
 
 
 async def test_unreserve_before_pre_bind_writes_nothing() -> None:
-    w = World(
-        claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
-        slices=(gpu_slice("n1", gpu("gpu-0")),),
-    )
+    w = one_gpu()
     pod = claim_pod()
-    state, _, _ = w.filter_all(pod)
-    assert w.plugin.reserve(state, pod, "n1") is None
+    state = reserved_on_n1(w, pod)
     w.plugin.unreserve(state, pod, "n1")
     await w.plugin.releaser.flush()
     assert w.client.patches == []
