@@ -15,7 +15,7 @@ split over several slices (a pool whose slices at its newest generation are not 
 present is incomplete: skipped, or an error for All), matchAttribute constraints
 (constraints.py). Not supported: partitionable devices (counters), device taints,
 consumable capacity. Go walks pools in map order; here they are sorted by (driver, pool)
-so a test can know which device a claim gets.
+so a test can know which device a claim gets (pools.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from asched.api.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
     Allocation,
-    Device,
     DeviceClass,
     DeviceRequest,
     DeviceResult,
@@ -37,8 +36,8 @@ from asched.api.dra import (
 )
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
+from asched.plugins.dynamicresources.pools import Candidate, DeviceID, Pool, SliceIndex
 
-DeviceID = tuple[str, str, str]  # (driver, pool, device)
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
@@ -47,78 +46,13 @@ class AllocationError(Exception):
     """Something is wrong with a claim or class (Go returns an error, not "no fit")."""
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    id: DeviceID
-    device: Device
-    slice: ResourceSlice
+class NodeAllocationFailure(Exception):
+    """The node cannot be used, for a reason worth saying (Go's ErrFailedAllocationOnNode:
+    Filter reports it as the node's Unschedulable reason)."""
 
 
-@dataclass(slots=True)
-class Pool:
-    driver: str
-    name: str
-    incomplete: bool
-    # The pool's devices on slices that target the node, in slice-name then spec order.
-    devices: list[Candidate] = field(default_factory=list)
-
-    @property
-    def pool_id(self) -> str:
-        return f"{self.driver}/{self.name}"
-
-
-def slice_targets_node(slice_: ResourceSlice, node_name: str, labels: Mapping[str, str]) -> bool:
-    if slice_.node_name:
-        return slice_.node_name == node_name
-    if slice_.all_nodes:
-        return True
-    if slice_.node_selector is not None:
-        return slice_.node_selector.matches(labels, node_name)
-    return False
-
-
-class SliceIndex:
-    """All ResourceSlices of one cycle, indexed once so each node's Filter only looks at
-    its own slices and the few that are not bound to one node (GatherPools per node would
-    otherwise read every slice of the cluster for every node)."""
-
-    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
-        newest: dict[tuple[str, str], int] = {}
-        for s in slices:
-            key = (s.driver, s.pool)
-            newest[key] = max(newest.get(key, s.pool_generation), s.pool_generation)
-        self._slice_count: dict[tuple[str, str], int] = {}
-        self._present: dict[tuple[str, str], int] = {}
-        self._by_node: dict[str, list[ResourceSlice]] = {}
-        self._shared: list[ResourceSlice] = []
-        for s in slices:
-            key = (s.driver, s.pool)
-            if s.pool_generation != newest[key]:
-                continue  # an older generation is obsolete
-            self._present[key] = self._present.get(key, 0) + 1
-            self._slice_count.setdefault(key, s.pool_slice_count)
-            if s.node_name:
-                self._by_node.setdefault(s.node_name, []).append(s)
-            else:
-                self._shared.append(s)
-
-    def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
-        """Go's GatherPools: the pools with at least one slice for the node, at their
-        newest generation, marked incomplete when slices of it are still missing."""
-        targeting: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in self._by_node.get(node_name, ()):
-            targeting.setdefault((s.driver, s.pool), []).append(s)
-        for s in self._shared:
-            if slice_targets_node(s, node_name, labels):
-                targeting.setdefault((s.driver, s.pool), []).append(s)
-        pools = []
-        for key in sorted(targeting):
-            driver, name = key
-            pool = Pool(driver, name, incomplete=self._present[key] != self._slice_count[key])
-            for s in sorted(targeting[key], key=lambda s: s.name):
-                pool.devices.extend(Candidate((driver, name, d.name), d, s) for d in s.devices)
-            pools.append(pool)
-        return pools
+# What Go's Allocate says when the node failed and some of its pools were invalid.
+MSG_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 @dataclass(slots=True)
@@ -154,7 +88,8 @@ class Allocator:
         """One Allocation per claim, or None when the node cannot satisfy them all.
 
         Raises AllocationError for broken claims/classes (Go: an error, the pod's attempt
-        ends with status Error).
+        ends with status Error), NodeAllocationFailure when the node fails with a reason
+        of its own.
         """
         pools = self._slices.pools(node_name, labels)
         if not pools:
@@ -167,6 +102,8 @@ class Allocator:
         constraints = [_constraints(claim) for claim in claims]
         search = _Search(requests, pools, self._allocated, self._selectable, constraints)
         if not search.run(0):
+            if any(pool.invalid for pool in pools):
+                raise NodeAllocationFailure(MSG_INVALID_POOLS)
             return None
         return [
             Allocation(
@@ -215,6 +152,11 @@ class Allocator:
                     raise AllocationError(
                         f"{where}: asks for all devices, but resource pool {pool.pool_id} "
                         "is currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.pool_id} "
+                        "is currently invalid"
                     )
                 data.all_devices.extend(c for c in pool.devices if self._selectable(data, c))
             data.num_devices = len(data.all_devices)
@@ -319,7 +261,7 @@ class _Search:
                 return False
             return self._try(r, data, slot, cand, must=True)
         for pool in self._pools:
-            if pool.incomplete:
+            if not pool.usable:
                 continue
             for cand in pool.devices:
                 if data.request.admin_access:

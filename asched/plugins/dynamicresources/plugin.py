@@ -75,7 +75,11 @@ from asched.framework.types import (
     PostFilterResult,
     PreFilterResult,
 )
-from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    NodeAllocationFailure,
+)
 from asched.plugins.dynamicresources.binding import bind_claim, deallocate_claim
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
@@ -281,6 +285,8 @@ class DynamicResources(
                 result = s.allocator.allocate(node.name, node.labels, to_allocate)
             except AllocationError as exc:
                 return error(exc, NAME)
+            except NodeAllocationFailure as exc:
+                return unresolvable(str(exc), plugin=NAME)
             if result is None or len(result) != len(to_allocate):
                 return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
         if unavailable:

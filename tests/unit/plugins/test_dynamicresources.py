@@ -10,6 +10,7 @@ import pytest
 from asched.api import Pod
 from asched.api.dra import (
     Device,
+    ResourceClaim,
     decode_device_class,
     decode_resource_claim,
     decode_resource_slice,
@@ -21,7 +22,11 @@ from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
 from asched.framework.types import NodeToStatus
 from asched.plugins.dynamicresources import SPEC, DynamicResources
-from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    NodeAllocationFailure,
+)
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
@@ -691,6 +696,70 @@ def test_older_pool_generation_is_ignored() -> None:
     result = _allocator(old, new).allocate("n1", {}, [claim])
     assert result is not None
     assert result[0].results[0].device == "gpu-0"
+
+
+def _one_claim(mode: str | None = None) -> list[ResourceClaim]:
+    return [
+        decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu", mode=mode)))
+    ]
+
+
+def test_an_older_complete_generation_on_the_node_is_used_as_go_does() -> None:
+    """GatherPools takes the node's slices at their newest generation; complete by
+    resourceSliceCount, the pool is used even though the driver published a newer
+    generation for another node."""
+    old = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", generation=1)
+    new = dra.resource_slice("p-n2", "n2", [dra.device("gpu-9")], pool="p", generation=2)
+    result = _allocator(old, new).allocate("n1", {}, _one_claim())
+    assert result is not None
+    assert result[0].results[0].device == "gpu-0"
+
+
+def test_an_incomplete_older_generation_is_obsolete() -> None:
+    """Part of generation 1 on the node, generation 2 elsewhere (checkSlicesInPool): the
+    pool is left out, so even All mode does not call it "being updated"."""
+    old = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    new = dra.resource_slice("p-n2", "n2", [dra.device("gpu-9")], pool="p", generation=2)
+    assert _allocator(old, new).allocate("n1", {}, _one_claim()) is None
+    assert _allocator(old, new).allocate("n1", {}, _one_claim("All")) is None
+
+
+def test_a_pool_split_across_nodes_is_complete_when_the_cluster_has_every_slice() -> None:
+    mine = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    theirs = dra.resource_slice("p-n2", "n2", [dra.device("gpu-1")], pool="p", slice_count=2)
+    result = _allocator(mine, theirs).allocate("n1", {}, _one_claim("All"))
+    assert result is not None
+    assert [r.device for r in result[0].results] == ["gpu-0"]
+
+
+def test_invalid_pool_offers_nothing_and_says_so() -> None:
+    """validateDeviceNames: a device name twice in the node's slices of one pool makes the
+    pool invalid; the node then fails with Go's reason, or All mode with Go's error."""
+    a = dra.resource_slice("p-a", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    b = dra.resource_slice("p-b", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    with pytest.raises(NodeAllocationFailure, match=r"^invalid resource pools were encountered$"):
+        _allocator(a, b).allocate("n1", {}, _one_claim())
+    with pytest.raises(
+        AllocationError, match=r"resource pool gpu\.example\.com/p is currently invalid"
+    ):
+        _allocator(a, b).allocate("n1", {}, _one_claim("All"))
+    # Another, valid pool on the node still serves the claim.
+    good = dra.resource_slice("q", "n1", [dra.device("gpu-5")], pool="q")
+    result = _allocator(a, b, good).allocate("n1", {}, _one_claim())
+    assert result is not None
+    assert result[0].results[0].device == "gpu-5"
+
+
+def test_invalid_pool_is_the_filter_reason() -> None:
+    a = dra.resource_slice("p-a", "n1", [gpu("gpu-0")], pool="p", slice_count=2)
+    b = dra.resource_slice("p-b", "n1", [gpu("gpu-0")], pool="p", slice_count=2)
+    w = World(claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),), slices=(a, b))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "invalid resource pools were encountered",
+    )
 
 
 def test_cel_answers_are_cached_by_device_content_and_type() -> None:
