@@ -102,6 +102,16 @@ class ConsumerRef:
     api_group: str = ""
 
 
+@dataclass(slots=True, frozen=True)
+class MatchAttribute:
+    """`spec.devices.constraints[]`: the devices of `requests` (all the claim's requests
+    when empty) must share one value of `attribute`, a fully qualified name. An entry
+    without matchAttribute (a constraint type asched does not know) has attribute ""."""
+
+    attribute: str
+    requests: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class ResourceClaim:
     namespace: str
@@ -113,8 +123,7 @@ class ResourceClaim:
     controller_uid: str = ""
     finalizers: tuple[str, ...] = ()
     requests: tuple[DeviceRequest, ...] = ()
-    # spec.devices.constraints is set (matchAttribute): asched does not allocate those.
-    has_constraints: bool = False
+    constraints: tuple[MatchAttribute, ...] = ()
     allocation: Allocation | None = None
     reserved_for: tuple[ConsumerRef, ...] = ()
 
@@ -130,6 +139,9 @@ class Device:
     # name in the slice belongs to the driver's domain.
     attributes: dict[str, AttributeValue] = field(default_factory=dict)
     capacity: dict[str, int] = field(default_factory=dict)
+    # The attributes whose value is a version (a str above): a matchAttribute constraint
+    # never finds a version equal to a string.
+    versions: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -281,6 +293,16 @@ def _allocation(raw: Any, path: str) -> Allocation | None:
     return Allocation(tuple(results), selector, node)
 
 
+def _constraints(raw: Any) -> tuple[MatchAttribute, ...]:
+    out = []
+    for i, c in enumerate(_list(raw, "spec.devices.constraints")):
+        path = f"spec.devices.constraints[{i}]"
+        con = _obj(c, path)
+        requests = tuple(str(r) for r in _list(con.get("requests"), f"{path}.requests"))
+        out.append(MatchAttribute(str(con.get("matchAttribute") or ""), requests))
+    return tuple(out)
+
+
 def _controller_uid(meta: dict[str, Any]) -> str:
     for ref in meta.get("ownerReferences") or ():
         if isinstance(ref, dict) and ref.get("controller"):
@@ -317,7 +339,7 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
             controller_uid=_controller_uid(meta),
             finalizers=tuple(str(f) for f in meta.get("finalizers") or ()),
             requests=tuple(_request(r, f"spec.devices.requests[{i}]") for i, r in enumerate(reqs)),
-            has_constraints=bool(devices.get("constraints")),
+            constraints=_constraints(devices.get("constraints")),
             allocation=_allocation(status.get("allocation"), "status.allocation"),
             reserved_for=tuple(reserved),
         )
@@ -349,6 +371,11 @@ def _device(raw: Any, driver: str, path: str) -> Device:
         attributes={
             _qualified(driver, k): _attribute(v, f"{path}.attributes.{k}") for k, v in attrs.items()
         },
+        versions=frozenset(
+            _qualified(driver, k)
+            for k, v in attrs.items()
+            if isinstance(v, dict) and "version" in v and not {"int", "bool", "string"} & v.keys()
+        ),
         capacity={
             _qualified(driver, k): parse_quantity(
                 str(_obj(v, f"{path}.capacity.{k}").get("value") or "0")

@@ -1,9 +1,10 @@
 """One side's run: every scenario through one scheduler process, from setup to cleanup.
 
 Order, and why:
-1. Namespaces, objects (PVCs), native PodGroups (but those `create_after_pods`), existing
-   pods (bound through spec.nodeName) and the pods to schedule are all created BEFORE the
-   scheduler starts; an existing pod's scenario
+1. Namespaces, objects (PVCs, DRA claims; an object's `status` is written through its
+   /status subresource right after it is created), native PodGroups (but those
+   `create_after_pods`), existing pods (bound through spec.nodeName) and the pods to
+   schedule are all created BEFORE the scheduler starts; an existing pod's scenario
    `status` (in-place resize) is merged in once kwok runs it. The scheduler's first list
    then holds every pod, so its queue orders them by priority (PrioritySort) with no
    creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
@@ -95,6 +96,11 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
     async def post(path: str, body: Mapping[str, Any]) -> None:
         async with limiter:
             await admin.post(path, body)
+            if body.get("status") and body.get("kind") != "Pod":
+                # An object given with a status (a ResourceClaim already allocated): the
+                # API ignores status on create, so it is written through /status.
+                name = body["metadata"]["name"]
+                await admin.patch(f"{path}/{name}/status", {"status": body["status"]})
 
     async with anyio.create_task_group() as tg:
         for p in placements:

@@ -427,7 +427,7 @@ def test_known_difference_must_be_exactly_as_documented() -> None:
     s = dataclasses.replace(
         scenario(),
         known_difference=KnownDifference(
-            "prefilter-rejection-postfilter", frozenset({"message"}), asched="x", kube="y"
+            "seed-label-args", frozenset({"message"}), asched="x", kube="y"
         ),
     )
     a = outcome(p1=BOUND_A, p2=dataclasses.replace(FAILED, first_failure="x", condition="x"))

@@ -118,12 +118,7 @@ async def test_template_claim_and_competing_pods(
     """Two pods, each with a claim from one template, one GPU in the cluster: the
     resourceclaim controller makes the claims, one pod gets the GPU, the other waits with
     Go's message on its FailedScheduling event."""
-    (node,) = await kwok_nodes([NodeSpec("gpu")])
-    cls = unique("gpu")
-    await dra_objects.create("deviceclasses", dra.device_class(cls))
-    await dra_objects.create(
-        "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
-    )
+    _, cls = await _gpu_node(kwok_nodes, dra_objects)
     await admin.post(
         f"{RESOURCE}/namespaces/{namespace}/resourceclaimtemplates",
         dra.resource_claim_template("t", dra.device_request("gpu", cls), namespace=namespace),
@@ -152,3 +147,196 @@ async def test_template_claim_and_competing_pods(
             bound, note = await poll(outcome, interval=0.3)
     assert bound in (["p1"], ["p2"])
     assert note.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+async def _gpu_node(kwok_nodes: NodeFactory, dra_objects: DraObjects) -> tuple[str, str]:
+    """One kwok node publishing one GPU, and a DeviceClass for it: (node, class)."""
+    (node,) = await kwok_nodes([NodeSpec("gpu")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls))
+    await dra_objects.create(
+        "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
+    )
+    return node, cls
+
+
+async def _gpu_node_with_claim(
+    admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory, dra_objects: DraObjects
+) -> str:
+    """_gpu_node, and claim "c" for one device of its class."""
+    node, cls = await _gpu_node(kwok_nodes, dra_objects)
+    await admin.post(
+        f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+        dra.resource_claim("c", dra.device_request("gpu", cls), namespace=namespace),
+    )
+    return node
+
+
+async def test_post_filter_deallocates_a_claim_allocated_where_the_pod_cannot_go(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """The claim is allocated on a node that does not exist and reserved for nobody: Filter
+    finds it available nowhere, PostFilter deallocates it (Go's deallocateOrDeletePodClaims,
+    its words on the FailedScheduling event), the claim's update requeues the pod, and the
+    next attempt allocates the GPU that exists."""
+    node = await _gpu_node_with_claim(admin, namespace, kwok_nodes, dra_objects)
+    claim_path = f"{RESOURCE}/namespaces/{namespace}/resourceclaims/c"
+    result = {"request": "gpu", "driver": DRIVER, "pool": "elsewhere", "device": "gpu-0"}
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["elsewhere"]}]}
+    await admin.patch(
+        f"{claim_path}/status",
+        {
+            "status": {
+                "allocation": {
+                    "devices": {"results": [result]},
+                    "nodeSelector": {"nodeSelectorTerms": [term]},
+                }
+            }
+        },
+    )
+    pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+        bound = await _wait_bound(admin, namespace, {"p"}, within=20)
+    assert bound["p"] == node
+    notes = [
+        str(e["note"])
+        for e in await _events(admin, namespace, "p")
+        if e.get("reason") == "FailedScheduling"
+    ]
+    assert notes
+    assert notes[0].startswith(
+        "0/1 nodes are available: 1 resourceclaim not available on the node. "
+        "deallocation of ResourceClaim completed"
+    )
+    status = (await _claim(admin, namespace, "c"))["status"]
+    assert status["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": DRIVER, "pool": node, "device": "gpu-0"}
+    ]
+
+
+def _deny_bindings(namespace: str, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ValidatingAdmissionPolicy (and its binding) refusing every pods/binding in the
+    namespace: the scheduler's Bind fails after its PreBind wrote the claim."""
+    api = "admissionregistration.k8s.io/v1"
+    policy = {
+        "apiVersion": api,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods/binding"],
+                    }
+                ]
+            },
+            "validations": [
+                {"expression": f'request.namespace != "{namespace}"', "message": "no binding"}
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": api,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"]},
+    }
+    return policy, binding
+
+
+async def test_failed_bind_takes_the_pod_out_of_reserved_for(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """Bind fails after PreBind allocated and reserved the claim: Unreserve takes the pod
+    out of status.reservedFor and leaves the allocation (Go's Unreserve). Once bindings
+    are allowed again, the next attempt reserves the allocated claim and binds."""
+    node = await _gpu_node_with_claim(admin, namespace, kwok_nodes, dra_objects)
+    admission = "/apis/admissionregistration.k8s.io/v1"
+    name = unique("deny-binding")
+    policy, binding = _deny_bindings(namespace, name)
+    await admin.post(f"{admission}/validatingadmissionpolicies", policy)
+    await admin.post(f"{admission}/validatingadmissionpolicybindings", binding)
+    try:
+        await _wait_policy_active(admin, namespace, node)
+        pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
+        async with running_asched(
+            _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+        ):
+            created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+
+            async def released() -> dict[str, Any] | None:
+                status = (await _claim(admin, namespace, "c")).get("status") or {}
+                if status.get("allocation") and not status.get("reservedFor"):
+                    return status
+                return None
+
+            with anyio.fail_after(20):
+                # PreBind wrote the allocation and reservation; the failed Bind's
+                # Unreserve withdrew the reservation (the backoff keeps it so >= 1 s).
+                status = await poll(released, interval=0.1)
+            assert status["allocation"]["devices"]["results"][0]["pool"] == node
+            await admin.delete(f"{admission}/validatingadmissionpolicybindings/{name}")
+            bound = await _wait_bound(admin, namespace, {"p"}, within=30)
+        assert bound["p"] == node
+        status = (await _claim(admin, namespace, "c"))["status"]
+        assert status["reservedFor"] == [
+            {"resource": "pods", "name": "p", "uid": created["metadata"]["uid"]}
+        ]
+    finally:
+        for path in (
+            f"{admission}/validatingadmissionpolicybindings/{name}",
+            f"{admission}/validatingadmissionpolicies/{name}",
+        ):
+            try:
+                await admin.delete(path)
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+
+
+async def _wait_policy_active(admin: ClusterClient, namespace: str, node: str) -> None:
+    """The API server loads policies asynchronously: bind throwaway pods until one is
+    refused."""
+    n = 0
+
+    async def refused() -> bool | None:
+        nonlocal n
+        n += 1
+        probe = make_pod(f"probe-{n}", namespace).scheduler("nobody")
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", probe.manifest())
+        target = {"apiVersion": "v1", "kind": "Node", "name": node}
+        try:
+            await admin.post(
+                f"/api/v1/namespaces/{namespace}/pods/probe-{n}/binding",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": f"probe-{n}"},
+                    "target": target,
+                },
+            )
+        except ApiError as err:
+            return True if err.status in (403, 422) else None
+        return None
+
+    with anyio.fail_after(20):
+        await poll(refused, interval=0.5)

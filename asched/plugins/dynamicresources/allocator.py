@@ -10,13 +10,12 @@ and never one already allocated (unless the request asks for admin access).
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
 allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
 order (DRAPrioritizedList, beta and on in 1.37; the result names "request/subrequest"),
-slices for one node (`nodeName`), for all
-nodes (`allNodes`) or by `nodeSelector`, pools split over several slices (a pool whose
-slices at its newest generation are not all present is incomplete: skipped, or an error for
-All). Not supported: firstAvailable (PrioritizedList; the plugin rejects such claims),
-constraints (matchAttribute), partitionable devices (counters), device taints, consumable
-capacity. Go walks pools in map order; here they are sorted by (driver, pool) so a test
-can know which device a claim gets.
+slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, pools
+split over several slices (a pool whose slices at its newest generation are not all
+present is incomplete: skipped, or an error for All), matchAttribute constraints
+(constraints.py). Not supported: partitionable devices (counters), device taints,
+consumable capacity. Go walks pools in map order; here they are sorted by (driver, pool)
+so a test can know which device a claim gets (pools.py).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from asched.api.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
     Allocation,
-    Device,
     DeviceClass,
     DeviceRequest,
     DeviceResult,
@@ -37,8 +35,9 @@ from asched.api.dra import (
     ResourceSlice,
 )
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
+from asched.plugins.dynamicresources.constraints import ClaimConstraints
+from asched.plugins.dynamicresources.pools import Candidate, DeviceID, Pool, SliceIndex
 
-DeviceID = tuple[str, str, str]  # (driver, pool, device)
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
@@ -47,78 +46,13 @@ class AllocationError(Exception):
     """Something is wrong with a claim or class (Go returns an error, not "no fit")."""
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    id: DeviceID
-    device: Device
-    slice: ResourceSlice
+class NodeAllocationFailure(Exception):
+    """The node cannot be used, for a reason worth saying (Go's ErrFailedAllocationOnNode:
+    Filter reports it as the node's Unschedulable reason)."""
 
 
-@dataclass(slots=True)
-class Pool:
-    driver: str
-    name: str
-    incomplete: bool
-    # The pool's devices on slices that target the node, in slice-name then spec order.
-    devices: list[Candidate] = field(default_factory=list)
-
-    @property
-    def pool_id(self) -> str:
-        return f"{self.driver}/{self.name}"
-
-
-def slice_targets_node(slice_: ResourceSlice, node_name: str, labels: Mapping[str, str]) -> bool:
-    if slice_.node_name:
-        return slice_.node_name == node_name
-    if slice_.all_nodes:
-        return True
-    if slice_.node_selector is not None:
-        return slice_.node_selector.matches(labels, node_name)
-    return False
-
-
-class SliceIndex:
-    """All ResourceSlices of one cycle, indexed once so each node's Filter only looks at
-    its own slices and the few that are not bound to one node (GatherPools per node would
-    otherwise read every slice of the cluster for every node)."""
-
-    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
-        newest: dict[tuple[str, str], int] = {}
-        for s in slices:
-            key = (s.driver, s.pool)
-            newest[key] = max(newest.get(key, s.pool_generation), s.pool_generation)
-        self._slice_count: dict[tuple[str, str], int] = {}
-        self._present: dict[tuple[str, str], int] = {}
-        self._by_node: dict[str, list[ResourceSlice]] = {}
-        self._shared: list[ResourceSlice] = []
-        for s in slices:
-            key = (s.driver, s.pool)
-            if s.pool_generation != newest[key]:
-                continue  # an older generation is obsolete
-            self._present[key] = self._present.get(key, 0) + 1
-            self._slice_count.setdefault(key, s.pool_slice_count)
-            if s.node_name:
-                self._by_node.setdefault(s.node_name, []).append(s)
-            else:
-                self._shared.append(s)
-
-    def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
-        """Go's GatherPools: the pools with at least one slice for the node, at their
-        newest generation, marked incomplete when slices of it are still missing."""
-        targeting: dict[tuple[str, str], list[ResourceSlice]] = {}
-        for s in self._by_node.get(node_name, ()):
-            targeting.setdefault((s.driver, s.pool), []).append(s)
-        for s in self._shared:
-            if slice_targets_node(s, node_name, labels):
-                targeting.setdefault((s.driver, s.pool), []).append(s)
-        pools = []
-        for key in sorted(targeting):
-            driver, name = key
-            pool = Pool(driver, name, incomplete=self._present[key] != self._slice_count[key])
-            for s in sorted(targeting[key], key=lambda s: s.name):
-                pool.devices.extend(Candidate((driver, name, d.name), d, s) for d in s.devices)
-            pools.append(pool)
-        return pools
+# What Go's Allocate says when the node failed and some of its pools were invalid.
+MSG_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 @dataclass(slots=True)
@@ -154,7 +88,8 @@ class Allocator:
         """One Allocation per claim, or None when the node cannot satisfy them all.
 
         Raises AllocationError for broken claims/classes (Go: an error, the pod's attempt
-        ends with status Error).
+        ends with status Error), NodeAllocationFailure when the node fails with a reason
+        of its own.
         """
         pools = self._slices.pools(node_name, labels)
         if not pools:
@@ -164,8 +99,11 @@ class Allocator:
             for i, claim in enumerate(claims)
             for req in claim.requests
         ]
-        search = _Search(requests, pools, self._allocated, self._selectable, len(claims))
+        constraints = [_constraints(claim) for claim in claims]
+        search = _Search(requests, pools, self._allocated, self._selectable, constraints)
         if not search.run(0):
+            if any(pool.invalid for pool in pools):
+                raise NodeAllocationFailure(MSG_INVALID_POOLS)
             return None
         return [
             Allocation(
@@ -215,6 +153,11 @@ class Allocator:
                         f"{where}: asks for all devices, but resource pool {pool.pool_id} "
                         "is currently being updated"
                     )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.pool_id} "
+                        "is currently invalid"
+                    )
                 data.all_devices.extend(c for c in pool.devices if self._selectable(data, c))
             data.num_devices = len(data.all_devices)
         else:
@@ -250,6 +193,16 @@ class Allocator:
         return True
 
 
+def _constraints(claim: ResourceClaim) -> ClaimConstraints:
+    for i, c in enumerate(claim.constraints):
+        if not c.attribute:
+            raise AllocationError(
+                f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint "
+                "type?)"
+            )
+    return ClaimConstraints(claim.constraints)
+
+
 class _Search:
     """allocateOne: depth first over (request, device slot), backtracking on failure."""
 
@@ -259,7 +212,7 @@ class _Search:
         pools: list[Pool],
         allocated: frozenset[DeviceID] | set[DeviceID],
         selectable: Callable[[_Request, Candidate], bool],
-        num_claims: int,
+        constraints: list[ClaimConstraints],
     ) -> None:
         self._requests = requests
         self._pools = pools
@@ -268,7 +221,8 @@ class _Search:
         self._taken: set[DeviceID] = set()
         self._checked: dict[tuple[int, DeviceID], bool] = {}
         self._slice_of: dict[DeviceID, ResourceSlice] = {}
-        self.results: list[list[DeviceResult]] = [[] for _ in range(num_claims)]
+        self._constraints = constraints
+        self.results: list[list[DeviceResult]] = [[] for _ in constraints]
 
     def node_bound(self, results: Sequence[DeviceResult]) -> bool:
         """Go's createNodeSelector: an allocation from a slice of all nodes has no node
@@ -305,9 +259,9 @@ class _Search:
             cand = data.all_devices[slot]
             if not data.request.admin_access and self._in_use(cand.id):
                 return False
-            return self._try(r, data, slot, cand)
+            return self._try(r, data, slot, cand, must=True)
         for pool in self._pools:
-            if pool.incomplete:
+            if not pool.usable:
                 continue
             for cand in pool.devices:
                 if data.request.admin_access:
@@ -317,11 +271,23 @@ class _Search:
                     continue
                 if not self._matches(data, cand):
                     continue
-                if self._try(r, data, slot, cand):
+                if self._try(r, data, slot, cand, must=False):
                     return True
         return False
 
-    def _try(self, r: int, data: _Request, slot: int, cand: Candidate) -> bool:
+    def _try(self, r: int, data: _Request, slot: int, cand: Candidate, *, must: bool) -> bool:
+        """Take the candidate if the claim's constraints allow it (Go's allocateDevice),
+        then fill the rest; a device All mode needs that a constraint refuses is Go's
+        error (such a claim can never be satisfied)."""
+        request, _, sub_request = data.result_name.partition("/")
+        constraints = self._constraints[data.claim_index]
+        if not constraints.add(request, sub_request, cand.device):
+            if must:
+                raise AllocationError(
+                    f"claim {data.claim.key}, request {data.request.name}: cannot add device "
+                    f"{'/'.join(cand.id)} because a claim constraint would not be satisfied"
+                )
+            return False
         results = self.results[data.claim_index]
         results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
         self._slice_of[cand.id] = cand.slice
@@ -331,4 +297,5 @@ class _Search:
             return True
         results.pop()
         self._taken.discard(cand.id)
+        constraints.remove(request, sub_request)
         return False

@@ -1,4 +1,5 @@
-"""PreBind's API writes: the claim's allocation and reservation (Go's bindClaim).
+"""The plugin's writes to a claim's status: PreBind's allocation and reservation (Go's
+bindClaim), Unreserve's withdrawal of the pod and PostFilter's deallocation.
 
 A new allocation first gets the delete-protection finalizer on the claim, then one status
 write sets `status.allocation` and appends the pod to `status.reservedFor`; a claim that
@@ -16,6 +17,7 @@ from asched.api.pod import Pod
 from asched.client.protocol import KubeClient
 
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
 def claim_path(claim: ResourceClaim) -> str:
@@ -83,3 +85,33 @@ async def bind_claim(
         content_type=MERGE_PATCH,
     )
     return decode_resource_claim(raw)
+
+
+async def unreserve_claim(client: KubeClient, claim: ResourceClaim, pod: Pod) -> None:
+    """Take the pod out of status.reservedFor (Go's Unreserve): a strategic-merge delete
+    of the pod's entry, so no other consumer is lost and no fresh copy of the claim is
+    needed; the claim's uid guards against a claim recreated under the same name."""
+    await client.request(
+        "PATCH",
+        claim_path(claim) + "/status",
+        body={
+            "metadata": {"uid": claim.uid},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
+        },
+        content_type=STRATEGIC_MERGE_PATCH,
+    )
+
+
+async def deallocate_claim(client: KubeClient, claim: ResourceClaim) -> None:
+    """Clear the allocation, reservations and device status (Go's deallocateOrDeletePodClaims
+    UpdateStatus): at the resourceVersion the scheduler saw, so a claim someone changed
+    meanwhile is left alone (a conflict) rather than deallocated under its new user."""
+    await client.request(
+        "PATCH",
+        claim_path(claim) + "/status",
+        body={
+            "metadata": {"resourceVersion": claim.resource_version},
+            "status": {"reservedFor": None, "allocation": None, "devices": None},
+        },
+        content_type=MERGE_PATCH,
+    )

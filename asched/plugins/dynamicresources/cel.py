@@ -6,20 +6,29 @@ CompilationResult.DeviceMatches): the only variable is `device`, with `driver`,
 `allowMultipleAllocations`; an unqualified attribute name belongs to the driver's domain;
 a domain the device has nothing in reads as an empty map. Kubernetes' quantity library is
 provided for capacities: `quantity("1Gi")`, `compareTo`, `isGreaterThan`, `isLessThan`,
-`asInteger`, `asApproximateFloat`, `add`, `sub`.
+`asInteger`, `asApproximateFloat`, `add`, `sub`; and the semver library for version
+attributes: `semver(s[, normalize])`, `isSemver`, `major`, `minor`, `patch`, `compareTo`,
+`isGreaterThan`, `isLessThan`.
 
 Runtime: the `common-expression-language` package (Rust CEL, about 1 µs an evaluation
 where the pure-Python `cel-python` took 250-700 µs on the same selectors). It does not
 type-check, so two things Go refuses at compile time are caught here instead: a reference
 to any variable but `device` is a compile error (Go: "undeclared reference"), and a result
 that is not a bool is an evaluation error. Quantities are exact integers (rounded up like
-Quantity.Value), so comparing one with a plain int works where Go would refuse to compile,
-and comparing values of different types (an int attribute with `true`) is false where
-cel-go reports "no such overload".
+Quantity.Value), so comparing one with a plain int works where Go would refuse to compile.
+Runtime errors read as cel-go's (go_runtime_error): ordering or arithmetic across types
+(a string attribute `< 1`) is "no such overload", while `==` across types is false in
+both (heterogeneous equality); a result that is not a bool, division or modulus by zero
+and integer overflow have cel-go's texts, and an error raised by one of our functions
+(semver's parse errors) is that function's own text. Version attributes and the semver
+library are semver.py: a version is never `==` to a string (false here, "no such
+overload" in cel-go). The library prints the exception of a Python function it called to
+stderr before raising it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +38,7 @@ import cel
 
 from asched.api.dra import Device
 from asched.api.quantity import QuantityError, parse_quantity
+from asched.plugins.dynamicresources import semver
 
 DEVICE_VAR = "device"
 
@@ -44,15 +54,24 @@ def _quantity(text: str) -> int:
         raise ValueError(str(exc)) from None
 
 
-def _compare_to(a: int, b: int) -> int:
-    return (a > b) - (a < b)
+def _compare_to(a: Any, b: Any) -> int:
+    """Quantity.compareTo, or Semver.compareTo when the operands are versions."""
+    both = semver.versions(a, b)
+    if both is not None:
+        return both[0].compare(both[1])
+    return int(a > b) - int(a < b)
 
 
 _FUNCTIONS: dict[str, Any] = {
     "quantity": _quantity,
     "compareTo": _compare_to,
-    "isGreaterThan": lambda a, b: a > b,
-    "isLessThan": lambda a, b: a < b,
+    "isGreaterThan": lambda a, b: _compare_to(a, b) > 0,
+    "isLessThan": lambda a, b: _compare_to(a, b) < 0,
+    "semver": semver.semver,
+    "isSemver": semver.is_semver,
+    "major": semver.part("major", 0),
+    "minor": semver.part("minor", 1),
+    "patch": semver.part("patch", 2),
     "asInteger": lambda a: a,
     "asApproximateFloat": float,
     "add": lambda a, b: a + b,
@@ -78,7 +97,7 @@ class Compiled:
         per node.
         """
         # The type is part of the key: True == 1 in Python, not in CEL.
-        attrs = tuple(sorted((k, type(v).__name__, v) for k, v in device.attributes.items()))
+        attrs = tuple(sorted((k, type(v).__name__, v) for k, v in _cel_attributes(device).items()))
         caps = tuple(sorted(device.capacity.items()))
         return _evaluate(self, driver, attrs, caps)
 
@@ -90,18 +109,76 @@ class Compiled:
         try:
             result = self.program.execute(ctx)
         except KeyError as exc:
+            # cel.EnhanceRuntimeError's advice follows cel-go's "no such key".
             raise CelRuntimeError(
                 f"no such key: {exc.args[0]}. consider using CEL optional chaining "
                 "(.? followed by orValue()) or guarding the check with has() for "
                 "optional fields"
             ) from None
-        except (RuntimeError, ValueError, TypeError) as exc:
-            raise CelRuntimeError(str(exc)) from None
+        except (RuntimeError, ValueError, TypeError, ArithmeticError, IndexError) as exc:
+            raise CelRuntimeError(go_runtime_error(exc)) from None
         if not isinstance(result, bool):
-            raise CelRuntimeError(
-                f"CEL result of type {type(result).__name__} could not be converted to bool"
-            )
+            raise CelRuntimeError(_not_bool(result))
         return result
+
+
+def _not_bool(result: object) -> str:
+    """CompilationResult.DeviceMatches when ConvertToNative(bool) fails. Only dynamic
+    values (attributes) get here in Go: a result of a static type that is not bool is a
+    compile error there ("must evaluate to bool or the unknown type, not double")."""
+    prefix = "CEL result of type"
+    if semver.decode_or_none(result) is not None:
+        return (
+            f"{prefix} kubernetes.Semver could not be converted to bool: type conversion "
+            "error from 'Semver' to 'bool'"
+        )
+    if isinstance(result, str):
+        return (
+            f"{prefix} string could not be converted to bool: unsupported native "
+            "conversion from string to 'bool'"
+        )
+    kind = {"float": "double", "dict": "map", "NoneType": "null_type"}.get(
+        type(result).__name__, type(result).__name__
+    )
+    return (
+        f"{prefix} {kind} could not be converted to bool: unsupported type conversion "
+        f"from '{kind}' to bool"
+    )
+
+
+# How the Rust library reports an exception of a Python function it called.
+_PYTHON_FUNCTION_ERROR = re.compile(
+    r"Function '\w+' error: Python function call failed: (\w+): (.*)\. Check function "
+    r"arguments and their types\.$",
+    re.DOTALL,
+)
+
+
+def go_runtime_error(exc: BaseException) -> str:
+    """The Rust library's evaluation error in cel-go's words (common/types/err.go):
+    operands of types no overload accepts are "no such overload" in cel-go however the
+    library phrases it, and arithmetic failures have cel-go's short texts. Anything else
+    keeps the library's text."""
+    text = str(exc)
+    raised = _PYTHON_FUNCTION_ERROR.match(text)
+    if raised is not None:
+        # One of our functions (quantity, semver, ...) raised: its own words are Go's.
+        kind, text = raised.group(1), raised.group(2)
+        if kind == "TypeError" and not text.startswith("no such overload"):
+            return "no such overload"
+        return text
+    if isinstance(exc, ZeroDivisionError):
+        return "modulus by zero" if "modulo" in text else "division by zero"
+    if isinstance(exc, OverflowError):
+        return "integer overflow"
+    if isinstance(exc, TypeError) and text.startswith(
+        ("No such overload", "Unsupported operation")
+    ):
+        return "no such overload"
+    for kind in ("int", "uint", "double"):
+        if text.startswith(f"Function '{kind}' error: string parse error"):
+            return f"type conversion error from 'string' to '{kind}'"
+    return text
 
 
 @lru_cache(maxsize=16384)
@@ -146,8 +223,18 @@ def device_variable(device: Device, driver: str) -> dict[str, Any]:
     return {
         "driver": driver,
         "allowMultipleAllocations": False,
-        "attributes": _DefaultDict(_by_domain(device.attributes)),
+        "attributes": _DefaultDict(_by_domain(_cel_attributes(device))),
         "capacity": _DefaultDict(_by_domain(device.capacity)),
+    }
+
+
+def _cel_attributes(device: Device) -> Mapping[str, Any]:
+    """Attribute values as CEL holds them: versions marked (semver.py)."""
+    if not device.versions:
+        return device.attributes
+    return {
+        k: semver.encode_attribute(str(v)) if k in device.versions else v
+        for k, v in device.attributes.items()
     }
 
 

@@ -1,7 +1,8 @@
 """DynamicResources: place pods whose spec.resourceClaims ask for DRA devices.
 
 Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
-(DynamicResources), for claims with `exactly` requests:
+(DynamicResources), for claims with `exactly` and `firstAvailable` requests and
+matchAttribute constraints:
 
 - PreEnqueue: every claim of the pod exists (for a template claim, the pod's
   status.resourceClaimStatuses names the generated one), is not being deleted and, if
@@ -14,18 +15,20 @@ Mirrors kube-scheduler 1.37's pkg/scheduler/framework/plugins/dynamicresources
   must all be allocatable from the node's slices ("cannot allocate all claims").
 - Score: with firstAvailable requests, nodes where earlier alternatives could be
   allocated score higher (computeScore), normalized to 0..100.
+- PostFilter: one allocated claim that some node could not use and that no other pod
+  holds is deallocated, so the next attempt may allocate it elsewhere; without its
+  PreFilter state (an earlier PreFilter plugin rejected the pod) it fails with Go's
+  "not found", which ends the PostFilter run.
 - Reserve / Unreserve: the node's allocation is put in flight (so the next pod cannot
-  take the same devices) / taken back.
+  take the same devices) / taken back; after PreBind, Unreserve also takes the pod out of
+  each claim's status.reservedFor (written in the background: releaser.py).
 - PreBind: each claim gets its allocation and the pod in status.reservedFor (bindClaim).
 
 Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
-firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: claims with
-constraints (matchAttribute: rejected in PreFilter), PostFilter's deallocation of claims
-reserved for nobody, extended resources backed by DRA, PodGroup claims, device binding
-conditions and the filter timeout (DynamicResourcesArgs are accepted, not used).
-Unreserve after PreBind does not remove the pod from status.reservedFor (Go's Unreserve
-does); the resourceclaim controller drops reservations of pods that are deleted.
+firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: extended
+resources backed by DRA, PodGroup claims (PodGroupPostFilter), device binding conditions
+and the filter timeout (DynamicResourcesArgs are accepted, not used).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
+    PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterExtensions,
@@ -63,15 +67,26 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
-from asched.framework.status import Status, error, skip, unresolvable
-from asched.framework.types import MAX_NODE_SCORE, NodeScore, PreFilterResult
-from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
-from asched.plugins.dynamicresources.binding import bind_claim
+from asched.framework.status import Status, error, skip, unresolvable, unschedulable
+from asched.framework.types import (
+    MAX_NODE_SCORE,
+    NodeScore,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterResult,
+)
+from asched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    NodeAllocationFailure,
+)
+from asched.plugins.dynamicresources.binding import bind_claim, deallocate_claim
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
     pod_claims,
     reserved_for_pod,
 )
+from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
     INFORMERS,
@@ -87,6 +102,9 @@ NAME = "DynamicResources"
 
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+# fwk.ErrNotFound: CycleState.Read of a key PreFilter never wrote.
+STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
 FIRST_AVAILABLE_MAX_SIZE = 8
 
@@ -110,12 +128,17 @@ Args = DynamicResourcesArgs
 
 @dataclass(slots=True)
 class _State:
-    """Go's stateData for one pod's attempt."""
+    """Go's stateData for one pod's attempt. PreFilter writes it empty before anything
+    else and fills in the claims only when it succeeds, as Go does: PostFilter tells
+    "PreFilter never ran" (no state) from "nothing to deallocate" (no claims)."""
 
-    claims: list[ResourceClaim]
-    # Per claim: the allocated node selector's holder, or None for claims to allocate.
-    allocated: list[bool]
+    claims: list[ResourceClaim] = field(default_factory=list)
+    # Per claim: whether it was allocated when PreFilter read it.
+    allocated: list[bool] = field(default_factory=list)
     allocator: Allocator | None = None
+    # Indices of allocated claims whose node selector some node did not match
+    # (Go's unavailableClaims): PostFilter may deallocate one of them.
+    unavailable: set[int] = field(default_factory=set)
     # node -> the allocations (one per claim to allocate, in order) Filter found there.
     node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
     # claim uid -> allocation put in flight by Reserve.
@@ -132,6 +155,7 @@ class DynamicResources(
     PreEnqueuePlugin,
     PreFilterPlugin,
     FilterPlugin,
+    PostFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     ScoreNormalizer,
@@ -143,6 +167,7 @@ class DynamicResources(
         self._args = args or DynamicResourcesArgs()
         self._handle = handle
         self.tracker = ClaimTracker(self._claim_store)
+        self.releaser = ReservationReleaser(handle.client)
 
     @property
     def name(self) -> str:
@@ -177,6 +202,8 @@ class DynamicResources(
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        s = _State()
+        state.write(STATE_KEY, s)
         if not pod.resource_claims:
             return None, skip(NAME)
         try:
@@ -185,9 +212,8 @@ class DynamicResources(
             return None, unresolvable(str(exc), plugin=NAME)
         if not claims:
             return None, skip(NAME)
-        s = _State(claims, [c.allocation is not None for c in claims])
-        state.write(STATE_KEY, s)
-        for claim in s.to_allocate():
+        to_allocate = [c for c in claims if c.allocation is None]
+        for claim in to_allocate:
             if self.tracker.pending_allocation(claim.uid) is not None:
                 return None, unresolvable(
                     f"resource claim {claim.key} is in the process of being allocated",
@@ -196,18 +222,13 @@ class DynamicResources(
             status = self._validate_claim(claim)
             if status is not None:
                 return None, status
-        if s.to_allocate():
+        if to_allocate:
             s.allocator = Allocator(self._class, self.tracker.allocated_devices(), self._slices())
+        s.claims, s.allocated = claims, [c.allocation is not None for c in claims]
         return None, None
 
     def _validate_claim(self, claim: ResourceClaim) -> Status | None:
         """Every request's DeviceClass exists (Go's PreFilter loop over requests)."""
-        if claim.has_constraints:
-            return unresolvable(
-                f"resource claim {claim.key}: constraints (matchAttribute) are not "
-                "supported by asched",
-                plugin=NAME,
-            )
         for req in claim.requests:
             if req.exactly is not None:
                 alternatives = [(req.name, req.exactly.device_class_name)]
@@ -241,27 +262,69 @@ class DynamicResources(
 
     # ---- Filter ------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Go's Filter: every allocated claim must be available on the node and the others
+        allocatable there; a failed allocation is reported before unavailable claims."""
         s = state.get(STATE_KEY)
-        if s is None:
+        if s is None or not s.claims:
             return None
         node = node_info.node
         if node is None:
             return error("node not found", NAME)
-        for claim, done in zip(s.claims, s.allocated, strict=True):
-            selector = claim.allocation.node_selector if done and claim.allocation else None
-            if selector is not None and not selector.matches(node.labels, node.name):
-                return unresolvable(MSG_NOT_AVAILABLE, plugin=NAME)
-        if s.allocator is None:
-            return None
-        to_allocate = s.to_allocate()
-        try:
-            result = s.allocator.allocate(node.name, node.labels, to_allocate)
-        except AllocationError as exc:
-            return error(exc, NAME)
-        if result is None or len(result) != len(to_allocate):
-            return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
-        s.node_allocations[node.name] = result
+        unavailable = [
+            i
+            for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
+            if done
+            and claim.allocation is not None
+            and claim.allocation.node_selector is not None
+            and not claim.allocation.node_selector.matches(node.labels, node.name)
+        ]
+        result: list[Allocation] | None = None
+        if s.allocator is not None:
+            to_allocate = s.to_allocate()
+            try:
+                result = s.allocator.allocate(node.name, node.labels, to_allocate)
+            except AllocationError as exc:
+                return error(exc, NAME)
+            except NodeAllocationFailure as exc:
+                return unresolvable(str(exc), plugin=NAME)
+            if result is None or len(result) != len(to_allocate):
+                return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return unresolvable(MSG_NOT_AVAILABLE, plugin=NAME)
+        if result is not None:
+            s.node_allocations[node.name] = result
         return None
+
+    # ---- PostFilter ----------------------------------------------------------------
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Go's PostFilter and deallocateOrDeletePodClaims: deallocate one claim that some
+        node could not use and that no other pod holds, so the next attempt may allocate
+        it elsewhere. Without PreFilter's state (an earlier PreFilter plugin rejected the
+        pod) this is Go's `not found` error, which ends the PostFilter run: the pod's
+        message then ends in " not found" and DefaultPreemption does not run.
+
+        Go picks among the unavailable claims in map order (at random); asched takes the
+        first in spec.resourceClaims order."""
+        s = state.get(STATE_KEY)
+        if s is None:
+            return None, error(STATE_NOT_FOUND, NAME)
+        if not s.claims:
+            return None, unschedulable(plugin=NAME)
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            holders = claim.reserved_for
+            if holders and not (len(holders) == 1 and holders[0].uid == pod.uid):
+                continue
+            try:
+                await deallocate_claim(self._handle.client, claim)
+            except ApiError as exc:
+                return None, error(exc.message, NAME)
+            log.debug("claim_deallocated", pod=pod.key, claim=claim.key)
+            return None, unschedulable(MSG_DEALLOCATED, plugin=NAME)
+        return None, unschedulable(plugin=NAME)
 
     # ---- Score ---------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -311,19 +374,30 @@ class DynamicResources(
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Go's Unreserve: allocations still in flight are taken back, and every allocated
+        claim reserved for the pod (PreBind keeps the claims as it wrote them) loses the
+        pod from status.reservedFor; the allocation stays, as in Go (PostFilter of a
+        later attempt may deallocate it). Idempotent: a repeated write coalesces."""
         s = state.get(STATE_KEY)
         if s is None:
             return
         for uid in list(s.reserved):
             self.tracker.remove_pending(uid)
             del s.reserved[uid]
+        for claim in s.claims:
+            if claim.allocation is not None and reserved_for_pod(claim, pod):
+                self.releaser.put(claim, pod)
+
+    async def run(self) -> None:
+        """Background work: Unreserve's reservedFor writes."""
+        await self.releaser.run()
 
     # ---- PreBind -----------------------------------------------------------------------
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
         if s is None:
             return None
-        for claim in s.claims:
+        for index, claim in enumerate(s.claims):
             allocation = s.reserved.get(claim.uid)
             if allocation is None and reserved_for_pod(claim, pod):
                 continue
@@ -332,6 +406,8 @@ class DynamicResources(
             except ApiError as exc:
                 return error(f"binding claim {claim.key}: {exc.message}", NAME)
             self.tracker.assume(stored)
+            # Unreserve works on the claim as written (Go's state.claims.set).
+            s.claims[index] = stored
             if allocation is not None:
                 self.tracker.remove_pending(claim.uid)
                 del s.reserved[claim.uid]

@@ -21,7 +21,7 @@ from asched.api.dra import (
 )
 from asched.framework.events import EventResource
 from asched.framework.listers import InformerRequest, ObjectStore
-from asched.plugins.dynamicresources.allocator import DeviceID
+from asched.plugins.dynamicresources.pools import DeviceID
 
 RESOURCE_CLAIMS: InformerRequest[ResourceClaim] = InformerRequest(
     resource="resourceclaims.resource.k8s.io/v1",

@@ -17,7 +17,8 @@ def test_defaults_with_the_real_registry_are_kube_schedulers() -> None:
     [profile] = config.profiles
     assert profile.enabled("queueSort") == ("PrioritySort",)
     assert profile.enabled("filter") == DEFAULT_FILTER
-    assert profile.enabled("postFilter") == ("DefaultPreemption",)
+    # applyDynamicResources puts DynamicResources right before DefaultPreemption.
+    assert profile.enabled("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert profile.enabled("bind") == ("DefaultBinder",)
     assert profile.enabled("preEnqueue")[0] == "SchedulingGates"
     weights = profile.score_weights()

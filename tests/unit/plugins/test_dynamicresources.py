@@ -10,18 +10,26 @@ import pytest
 from asched.api import Pod
 from asched.api.dra import (
     Device,
+    ResourceClaim,
     decode_device_class,
     decode_resource_claim,
     decode_resource_slice,
 )
 from asched.api.errors import DecodeError
+from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
+from asched.framework.types import NodeToStatus
 from asched.plugins.dynamicresources import SPEC, DynamicResources
-from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
-from asched.plugins.dynamicresources.cel import compile_expression
+from asched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    NodeAllocationFailure,
+)
+from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.plugin import STATE_KEY
+from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
     RESOURCE_CLAIMS,
@@ -298,14 +306,24 @@ def test_claim_in_flight_is_being_allocated() -> None:
     assert pre.message() == "resource claim default/c is in the process of being allocated"
 
 
-async def test_pre_bind_writes_allocation_and_reservation() -> None:
-    w = World(
+def one_gpu() -> World:
+    """Claim "c" for one GPU; n1 has one."""
+    return World(
         claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),),
         slices=(gpu_slice("n1", gpu("gpu-0")),),
     )
-    pod = claim_pod()
+
+
+def reserved_on_n1(w: World, pod: Pod) -> CycleState:
     state, _, _ = w.filter_all(pod)
     assert w.plugin.reserve(state, pod, "n1") is None
+    return state
+
+
+async def test_pre_bind_writes_allocation_and_reservation() -> None:
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
     assert await w.plugin.pre_bind(state, pod, "n1") is None
     (fin_path, fin), (status_path, status) = w.client.patches
     assert fin_path.endswith("/namespaces/default/resourceclaims/c")
@@ -461,14 +479,128 @@ def test_pre_score_skips_pods_without_first_available() -> None:
     assert st.code == Code.SKIP
 
 
-def test_claims_with_constraints_are_refused_with_a_clear_message() -> None:
-    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", count=2))
-    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
-    _, pre, _ = World(claims=(claim,)).filter_all(claim_pod())
-    assert pre is not None
-    assert (pre.code, pre.message()) == (
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-        "resource claim default/c: constraints (matchAttribute) are not supported by asched",
+MODEL = "gpu.example.com/model"
+
+
+def _constrained(*requests: dict[str, Any], **constraint: Any) -> dict[str, Any]:
+    claim = dra.resource_claim("c", *requests)
+    claim["spec"]["devices"]["constraints"] = [{"matchAttribute": MODEL, **constraint}]
+    return claim
+
+
+@pytest.mark.parametrize(
+    ("claim", "node_devices", "fits_"),
+    [
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="two-models",
+        ),
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            # The first device fixes h100; the search backtracks to the a100 pair.
+            [gpu("g0", "h100"), gpu("g1", "a100"), gpu("g2", "a100")],
+            True,
+            id="backtracks-to-a-matching-pair",
+        ),
+        pytest.param(
+            _constrained(dra.device_request("gpu", "gpu", count=2)),
+            [gpu("g0", "a100"), dra.device("g1")],
+            False,
+            id="attribute-missing",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("a", "gpu"), dra.device_request("b", "gpu"), requests=["a", "b"]
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="named-requests",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("a", "gpu"), dra.device_request("b", "gpu"), requests=["a"]
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            True,
+            id="other-request-unconstrained",
+        ),
+        pytest.param(
+            _constrained(
+                dra.device_request("gpu", "gpu"),
+                _first_available(("any", "true")),
+                requests=["gpu", "gpu/any"],
+            ),
+            [gpu("g0", "a100"), gpu("g1", "h100")],
+            False,
+            id="subrequest-named",
+        ),
+    ],
+)
+def test_match_attribute_constraint(
+    claim: dict[str, Any], node_devices: list[dict[str, Any]], fits_: bool
+) -> None:
+    w = World(claims=(claim,), slices=(gpu_slice("n1", *node_devices),))
+    _, pre, results = w.filter_all(claim_pod())
+    assert pre is None
+    assert fits(results) == (["n1"] if fits_ else [])
+    if not fits_:
+        st = results["n1"]
+        assert st is not None
+        assert st.message() == "cannot allocate all claims"
+
+
+def test_match_attribute_picks_devices_that_agree() -> None:
+    claim = _constrained(dra.device_request("gpu", "gpu", count=2))
+    w = World(
+        claims=(claim,),
+        slices=(gpu_slice("n1", gpu("g0", "h100"), gpu("g1", "a100"), gpu("g2", "a100")),),
+    )
+    pod = claim_pod()
+    state, _, _ = w.filter_all(pod)
+    assert w.plugin.reserve(state, pod, "n1") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.device for r in allocation.results] == ["g1", "g2"]
+
+
+def test_a_version_never_matches_a_string() -> None:
+    devices = [
+        {"name": "g0", "attributes": {"model": {"version": "1.0.0"}}},
+        {"name": "g1", "attributes": {"model": {"string": "1.0.0"}}},
+        {"name": "g2", "attributes": {"model": {"version": "1.0.0"}}},
+    ]
+    claim = _constrained(dra.device_request("gpu", "gpu", count=2))
+    w = World(claims=(claim,), slices=(gpu_slice("n1", *devices),))
+    pod = claim_pod()
+    state, _, results = w.filter_all(pod)
+    assert fits(results) == ["n1"]
+    assert w.plugin.reserve(state, pod, "n1") is None
+    (allocation,) = state.read(STATE_KEY).reserved.values()
+    assert [r.device for r in allocation.results] == ["g0", "g2"]
+
+
+def test_all_mode_refused_by_a_constraint_is_go_error() -> None:
+    claim = _constrained(dra.device_request("gpu", "gpu", mode="All"))
+    w = World(claims=(claim,), slices=(gpu_slice("n1", gpu("g0", "a100"), gpu("g1", "h100")),))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        "claim default/c, request gpu: cannot add device gpu.example.com/n1/g1 because a "
+        "claim constraint would not be satisfied",
+    )
+
+
+def test_constraint_without_match_attribute_is_an_error() -> None:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"]}]
+    w = World(claims=(claim,), slices=(gpu_slice("n1", gpu("g0")),))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        "claim default/c, constraint #0: empty constraint (unsupported constraint type?)",
     )
 
 
@@ -566,6 +698,70 @@ def test_older_pool_generation_is_ignored() -> None:
     assert result[0].results[0].device == "gpu-0"
 
 
+def _one_claim(mode: str | None = None) -> list[ResourceClaim]:
+    return [
+        decode_resource_claim(dra.resource_claim("c", dra.device_request("gpu", "gpu", mode=mode)))
+    ]
+
+
+def test_an_older_complete_generation_on_the_node_is_used_as_go_does() -> None:
+    """GatherPools takes the node's slices at their newest generation; complete by
+    resourceSliceCount, the pool is used even though the driver published a newer
+    generation for another node."""
+    old = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", generation=1)
+    new = dra.resource_slice("p-n2", "n2", [dra.device("gpu-9")], pool="p", generation=2)
+    result = _allocator(old, new).allocate("n1", {}, _one_claim())
+    assert result is not None
+    assert result[0].results[0].device == "gpu-0"
+
+
+def test_an_incomplete_older_generation_is_obsolete() -> None:
+    """Part of generation 1 on the node, generation 2 elsewhere (checkSlicesInPool): the
+    pool is left out, so even All mode does not call it "being updated"."""
+    old = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    new = dra.resource_slice("p-n2", "n2", [dra.device("gpu-9")], pool="p", generation=2)
+    assert _allocator(old, new).allocate("n1", {}, _one_claim()) is None
+    assert _allocator(old, new).allocate("n1", {}, _one_claim("All")) is None
+
+
+def test_a_pool_split_across_nodes_is_complete_when_the_cluster_has_every_slice() -> None:
+    mine = dra.resource_slice("p-n1", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    theirs = dra.resource_slice("p-n2", "n2", [dra.device("gpu-1")], pool="p", slice_count=2)
+    result = _allocator(mine, theirs).allocate("n1", {}, _one_claim("All"))
+    assert result is not None
+    assert [r.device for r in result[0].results] == ["gpu-0"]
+
+
+def test_invalid_pool_offers_nothing_and_says_so() -> None:
+    """validateDeviceNames: a device name twice in the node's slices of one pool makes the
+    pool invalid; the node then fails with Go's reason, or All mode with Go's error."""
+    a = dra.resource_slice("p-a", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    b = dra.resource_slice("p-b", "n1", [dra.device("gpu-0")], pool="p", slice_count=2)
+    with pytest.raises(NodeAllocationFailure, match=r"^invalid resource pools were encountered$"):
+        _allocator(a, b).allocate("n1", {}, _one_claim())
+    with pytest.raises(
+        AllocationError, match=r"resource pool gpu\.example\.com/p is currently invalid"
+    ):
+        _allocator(a, b).allocate("n1", {}, _one_claim("All"))
+    # Another, valid pool on the node still serves the claim.
+    good = dra.resource_slice("q", "n1", [dra.device("gpu-5")], pool="q")
+    result = _allocator(a, b, good).allocate("n1", {}, _one_claim())
+    assert result is not None
+    assert result[0].results[0].device == "gpu-5"
+
+
+def test_invalid_pool_is_the_filter_reason() -> None:
+    a = dra.resource_slice("p-a", "n1", [gpu("gpu-0")], pool="p", slice_count=2)
+    b = dra.resource_slice("p-b", "n1", [gpu("gpu-0")], pool="p", slice_count=2)
+    w = World(claims=(dra.resource_claim("c", dra.device_request("gpu", "gpu")),), slices=(a, b))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "invalid resource pools were encountered",
+    )
+
+
 def test_cel_answers_are_cached_by_device_content_and_type() -> None:
     """A bool attribute and an int one compare equal in Python (True == 1), not in CEL
     (cel-go refuses int == bool; this runtime answers false)."""
@@ -574,3 +770,261 @@ def test_cel_answers_are_cached_by_device_content_and_type() -> None:
     expr = compile_expression('device.attributes["gpu.example.com"].x == true')
     assert expr.matches(as_bool, GPU) is True
     assert expr.matches(as_int, GPU) is False
+
+
+# ---- PostFilter ------------------------------------------------------------------------
+
+
+def _held(claim: dict[str, Any], *pod_uids: str) -> dict[str, Any]:
+    claim["status"]["reservedFor"] = [
+        {"resource": "pods", "name": f"pod-{u}", "uid": u} for u in pod_uids
+    ]
+    return claim
+
+
+def _allocated_elsewhere(*holders: str) -> dict[str, Any]:
+    """A claim allocated on a node no longer in the cluster: no node can use it."""
+    claim = allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "gone", "gpu-0")
+    return _held(claim, *holders) if holders else claim
+
+
+async def _post_filter(w: World, pod: Pod) -> Status | None:
+    state, pre, _ = w.filter_all(pod)
+    assert pre is None
+    result, st = await w.plugin.post_filter(state, pod, NodeToStatus())
+    assert result is None
+    return st
+
+
+@pytest.mark.parametrize(
+    "holders",
+    [pytest.param((), id="reserved-for-nobody"), pytest.param(("pod-uid",), id="only-this-pod")],
+)
+async def test_post_filter_deallocates_a_claim_no_node_can_use(holders: tuple[str, ...]) -> None:
+    w = World(claims=(_allocated_elsewhere(*holders),), slices=(gpu_slice("n1", gpu("gpu-0")),))
+    st = await _post_filter(w, make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj())
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE,
+        "deallocation of ResourceClaim completed",
+    )
+    ((path, body),) = w.client.patches
+    assert path.endswith("/namespaces/default/resourceclaims/c/status")
+    # At the version the decision was made on, so a claim changed meanwhile is not touched.
+    assert body == {
+        "metadata": {"resourceVersion": "5"},
+        "status": {"reservedFor": None, "allocation": None, "devices": None},
+    }
+
+
+async def test_post_filter_leaves_a_claim_another_pod_holds() -> None:
+    w = World(claims=(_allocated_elsewhere("other", "pod-uid"),))
+    st = await _post_filter(w, make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj())
+    assert st is not None
+    assert (st.code, st.reasons) == (Code.UNSCHEDULABLE, ())
+    assert w.client.patches == []
+
+
+async def test_post_filter_reports_a_failed_deallocation_as_an_error() -> None:
+    class Refusing(RecordingClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Any:
+            raise ApiError(409, "Conflict", 'resourceclaims "c": the object has been modified')
+
+    w = World(claims=(_allocated_elsewhere(),))
+    w.handle._client = Refusing()
+    st = await _post_filter(w, claim_pod())
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.ERROR,
+        'resourceclaims "c": the object has been modified',
+    )
+
+
+async def test_post_filter_of_a_pod_without_claims_has_nothing_to_say() -> None:
+    w = World()
+    state = CycleState()
+    w.plugin.pre_filter(state, make_pod("p").obj(), w.nodes)
+    _, st = await w.plugin.post_filter(state, make_pod("p").obj(), NodeToStatus())
+    assert st is not None
+    assert (st.code, st.reasons) == (Code.UNSCHEDULABLE, ())
+
+
+async def test_post_filter_without_pre_filter_state_ends_the_run_as_go_not_found() -> None:
+    """An earlier PreFilter plugin rejected the pod, so DynamicResources' PreFilter never
+    ran: Go's PostFilter fails with fwk.ErrNotFound, RunPostFilterPlugins stops there
+    (DefaultPreemption does not run) and the FailedScheduling message ends in "not found"."""
+    runner = Runner(["DynamicResources", "DefaultPreemption"], nodes=[make_node("n1").obj()])
+    pod = make_pod("p").obj()
+    result, st = await runner.framework.run_post_filter(CycleState(), pod, NodeToStatus())
+    assert result is None
+    assert st is not None
+    assert (st.code, st.message(), st.plugin) == (Code.ERROR, "not found", "DynamicResources")
+
+
+# ---- Unreserve -------------------------------------------------------------------------
+
+
+async def test_unreserve_after_pre_bind_takes_the_pod_out_of_reserved_for() -> None:
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
+    assert await w.plugin.pre_bind(state, pod, "n1") is None
+    written = len(w.client.patches)
+    w.plugin.unreserve(state, pod, "n1")
+    w.plugin.unreserve(state, pod, "n1")  # idempotent: the write is queued once
+    await w.plugin.releaser.flush()
+    ((path, body),) = w.client.patches[written:]
+    assert path.endswith("/namespaces/default/resourceclaims/c/status")
+    # Go's strategic-merge delete of the pod's entry; the allocation stays.
+    assert body == {
+        "metadata": {"uid": "claim-0"},
+        "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
+    }
+
+
+async def test_unreserve_before_pre_bind_writes_nothing() -> None:
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
+    w.plugin.unreserve(state, pod, "n1")
+    await w.plugin.releaser.flush()
+    assert w.client.patches == []
+    assert w.plugin.tracker.pending_allocation("claim-0") is None
+
+
+async def test_unreserve_write_failure_is_logged_not_raised() -> None:
+    class Failing(RecordingClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Any:
+            self.patches.append((path, kw["body"]))
+            raise ApiError(500, "InternalError", "etcd is sad")
+
+    claim = allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "n1", "gpu-0")
+    pod = make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj()
+    w = World(claims=(_held(claim, "pod-uid"),), slices=(gpu_slice("n1", gpu("gpu-0")),))
+    failing = Failing()
+    w.plugin.releaser = ReservationReleaser(failing)
+    state, _, _ = w.filter_all(pod)
+    # A claim reserved for the pod by an earlier attempt is withdrawn as well.
+    w.plugin.unreserve(state, pod, "n1")
+    await w.plugin.releaser.flush()
+    assert len(failing.patches) == 1
+    assert w.plugin.releaser.pending == {}
+
+
+# ---- CEL runtime errors in cel-go's words -----------------------------------------------
+
+_ATTRS = 'device.attributes["gpu.example.com"]'
+
+
+@pytest.mark.parametrize(
+    ("expression", "go"),
+    [
+        # What Go's CompilationResult.DeviceMatches (cel-go v0.29.2) answers for a device
+        # with model "a100" and cores 8, run against the same expressions.
+        (f"{_ATTRS}.model < 1", "no such overload"),
+        (f'{_ATTRS}.cores > "a"', "no such overload"),
+        (f"{_ATTRS}.model + 1 == 2", "no such overload"),
+        (f"{_ATTRS}.cores / 0 == 1", "division by zero"),
+        (f"{_ATTRS}.cores % 0 == 1", "modulus by zero"),
+        (f"{_ATTRS}.cores + 9223372036854775807 > 0", "integer overflow"),
+        (f"int({_ATTRS}.model) == 1", "type conversion error from 'string' to 'int'"),
+        (
+            f"{_ATTRS}.cores",
+            "CEL result of type int could not be converted to bool: unsupported type "
+            "conversion from 'int' to bool",
+        ),
+        (
+            f"{_ATTRS}.model",
+            "CEL result of type string could not be converted to bool: unsupported native "
+            "conversion from string to 'bool'",
+        ),
+    ],
+)
+def test_cel_runtime_errors_read_as_cel_go(expression: str, go: str) -> None:
+    device = Device("g", {"gpu.example.com/model": "a100", "gpu.example.com/cores": 8})
+    with pytest.raises(CelRuntimeError) as exc:
+        compile_expression(expression).evaluate(device, GPU)
+    assert str(exc.value) == go
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [f"{_ATTRS}.model == 1", f"{_ATTRS}.cores == true", f'{_ATTRS}.cores == "8"'],
+)
+def test_cel_equality_across_types_is_false_as_in_cel_go(expression: str) -> None:
+    device = Device("g", {"gpu.example.com/model": "a100", "gpu.example.com/cores": 8})
+    assert compile_expression(expression).evaluate(device, GPU) is False
+
+
+_FW = 'device.attributes["gpu.example.com"].fw'
+
+
+@pytest.mark.parametrize(
+    ("expression", "go"),
+    [
+        # Go's answers (DeviceMatches, cel-go v0.29.2, apiserver's semver library) for a
+        # device whose version attribute fw is 1.2.3 and string attribute model is a100.
+        (f'{_FW}.isGreaterThan(semver("1.0.0"))', True),
+        (f'{_FW}.compareTo(semver("1.2.3")) == 0', True),
+        (f"{_FW}.major() == 1", True),
+        (f'{_FW} == semver("1.2.3")', True),
+        ('semver("1.2.3+b1") == semver("1.2.3+b2")', True),
+        ('isSemver("1.2.3-rc.1+b")', True),
+        ('isSemver("v1.2", true)', True),
+        ('semver("v1.2", true).minor() == 2', True),
+        ('semver("1.2.3", true) == semver("v1.2.3", true)', True),
+        ('semver("1.0.0-alpha").isLessThan(semver("1.0.0"))', True),
+        ('semver("1.0.0-alpha.1").isLessThan(semver("1.0.0-alpha.beta"))', True),
+        ('semver("1.0.0-2").isLessThan(semver("1.0.0-10"))', True),
+        ('semver("1.2") == semver("1.2.0")', "No Major.Minor.Patch elements found"),
+        ('semver("01.2.3").major() == 1', 'Major number must not contain leading zeroes "01"'),
+        (
+            'semver("1.2.3-01").major() == 1',
+            'Numeric PreRelease version must not contain leading zeroes "01"',
+        ),
+        ('semver("1.2.3-a.").major() == 1', "Prerelease is empty"),
+        ('semver("v1.2.3").major() == 1', 'Invalid character(s) found in major number "v1"'),
+        (
+            'semver("1.2-rc", true).major() == 1',
+            "short version cannot contain PreRelease/Build meta data",
+        ),
+        (
+            'device.attributes["gpu.example.com"].model.major() == 1',
+            "no such overload: major(string)",
+        ),
+        (
+            _FW,
+            "CEL result of type kubernetes.Semver could not be converted to bool: type "
+            "conversion error from 'Semver' to 'bool'",
+        ),
+    ],
+)
+def test_cel_semver_library_as_go(expression: str, go: bool | str) -> None:
+    device = decode_resource_slice(
+        dra.resource_slice(
+            "s",
+            "n1",
+            [
+                {
+                    "name": "g",
+                    "attributes": {"fw": {"version": "1.2.3"}, "model": {"string": "a100"}},
+                }
+            ],
+        )
+    ).devices[0]
+    compiled = compile_expression(expression)
+    if isinstance(go, bool):
+        assert compiled.matches(device, GPU) is go
+        return
+    with pytest.raises(CelRuntimeError) as exc:
+        compiled.matches(device, GPU)
+    assert str(exc.value) == go
+
+
+def test_a_version_is_never_equal_to_a_string() -> None:
+    """Go: "no such overload" (a Semver against a string); asched: false, the closest a
+    plain-value CEL runtime gets. Either way the device is not selected."""
+    device = Device(
+        "g", {"gpu.example.com/fw": "1.2.3"}, versions=frozenset({"gpu.example.com/fw"})
+    )
+    assert compile_expression(f'{_FW} == "1.2.3"').evaluate(device, GPU) is False
