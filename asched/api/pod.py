@@ -20,6 +20,7 @@ from asched.api.affinity import (
     parse_topology_spread,
 )
 from asched.api.errors import DecodeError
+from asched.api.intree import InTreeSource, parse_in_tree
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
 from asched.api.nodefeatures import infer_for_scheduling
 from asched.api.podrequests import PodRequests
@@ -73,6 +74,8 @@ class Volume:
     disk: DiskRef | None = None
     # An in-line `csi` volume's driver (VolumeBinding's CSIDriver hint asks for it).
     csi_driver: str = ""
+    #: A source CSI migration translates (NodeVolumeLimits counts it as its CSI driver's).
+    in_tree: InTreeSource | None = None
 
 
 # The in-line disk sources and the field naming each one's disk.
@@ -186,7 +189,16 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
             claim = str((v.get(source) or {}).get("claimName") or "")
         body = v.get(source)
         driver = str(body.get("driver") or "") if source == "csi" and isinstance(body, dict) else ""
-        out.append(Volume(str(v.get("name") or ""), source, claim, _disk(source, body), driver))
+        out.append(
+            Volume(
+                str(v.get("name") or ""),
+                source,
+                claim,
+                _disk(source, body),
+                driver,
+                parse_in_tree(source, body),
+            )
+        )
     return tuple(out)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from asched.api.errors import DecodeError
+from asched.api.intree import IN_TREE_IDENTS, InTreeSource, parse_in_tree
 from asched.api.labels import (
     LabelSelector,
     NodeSelector,
@@ -79,6 +80,8 @@ class PersistentVolume:
     csi_driver: str = ""
     volume_handle: str = ""  # csi.volumeHandle, or the in-tree disk's id
     attributes_class: str = ""
+    #: A source CSI migration translates (NodeVolumeLimits counts it as its CSI driver's).
+    in_tree: InTreeSource | None = None
 
     @property
     def key(self) -> str:
@@ -204,6 +207,21 @@ class CSIStorageCapacity:
         return self.node_topology is not None and self.node_topology.matches(labels)
 
 
+@dataclass(slots=True, frozen=True)
+class VolumeAttachment:
+    """storage.k8s.io/v1 VolumeAttachment: a volume attached (or being attached) to a node,
+    which NodeVolumeLimits counts even when no pod on the node uses it any more."""
+
+    name: str
+    attacher: str = ""
+    node_name: str = ""
+    pv_name: str = ""  # spec.source.persistentVolumeName; empty for an in-line spec
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
 # ---- decoding ----------------------------------------------------------------------------
 
 T = TypeVar("T")
@@ -300,6 +318,14 @@ def decode_pv(raw: dict[str, Any]) -> PersistentVolume:
             csi_driver=driver,
             volume_handle=handle,
             attributes_class=str(spec.get("volumeAttributesClassName") or ""),
+            in_tree=next(
+                (
+                    src
+                    for kind in IN_TREE_IDENTS
+                    if (src := parse_in_tree(kind, spec.get(kind))) is not None
+                ),
+                None,
+            ),
         )
 
     return _decoding("PersistentVolume", raw, build)
@@ -425,3 +451,17 @@ def decode_csi_storage_capacity(raw: dict[str, Any]) -> CSIStorageCapacity:
         )
 
     return _decoding("CSIStorageCapacity", raw, build)
+
+
+def decode_volume_attachment(raw: dict[str, Any]) -> VolumeAttachment:
+    def build(meta: dict[str, Any]) -> VolumeAttachment:
+        spec = _obj(raw.get("spec"), "spec")
+        source = _obj(spec.get("source"), "spec.source")
+        return VolumeAttachment(
+            str(meta.get("name") or ""),
+            str(spec.get("attacher") or ""),
+            str(spec.get("nodeName") or ""),
+            str(source.get("persistentVolumeName") or ""),
+        )
+
+    return _decoding("VolumeAttachment", raw, build)

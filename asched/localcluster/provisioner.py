@@ -15,6 +15,8 @@ times a second at most, and a list every `interval` seconds keeps it to one smal
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -73,15 +75,24 @@ def build_pv(claim: JsonObject, hostname: str, provisioner: str) -> JsonObject:
     }
 
 
-def wants_volume(claim: JsonObject, classes: dict[str, JsonObject], provisioner: str) -> bool:
-    """An unbound claim with a selected node, of a WaitForFirstConsumer class of ours."""
+def wants_volume(
+    claim: JsonObject,
+    classes: dict[str, JsonObject],
+    provisioner: str,
+    only: Collection[str] | None = None,
+) -> bool:
+    """An unbound claim with a selected node, of a WaitForFirstConsumer class of ours
+    (and, when *only* is given, one of those classes)."""
     meta = claim.get("metadata") or {}
     spec = claim.get("spec") or {}
     if spec.get("volumeName") or meta.get("deletionTimestamp"):
         return False
     if not (meta.get("annotations") or {}).get(ANN_SELECTED_NODE):
         return False
-    cls = classes.get(str(spec.get("storageClassName") or ""))
+    class_name = str(spec.get("storageClassName") or "")
+    if only is not None and class_name not in only:
+        return False
+    cls = classes.get(class_name)
     return (
         cls is not None
         and cls.get("provisioner") == provisioner
@@ -90,14 +101,23 @@ def wants_volume(claim: JsonObject, classes: dict[str, JsonObject], provisioner:
 
 
 class FakeProvisioner:
-    """Run `run()` in a task group; cancel the group to stop it."""
+    """Run `run()` in a task group; cancel the group to stop it (or use `provisioning`).
+
+    `classes`, when given, limits it to claims of those StorageClasses: the differential
+    harness serves only the running side's classes, so the other side's claims are never
+    touched."""
 
     def __init__(
-        self, client: ClusterClient, provisioner: str = FAKE_PROVISIONER, interval: float = 0.2
+        self,
+        client: ClusterClient,
+        provisioner: str = FAKE_PROVISIONER,
+        interval: float = 0.2,
+        classes: Collection[str] | None = None,
     ) -> None:
         self._client = client
         self._provisioner = provisioner
         self._interval = interval
+        self._classes = None if classes is None else frozenset(classes)
         self.provisioned: list[str] = []
 
     async def run(self) -> None:
@@ -111,7 +131,7 @@ class FakeProvisioner:
             for c in await self._client.list("/apis/storage.k8s.io/v1/storageclasses")
         }
         for claim in await self._client.list("/api/v1/persistentvolumeclaims"):
-            if wants_volume(claim, classes, self._provisioner):
+            if wants_volume(claim, classes, self._provisioner, self._classes):
                 await self._provision(claim)
 
     async def _provision(self, claim: JsonObject) -> None:
@@ -136,3 +156,17 @@ class FakeProvisioner:
             return
         self.provisioned.append(pv_name(claim))
         log.info("volume_provisioned", pv=pv_name(claim), node=node_name)
+
+
+@asynccontextmanager
+async def provisioning(
+    client: ClusterClient, classes: Collection[str] | None = None
+) -> AsyncIterator[FakeProvisioner]:
+    """A FakeProvisioner running for the body of the `async with` (stopped on exit)."""
+    provisioner = FakeProvisioner(client, classes=classes)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(provisioner.run)
+        try:
+            yield provisioner
+        finally:
+            tg.cancel_scope.cancel()

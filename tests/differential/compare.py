@@ -10,8 +10,12 @@ Four comparisons, each named so a documented difference can exempt exactly it:
   the same N nodes); for pods both bound, the Scheduled note with names replaced;
 - `group`: each native PodGroup's PodGroupInitiallyScheduled condition (status, reason,
   message with the namespace replaced), exactly, unless the group is `racy_condition`;
+- `volume`: for scenarios with workloads or expect_claims, each claim's phase and whether
+  its PV sits on its pod's node, the multiset of volumes bound, and the volume of each
+  expect_claims claim (claims.py);
 - `timing`: for each pod of expect_prompt_retry, whether it was bound within
   PROMPT_RETRY seconds of its last failure (SchedulerPopFromBackoffQ's prompt retry).
+`node` also compares the set of nodes the bound pods use when expect_node_set pins it.
 `reference_problems` checks the scenario's own claims against kube-scheduler, so a
 scenario that stopped testing what it says fails even when both schedulers agree.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.differential.claims import claim_differences, claim_problems
 from tests.differential.outcomes import GROUP_CONDITION, ScenarioOutcome
 from tests.differential.scenario import Scenario
 
@@ -47,6 +52,11 @@ class Mismatch:
 
 def _scheduled(o: ScenarioOutcome) -> set[str]:
     return {name for name, p in o.pods.items() if p.scheduled}
+
+
+def _nodes(o: ScenarioOutcome) -> set[str]:
+    """The scenario-local nodes the bound pods use."""
+    return {p.node for p in o.pods.values() if p.node}
 
 
 def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> list[Mismatch]:
@@ -84,6 +94,17 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
                     f"kube-scheduler {kube.spread}",
                 )
             )
+    if s.expect_node_set is not None and _nodes(asched) != _nodes(kube):
+        out.append(
+            Mismatch(
+                "node",
+                f"nodes used: asched {sorted(_nodes(asched))}, "
+                f"kube-scheduler {sorted(_nodes(kube))}",
+            )
+        )
+    if s.compares_claims:
+        found = claim_differences(s.expect_claims, asched.claims, kube.claims)
+        out += [Mismatch("volume", d) for d in found]
     a_silent, k_silent = asched.silent, kube.silent
     if (len(a_silent) != len(k_silent)) if s.interchangeable else (a_silent != k_silent):
         out.append(
@@ -119,22 +140,22 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
             )
     if s.interchangeable:
         return out + _pooled_messages(asched, kube)
-    for p in s.pods:
-        a, k = asched.pods[p.name], kube.pods[p.name]
+    for name in s.pod_names:
+        a, k = asched.pods[name], kube.pods[name]
         if a.scheduled != k.scheduled:
             continue  # reported above
         if a.reasons != k.reasons:
             out.append(
                 Mismatch(
                     "message",
-                    f"{p.name} event reasons: asched {a.reasons}, kube-scheduler {k.reasons}",
+                    f"{name} event reasons: asched {a.reasons}, kube-scheduler {k.reasons}",
                 )
             )
         if a.scheduled and a.scheduled_note != k.scheduled_note:
             out.append(
                 Mismatch(
                     "message",
-                    f"{p.name} Scheduled: asched {a.scheduled_note!r}, "
+                    f"{name} Scheduled: asched {a.scheduled_note!r}, "
                     f"kube-scheduler {k.scheduled_note!r}",
                 )
             )
@@ -147,7 +168,7 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
                 out.append(
                     Mismatch(
                         "message",
-                        f"{p.name} {what}:\n  asched         {av!r}\n  kube-scheduler {kv!r}",
+                        f"{name} {what}:\n  asched         {av!r}\n  kube-scheduler {kv!r}",
                     )
                 )
     return out
@@ -194,6 +215,18 @@ def reference_problems(s: Scenario, kube: ScenarioOutcome) -> list[str]:
             f"expected {pod} to wait without events in the first round, kube-scheduler: "
             f"{o.short()} (events {list(o.reasons)})"
         )
+    if s.expect_node_set is not None and _nodes(kube) != s.expect_node_set:
+        problems.append(
+            f"expected the pods on exactly {sorted(s.expect_node_set)}, "
+            f"kube-scheduler used {sorted(_nodes(kube))}"
+        )
+    for w in s.workloads:
+        unbound = [n for n in w.replica_names if not kube.pods[n].scheduled]
+        if unbound:
+            problems.append(f"expected every replica of {w.name} bound, not {unbound}")
+    if s.compares_claims:
+        workload_claims = [c for w in s.workloads for c in w.claim_names()]
+        problems += claim_problems(s.expect_claims, workload_claims, kube.claims)
     for pod in sorted(s.expect_prompt_retry):
         gap = kube.pods[pod].retry_gap
         if not _prompt(gap):

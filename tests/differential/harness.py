@@ -126,7 +126,7 @@ async def run_differential(
     log.info(
         "differential_done", scenarios=len(scenarios), nodes=len(nodes), seconds=round(seconds, 1)
     )
-    idle = sum(len(s.pods) for s in scenarios) <= IDLE_RUN_PODS
+    idle = sum(len(s.pod_names) for s in scenarios) <= IDLE_RUN_PODS
     by_id = {
         s.id: Result(
             a.get(s.id),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asched.localcluster import NodeSpec
+from tests.differential.claims import PROVISIONED
 from tests.differential.scenario import (
     POD_GROUP_API,
     NodeTemplate,
@@ -31,6 +32,7 @@ from tests.differential.scenario import (
     deep_merge,
 )
 from tests.differential.schedulers import KUBE, Side
+from tests.differential.workloads import STATEFULSET_API, WorkloadTemplate
 
 SCENARIO_LABEL = "diff.asched.io/scenario"
 RUN_LABEL = "diff.asched.io/run"
@@ -123,6 +125,29 @@ class Placement:
     def cluster_objects(self, side: Side) -> list[dict[str, Any]]:
         """This side's copies of the scenario's cluster-scoped objects."""
         return [self._resolve(copy.deepcopy(dict(o)), side) for o in self.scenario.cluster_objects]
+
+    def workload(self, w: WorkloadTemplate, side: Side) -> dict[str, Any]:
+        """This side's copy of a StatefulSet: its replicas go to this side's scheduler, are
+        pinned to the scenario's nodes and carry the run label, like the bare pods."""
+        body: dict[str, Any] = self._resolve(copy.deepcopy(dict(w.body)), side)
+        body["metadata"]["namespace"] = self.namespace(side)
+        template = body["spec"]["template"]
+        template.setdefault("metadata", {}).setdefault("labels", {})[RUN_LABEL] = run_label(
+            self.run, side
+        )
+        template["spec"]["schedulerName"] = side.scheduler_name(self.scenario.profile)
+        template["spec"].setdefault("nodeSelector", {})[SCENARIO_LABEL] = self.key
+        return body
+
+    def workload_path(self, side: Side, name: str = "") -> str:
+        base = f"/apis/{STATEFULSET_API}/namespaces/{self.namespace(side)}/statefulsets"
+        return f"{base}/{name}" if name else base
+
+    def local_volume(self, side: Side, real: str) -> str:
+        """The scenario's name for a PV of this side (`{{cluster:x}}` -> x); PROVISIONED
+        for a volume the scenario did not declare."""
+        prefix = self.cluster_name(side, "")
+        return real[len(prefix) :] if real.startswith(prefix) else PROVISIONED
 
     def resource_slices(self) -> list[dict[str, Any]]:
         """The scenario's ResourceSlices, one pool per (node, driver), real node names."""

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from asched.localcluster import ClusterClient
+from tests.differential.claims import ClaimOutcome, pv_hostnames, read_claims
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.scenario import POD_GROUP_API
 from tests.differential.schedulers import Side
@@ -33,6 +34,7 @@ FAILED = "FailedScheduling"
 SCHEDULED = "Scheduled"
 #: The PodGroup condition the gang cycle writes (k8s.io/api scheduling/v1beta1).
 GROUP_CONDITION = "PodGroupInitiallyScheduled"
+PVS = "/api/v1/persistentvolumes"
 
 Key = tuple[str, str]
 
@@ -91,11 +93,23 @@ class ScenarioOutcome:
     groups: Mapping[str, GroupOutcome] = field(default_factory=dict)
     #: Pods unbound and without any event at the end of the first round (before `then`).
     silent: frozenset[str] = frozenset()
+    #: The namespace's claims by name (only for Scenario.compares_claims).
+    claims: Mapping[str, ClaimOutcome] = field(default_factory=dict)
 
 
 def _when(event: Mapping[str, Any]) -> datetime:
     stamp = event.get("eventTime") or event["metadata"]["creationTimestamp"]
     return datetime.fromisoformat(stamp)
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What a snapshot reads beside pods and events (only what some scenario needs)."""
+
+    #: The run's native PodGroups.
+    groups: bool = False
+    #: The run's namespaces' claims, and every PV.
+    volumes: bool = False
 
 
 def retry_gap(events: list[dict[str, Any]]) -> float | None:
@@ -115,10 +129,14 @@ class Snapshot:
     events: dict[Key, list[dict[str, Any]]]
     #: The run's PodGroups by (namespace, name); read only when the run has any.
     groups: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    #: The claims of the run's namespaces by (namespace, name), and the PVs by name;
+    #: read only for scenarios that compare claims.
+    claims: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     async def take(
-        cls, admin: ClusterClient, run: str, side: Side, *, groups: bool = False
+        cls, admin: ClusterClient, run: str, side: Side, reads: Reads = Reads()
     ) -> Snapshot:
         selector = {"labelSelector": f"{RUN_LABEL}={run_label(run, side)}"}
         pods = await admin.list("/api/v1/pods", params=selector)
@@ -131,11 +149,18 @@ class Snapshot:
         for evs in events.values():
             evs.sort(key=_when)
         by_key: dict[Key, dict[str, Any]] = {}
-        if groups:
+        if reads.groups:
             for g in await admin.list(f"/apis/{POD_GROUP_API}/podgroups", params=selector):
                 by_key[(g["metadata"]["namespace"], g["metadata"]["name"])] = g
+        claims: dict[Key, dict[str, Any]] = {}
+        volumes: dict[str, dict[str, Any]] = {}
+        if reads.volumes:
+            for c in await admin.list("/api/v1/persistentvolumeclaims"):
+                if c["metadata"]["namespace"] in namespaces:
+                    claims[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
+            volumes = {v["metadata"]["name"]: v for v in await admin.list(PVS)}
         pods_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
-        return cls(pods_by_key, events, by_key)
+        return cls(pods_by_key, events, by_key, claims, volumes)
 
     def reasons(self, key: Key) -> list[str]:
         return [e.get("reason", "") for e in self.events.get(key, ())]
@@ -172,7 +197,11 @@ class Snapshot:
             for k, g in self.groups.items()
             for c in (g.get("status") or {}).get("conditions", ())
         )
-        return tuple(bound), tuple(events), tuple(conditions)
+        claims = sorted(
+            (k, (c.get("status") or {}).get("phase", ""), c["spec"].get("volumeName", ""))
+            for k, c in self.claims.items()
+        )
+        return tuple(bound), tuple(events), tuple(conditions), tuple(claims)
 
     def group_outcome(self, placement: Placement, key: Key) -> GroupOutcome:
         group = self.groups.get(key)
@@ -195,7 +224,7 @@ class Snapshot:
         each pod's node and conditions, each of its Events in order with its series
         count, and each PodGroup's spec, generation and conditions."""
         ns = placement.namespace(side)
-        names = [p.name for p in (*placement.scenario.existing, *placement.scenario.pods)]
+        names = [p.name for p in placement.scenario.existing] + list(placement.scenario.pod_names)
         pods: dict[str, Any] = {}
         for name in names:
             pod = self.pods.get((ns, name))
@@ -225,7 +254,18 @@ class Snapshot:
             }
             for g in placement.scenario.pod_groups
         }
-        return {"namespace": ns, "pods": pods, "groups": groups}
+        claims = {
+            name: {
+                "phase": (c.get("status") or {}).get("phase", ""),
+                "volumeName": c["spec"].get("volumeName", ""),
+                "pvHostnames": sorted(
+                    pv_hostnames(self.volumes.get(c["spec"].get("volumeName", ""), {}))
+                ),
+            }
+            for (cns, name), c in self.claims.items()
+            if cns == ns
+        }
+        return {"namespace": ns, "pods": pods, "groups": groups, "claims": claims}
 
     def pod_outcome(self, placement: Placement, key: Key) -> PodOutcome:
         pod = self.pods.get(key)
@@ -271,11 +311,11 @@ class Snapshot:
         ns = placement.namespace(side)
         first = self if first_round is None else first_round
         silent = frozenset(
-            p.name
-            for p in s.pods
-            if not (o := first.pod_outcome(placement, (ns, p.name))).scheduled and not o.reasons
+            name
+            for name in s.pod_names
+            if not (o := first.pod_outcome(placement, (ns, name))).scheduled and not o.reasons
         )
-        pods = {p.name: self.pod_outcome(placement, (ns, p.name)) for p in s.pods}
+        pods = {name: self.pod_outcome(placement, (ns, name)) for name in s.pod_names}
         left = frozenset(p.name for p in s.existing if (ns, p.name) in self.pods)
         spread: Counter[str] = Counter()
         if s.expect_spread:
@@ -284,4 +324,12 @@ class Snapshot:
                     labels = node_labels[placement.node_name(outcome.node)]
                     spread[labels.get(s.expect_spread, "")] += 1
         groups = {g.name: self.group_outcome(placement, (ns, g.name)) for g in s.pod_groups}
-        return ScenarioOutcome(pods, left, dict(spread), groups, silent)
+        claims = {}
+        if s.compares_claims:
+            claims = read_claims(
+                [c for (cns, _), c in self.claims.items() if cns == ns],
+                [p for (pns, _), p in self.pods.items() if pns == ns],
+                self.volumes,
+                lambda real: placement.local_volume(side, real),
+            )
+        return ScenarioOutcome(pods, left, dict(spread), groups, silent, claims)

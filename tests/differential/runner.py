@@ -9,7 +9,11 @@ Order, and why:
    then holds every pod, so its queue orders them by priority (PrioritySort) with no
    creation race. Within one priority kube-scheduler 1.37 follows no fixed order (not
    name, not creation: observed), so scenarios whose outcome depends on it compare
-   counts (`interchangeable`).
+   counts (`interchangeable`). Workloads (StatefulSets) are created last; the run waits
+   until kube-controller-manager's PV controller has made the scenario PVs Available and
+   the claims created bound Bound, and until the statefulset controller has made every
+   replica (storage_run.py). The fake provisioner serves the scenarios' `provision`
+   classes of this side while its scheduler runs.
 2. The scheduler starts with all profiles; the run waits until every pod to schedule has
    settled (bound with a Scheduled event, or a FailedScheduling event and no pending
    nomination), then until nothing changed for QUIET seconds (retries after backoff can
@@ -29,19 +33,27 @@ Order, and why:
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
-from asched.localcluster import ApiError, ClusterClient, LocalCluster, delete_nodes
+from asched.localcluster import ClusterClient, LocalCluster, delete_nodes
+from asched.localcluster.provisioner import provisioning
 from asched.localcluster.rest import STRATEGIC_MERGE_PATCH
 from tests.differential.layout import RUN_LABEL, Placement, run_label
-from tests.differential.outcomes import Key, ScenarioOutcome, Snapshot
+from tests.differential.outcomes import Key, Reads, ScenarioOutcome, Snapshot
 from tests.differential.scenario import Action, PodGroupTemplate
 from tests.differential.schedulers import Running, Side, run_scheduler
+from tests.differential.storage_run import (
+    drop_volumes,
+    replicas_created,
+    unless_gone,
+    volumes_settled,
+)
 from tests.integration.helpers import poll
 
 log = structlog.get_logger(__name__)
@@ -115,6 +127,10 @@ async def _create_all(admin: ClusterClient, placements: Sequence[Placement], sid
             for e in p.scenario.existing:
                 if e.status:
                     tg.start_soon(_patch_status, admin, p.namespace(side), e.name, e.status)
+            for w in p.scenario.workloads:
+                tg.start_soon(post, p.workload_path(side), p.workload(w, side))
+    await volumes_settled(admin, placements, side)
+    await replicas_created(admin, placements, side)
 
 
 async def _patch_status(
@@ -151,12 +167,19 @@ def _waits_silently(p: Placement, pod: str) -> bool:
 
 
 def _waiting_for(placements: Sequence[Placement], side: Side) -> list[Key]:
-    return [
+    pods = [
         (p.namespace(side), t.name)
         for p in placements
         for t in p.scenario.pods
         if not t.gated and not t.prebound and not _waits_silently(p, t.name)
     ]
+    replicas = [
+        (p.namespace(side), name)
+        for p in placements
+        for w in p.scenario.workloads
+        for name in w.replica_names
+    ]
+    return pods + replicas
 
 
 def _has_silent(placements: Sequence[Placement]) -> bool:
@@ -170,7 +193,7 @@ async def _settle(
     keys: list[Key],
     alive: Running,
     *,
-    groups: bool,
+    reads: Reads,
     at_least: float,
 ) -> Snapshot:
     began = anyio.current_time()
@@ -179,7 +202,7 @@ async def _settle(
     last: tuple[object, ...] = ()
     while True:
         alive.check_alive()
-        snap = await Snapshot.take(admin, run, side, groups=groups)
+        snap = await Snapshot.take(admin, run, side, reads)
         now = anyio.current_time()
         if now > deadline:
             pending = [k for k in keys if not snap.settled(k)]
@@ -204,7 +227,7 @@ async def _act_and_wait(
     acting: Sequence[Placement],
     *,
     alive: Running,
-    groups: bool,
+    reads: Reads,
 ) -> Snapshot:
     """Apply every `then` action at once (and create the `create_after_pods` PodGroups),
     then give the pods each scenario's `within` seconds to get bound: the snapshot is
@@ -247,10 +270,10 @@ async def _act_and_wait(
                 tg.start_soon(create_group, p, group)
     began = anyio.current_time()
     deadline = began + max(p.scenario.within for p in acting)
-    keys = [(p.namespace(side), t.name) for p in acting for t in p.scenario.pods]
+    keys = [(p.namespace(side), name) for p in acting for name in p.scenario.pod_names]
     while True:
         alive.check_alive()
-        snap = await Snapshot.take(admin, run, side, groups=groups)
+        snap = await Snapshot.take(admin, run, side, reads)
         if anyio.current_time() >= deadline or all(snap.bound(k) for k in keys):
             log.info(
                 "differential_then_done",
@@ -261,15 +284,6 @@ async def _act_and_wait(
         await anyio.sleep(POLL)
 
 
-async def _unless_gone(request: Awaitable[object]) -> None:
-    """Cleanup after a failed setup meets objects that were never created."""
-    try:
-        await request
-    except ApiError as err:
-        if err.status != 404:
-            raise
-
-
 async def _cleanup(
     admin: ClusterClient, placements: Sequence[Placement], run: str, side: Side
 ) -> None:
@@ -278,25 +292,30 @@ async def _cleanup(
     async def drop(p: Placement) -> None:
         ns = p.namespace(side)
         async with limiter:
+            # First the workloads, or their controller makes the pods again.
+            for w in p.scenario.workloads:
+                await unless_gone(admin.delete(p.workload_path(side, w.name)))
             # Nothing runs these pods: force them, or they wait for a kubelet for ever.
-            await _unless_gone(
+            await unless_gone(
                 admin.delete(f"/api/v1/namespaces/{ns}/pods", params={"gracePeriodSeconds": 0})
             )
             for obj in p.objects(side):
                 # No PVC protection controller runs to lift the finalizer.
                 path = f"{_api_path(obj)}/{obj['metadata']['name']}"
-                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+                await unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
             for g in p.scenario.pod_groups:
                 # Nor the PodGroup protection controller (scheduling.k8s.io/podgroup-protection).
                 path = p.pod_group_path(side, g.name)
-                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
-                await _unless_gone(admin.delete(path))
-            await _unless_gone(admin.delete(f"/api/v1/namespaces/{ns}"))
+                await unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+                await unless_gone(admin.delete(path))
+            if p.scenario.workloads or p.scenario.provision:
+                await drop_volumes(admin, ns)
+            await unless_gone(admin.delete(f"/api/v1/namespaces/{ns}"))
             for obj in p.cluster_objects(side):
                 path = f"{cluster_path(obj)}/{obj['metadata']['name']}"
                 # No PV protection controller runs to lift kubernetes.io/pv-protection.
-                await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
-                await _unless_gone(admin.delete(path))
+                await unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+                await unless_gone(admin.delete(path))
 
     async with anyio.create_task_group() as tg:
         for p in placements:
@@ -335,8 +354,8 @@ async def _drop_claims(admin: ClusterClient, namespaces: Sequence[str]) -> None:
         return out
 
     for path in await left():
-        await _unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
-        await _unless_gone(admin.delete(path))
+        await unless_gone(admin.patch(path, {"metadata": {"finalizers": None}}))
+        await unless_gone(admin.delete(path))
 
     async def gone() -> bool | None:
         return None if await left() else True
@@ -360,13 +379,21 @@ async def run_side(
         await _create_all(admin, placements, side)
         created = anyio.current_time()
         acting = [p for p in placements if p.scenario.has_then]
-        groups = any(p.scenario.pod_groups for p in placements)
+        reads = Reads(
+            groups=any(p.scenario.pod_groups for p in placements),
+            volumes=any(p.scenario.compares_claims for p in placements),
+        )
         at_least = MIN_WAITING if _has_silent(placements) else 0.0
-        async with run_scheduler(side, cluster, work_dir) as alive:
+        # Only this side's classes: a claim of another side is never provisioned.
+        classes = {p.cluster_name(side, c) for p in placements for c in p.scenario.provision}
+        async with (
+            provisioning(admin, classes) if classes else nullcontext(),
+            run_scheduler(side, cluster, work_dir) as alive,
+        ):
             keys = _waiting_for(placements, side)
-            snap = await _settle(admin, run, side, keys, alive, groups=groups, at_least=at_least)
+            snap = await _settle(admin, run, side, keys, alive, reads=reads, at_least=at_least)
             final = (
-                await _act_and_wait(cluster, admin, run, side, acting, alive=alive, groups=groups)
+                await _act_and_wait(cluster, admin, run, side, acting, alive=alive, reads=reads)
                 if acting
                 else snap
             )

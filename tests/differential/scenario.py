@@ -32,6 +32,14 @@ pods that must be pending without any event at the end of the first round, befor
 reference must leave on a group. `expect_prompt_retry` lists pods that must be bound less
 than PROMPT_RETRY seconds after their last FailedScheduling event (a requeue while
 backing off, popped from backoffQ at once by an idle queue).
+
+Storage (workloads.py, claims.py): `workloads` lists apps/v1 StatefulSets whose replicas
+(`<name>-<i>`) are pods of the scenario like the `pods`; `provision` names the
+scenario's StorageClasses (`{{cluster:x}}` -> x) the fake provisioner serves during each
+side's run; `expect_claims` maps a claim to the PV (scenario-local name, or
+`provisioned`) the reference must bind it to; `expect_node_set` is the exact set of
+nodes the bound pods must use. Claims are compared for scenarios with workloads or
+expect_claims.
 """
 
 from __future__ import annotations
@@ -44,13 +52,17 @@ from typing import Any
 
 import yaml
 
+from asched.api.storage import WAIT_FOR_FIRST_CONSUMER
 from asched.localcluster import NodeSpec, Taint
+from asched.localcluster.provisioner import FAKE_PROVISIONER
 from tests.builders import make_pod
+from tests.differential.claims import PROVISIONED
+from tests.differential.workloads import WorkloadError, WorkloadTemplate, parse_workload
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 #: The comparisons a documented difference may exempt.
-COMPARISONS = frozenset({"scheduled", "node", "message", "group", "timing"})
+COMPARISONS = frozenset({"scheduled", "node", "message", "group", "volume", "timing"})
 
 _SCENARIO_KEYS = frozenset(
     {
@@ -77,6 +89,10 @@ _SCENARIO_KEYS = frozenset(
         "expect_group",
         "expect_prompt_retry",
         "slices",
+        "workloads",
+        "provision",
+        "expect_claims",
+        "expect_node_set",
     }
 )
 _NODE_KEYS = frozenset(
@@ -312,7 +328,29 @@ class Scenario:
     #: then be bound within PROMPT_RETRY seconds of their last failure: popped from
     #: backoffQ by an idle queue (SchedulerPopFromBackoffQ), not after the backoff.
     expect_prompt_retry: frozenset[str] = frozenset()
+    #: apps/v1 StatefulSets (workloads.py); their replicas are pods of the scenario.
+    workloads: tuple[WorkloadTemplate, ...] = ()
+    #: Scenario-local StorageClass names (`{{cluster:x}}` -> x) the fake provisioner
+    #: serves while each side runs.
+    provision: tuple[str, ...] = ()
+    #: claim -> the scenario-local PV it must be bound to (claims.PROVISIONED: one the
+    #: provisioner made); checked against the reference and compared.
+    expect_claims: Mapping[str, str] = field(default_factory=dict)
+    #: The scenario-local nodes the bound pods must use, exactly; None: no claim.
+    expect_node_set: frozenset[str] | None = None
     source: str = ""
+
+    @property
+    def pod_names(self) -> tuple[str, ...]:
+        """Every pod to schedule: the templates' and the workloads' replicas."""
+        return tuple(p.name for p in self.pods) + tuple(
+            n for w in self.workloads for n in w.replica_names
+        )
+
+    @property
+    def compares_claims(self) -> bool:
+        """Claims are read and compared (claims.py): workloads or expect_claims."""
+        return bool(self.workloads or self.expect_claims)
 
     @property
     def late_groups(self) -> tuple[PodGroupTemplate, ...]:
@@ -500,7 +538,9 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
     where = f"{source}:{raw.get('id', '?')}"
     _check_keys(raw, _SCENARIO_KEYS, where)
     nodes = tuple(_node(n, f"{where}.nodes[{i}]") for i, n in enumerate(raw["nodes"]))
-    pods = tuple(_pod(p, f"{where}.pods[{i}]", existing=False) for i, p in enumerate(raw["pods"]))
+    pods = tuple(
+        _pod(p, f"{where}.pods[{i}]", existing=False) for i, p in enumerate(raw.get("pods", ()))
+    )
     existing = tuple(
         _pod(p, f"{where}.existing[{i}]", existing=True)
         for i, p in enumerate(raw.get("existing", ()))
@@ -542,10 +582,60 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
             _slice(x, f"{where}.slices[{i}]") for i, x in enumerate(raw.get("slices", ()))
         ),
         expect_prompt_retry=frozenset(raw.get("expect_prompt_retry", ())),
+        workloads=_workloads(raw, where),
+        provision=tuple(str(c) for c in raw.get("provision", ())),
+        expect_claims={
+            str(k): PROVISIONED if v == "provisioned" else str(v)
+            for k, v in (raw.get("expect_claims") or {}).items()
+        },
+        expect_node_set=(
+            None if "expect_node_set" not in raw else frozenset(raw["expect_node_set"])
+        ),
         source=source,
     )
     _validate(scenario, where)
+    _validate_storage(scenario, where)
     return scenario
+
+
+def _workloads(raw: Mapping[str, Any], where: str) -> tuple[WorkloadTemplate, ...]:
+    try:
+        return tuple(
+            parse_workload(w, f"{where}.workloads[{i}]")
+            for i, w in enumerate(raw.get("workloads", ()))
+        )
+    except WorkloadError as err:
+        raise ScenarioError(str(err)) from err
+
+
+def _validate_storage(s: Scenario, where: str) -> None:
+    """Workload replicas do not clash with pods; provisioned classes are the fake
+    provisioner's WaitForFirstConsumer classes of this scenario."""
+    if not s.pod_names:
+        raise ScenarioError(f"{where}: no pods and no workloads")
+    names = [*(p.name for p in s.existing), *s.pod_names]
+    if len(set(names)) != len(names):
+        raise ScenarioError(f"{where}: a workload's replica has the name of another pod")
+    classes = {
+        o["metadata"]["name"]: o for o in s.cluster_objects if o.get("kind") == "StorageClass"
+    }
+    for name in s.provision:
+        cls = classes.get(f"{{{{cluster:{name}}}}}")
+        if (
+            cls is None
+            or cls.get("provisioner") != FAKE_PROVISIONER
+            or cls.get("volumeBindingMode") != WAIT_FOR_FIRST_CONSUMER
+        ):
+            raise ScenarioError(
+                f"{where}: provision names {name}, not a StorageClass "
+                f"{{{{cluster:{name}}}}} of {FAKE_PROVISIONER} with WaitForFirstConsumer"
+            )
+    if s.interchangeable and s.compares_claims:
+        raise ScenarioError(f"{where}: claims are not compared for interchangeable pods")
+    if s.expect_node_set is not None:
+        unknown = s.expect_node_set - {n.name for n in s.nodes}
+        if unknown:
+            raise ScenarioError(f"{where}: expect_node_set names unknown nodes {sorted(unknown)}")
 
 
 def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
@@ -603,7 +693,7 @@ def _validate(s: Scenario, where: str) -> None:
     for p in s.existing:
         if p.node not in node_names:
             raise ScenarioError(f"{where}: existing pod {p.name} names unknown node {p.node}")
-    scheduled = {p.name for p in s.pods}
+    scheduled = set(s.pod_names)
     for group in (s.expect_scheduled or frozenset(), s.expect_nodes, s.expect_same_node):
         unknown = set(group) - scheduled
         if unknown:

@@ -28,9 +28,8 @@ from tests.differential.scenario import Scenario, load_scenarios
 
 SCENARIOS = load_scenarios()
 
-#: kube-scheduler's default plugins whose behaviour a scenario can show on kwok nodes.
-#: Not here: NodeVolumeLimits and VolumeZone (they need CSI attach limits or zonal
-#: PersistentVolumes; docs/differential.md); DefaultBinder binds every scheduled pod.
+#: kube-scheduler's default plugins whose behaviour a scenario can show on kwok nodes
+#: (DefaultBinder binds every scheduled pod).
 COVERED_PLUGINS = (
     "SchedulingGates",
     "PrioritySort",
@@ -42,6 +41,8 @@ COVERED_PLUGINS = (
     "NodeResourcesFit",
     "VolumeRestrictions",
     "VolumeBinding",
+    "VolumeZone",
+    "NodeVolumeLimits",
     "PodTopologySpread",
     "InterPodAffinity",
     "DefaultPreemption",

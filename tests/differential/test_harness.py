@@ -9,6 +9,12 @@ from typing import Any
 
 import pytest
 
+from tests.differential.claims import (
+    PROVISIONED,
+    ClaimOutcome,
+    claim_differences,
+    read_claims,
+)
 from tests.differential.compare import (
     differences,
     known_difference_problems,
@@ -520,3 +526,189 @@ def test_reference_drift_names_the_two_reference_runs() -> None:
     assert reference_drift(s, outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_A, p2=FAILED)) == ()
     drift = reference_drift(s, outcome(p1=BOUND_A, p2=FAILED), outcome(p1=BOUND_B, p2=FAILED))
     assert drift == ("[node] p1: run 1 a, run 2 b",)
+
+
+STS: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "StatefulSet",
+    "metadata": {"name": "db"},
+    "spec": {
+        "replicas": 2,
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": []}},
+        "volumeClaimTemplates": [
+            {"metadata": {"name": "data"}, "spec": {"storageClassName": "{{cluster:fake}}"}}
+        ],
+    },
+}
+FAKE_CLASS: dict[str, Any] = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "{{cluster:fake}}"},
+    "provisioner": "fake.asched.io/local",
+    "volumeBindingMode": "WaitForFirstConsumer",
+}
+
+
+def _sts(**spec: Any) -> dict[str, Any]:
+    return {**STS, "spec": {**STS["spec"], **spec}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"workloads": [{**STS, "kind": "Deployment"}]}, "only apiVersion apps/v1"),
+        ({"workloads": [_sts(podManagementPolicy="OrderedReady")]}, "must be Parallel"),
+        ({"workloads": [_sts(replicas=0)]}, "replicas: required"),
+        (
+            {"workloads": [_sts(template={"spec": {"schedulerName": "x", "containers": []}})]},
+            "sets the template's schedulerName",
+        ),
+        ({"pods": [{"name": "db-1"}], "workloads": [STS]}, "replica has the name"),
+        ({"pods": [], "workloads": []}, "no pods and no workloads"),
+        ({"provision": ["fake"]}, "provision names fake"),
+        (
+            {"provision": ["fake"], "cluster_objects": [{**FAKE_CLASS, "provisioner": "x"}]},
+            "provision names fake",
+        ),
+        ({"expect_node_set": ["z"]}, "expect_node_set names unknown nodes ['z']"),
+        (
+            {"interchangeable": True, "expect_scheduled": 1, "expect_claims": {"c": "pv"}},
+            "not compared for interchangeable",
+        ),
+    ],
+    ids=[
+        "not-a-statefulset",
+        "ordered-ready",
+        "no-replicas",
+        "scheduler-name-set",
+        "replica-name-clash",
+        "nothing-to-schedule",
+        "provision-unknown-class",
+        "provision-other-provisioner",
+        "node-set-unknown-node",
+        "claims-of-interchangeable-pods",
+    ],
+)
+def test_invalid_storage_scenarios_are_rejected(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        scenario(**changes)
+
+
+def test_workload_replicas_are_pods_of_the_scenario_on_each_side() -> None:
+    s = scenario(
+        pods=[],
+        workloads=[STS],
+        cluster_objects=[FAKE_CLASS],
+        provision=["fake"],
+        expect_claims={"data-db-0": "provisioned"},
+        expect_scheduled=["db-0", "db-1"],
+    )
+    assert s.pod_names == ("db-0", "db-1")
+    assert s.workloads[0].claim_names() == ("data-db-0", "data-db-1")
+    assert s.compares_claims
+    assert s.expect_claims == {"data-db-0": PROVISIONED}
+    p = Placement(s, 3, "drun")
+    side = Side(KUBE, "ks-x")
+    body = p.workload(s.workloads[0], side)
+    assert body["metadata"]["namespace"] == "ks-x-03-s"
+    template = body["spec"]["template"]
+    assert template["spec"]["schedulerName"] == "ks-x-default"
+    assert template["spec"]["nodeSelector"] == {SCENARIO_LABEL: "drun-03"}
+    assert template["metadata"]["labels"] == {"app": "db", RUN_LABEL: "drun-ks-x"}
+    claim_class = body["spec"]["volumeClaimTemplates"][0]["spec"]["storageClassName"]
+    assert claim_class == p.cluster_name(side, "fake") == "ks-x-03-fake"
+    assert p.workload_path(side, "db") == "/apis/apps/v1/namespaces/ks-x-03-s/statefulsets/db"
+    assert p.local_volume(side, "ks-x-03-small") == "small"
+    assert p.local_volume(side, "pvc-1234") == PROVISIONED
+
+
+def _local_pv(name: str, host: str) -> dict[str, Any]:
+    expr = {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}
+    term = {"matchExpressions": [expr]}
+    return {
+        "metadata": {"name": name},
+        "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [term]}}},
+    }
+
+
+def _claim(name: str, phase: str, volume: str = "") -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"volumeName": volume}, "status": {"phase": phase}}
+
+
+def _pod_using(claim: str, node: str) -> dict[str, Any]:
+    return {
+        "spec": {
+            "nodeName": node,
+            "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}],
+        }
+    }
+
+
+def test_claims_are_read_with_their_volume_and_whether_it_is_on_the_pods_node() -> None:
+    got = read_claims(
+        [
+            _claim("here", "Bound", "r-pv-a"),
+            _claim("there", "Bound", "r-pv-b"),
+            _claim("waiting", "Pending"),
+            _claim("unused", "Bound", "pvc-9"),
+        ],
+        [_pod_using("here", "node-a"), _pod_using("there", "node-a")],
+        {"r-pv-a": _local_pv("r-pv-a", "node-a"), "r-pv-b": _local_pv("r-pv-b", "node-b")},
+        lambda real: real.removeprefix("r-") if real.startswith("r-") else PROVISIONED,
+    )
+    assert got == {
+        "here": ClaimOutcome("Bound", "pv-a", True),
+        "there": ClaimOutcome("Bound", "pv-b", False),
+        "waiting": ClaimOutcome("Pending", "", None),
+        "unused": ClaimOutcome("Bound", PROVISIONED, None),
+    }
+
+
+ON_A = ClaimOutcome("Bound", "pv-a", True)
+ON_B = ClaimOutcome("Bound", "pv-b", True)
+
+
+@pytest.mark.parametrize(
+    ("expected", "asched", "kube", "want"),
+    [
+        ({}, {"c0": ON_A, "c1": ON_B}, {"c0": ON_B, "c1": ON_A}, 0),
+        ({"c0": "pv-a"}, {"c0": ON_A, "c1": ON_B}, {"c0": ON_B, "c1": ON_A}, 1),
+        ({}, {"c0": ON_A}, {"c0": ClaimOutcome("Pending")}, 2),
+        ({}, {"c0": ON_A}, {"c0": dataclasses.replace(ON_A, on_node=False)}, 1),
+        ({}, {"c0": ON_A, "c1": ON_A}, {"c0": ON_A, "c1": ON_B}, 1),
+    ],
+    ids=["replicas-swap-tied-pvs", "expected-claim-differs", "unbound", "off-node", "volumes"],
+)
+def test_claim_differences(
+    expected: dict[str, str],
+    asched: dict[str, ClaimOutcome],
+    kube: dict[str, ClaimOutcome],
+    want: int,
+) -> None:
+    assert len(claim_differences(expected, asched, kube)) == want
+
+
+def test_storage_reference_checks_and_comparisons() -> None:
+    s = scenario(
+        pods=[],
+        workloads=[STS],
+        expect_node_set=["a", "b"],
+        expect_claims={"data-db-0": "pv-a"},
+    )
+    claims = {"data-db-0": ON_A, "data-db-1": ON_B}
+    good = ScenarioOutcome({"db-0": BOUND_A, "db-1": BOUND_B}, claims=claims)
+    assert reference_problems(s, good) == []
+    assert differences(s, good, good) == []
+    stacked = ScenarioOutcome(
+        {"db-0": BOUND_A, "db-1": FAILED},
+        claims={"data-db-0": ON_B, "data-db-1": ClaimOutcome("Pending")},
+    )
+    problems = reference_problems(s, stacked)
+    assert any("exactly ['a', 'b']" in p for p in problems), problems
+    assert any("every replica of db bound, not ['db-1']" in p for p in problems), problems
+    assert any("data-db-0 Bound to pv-a" in p for p in problems), problems
+    assert any("data-db-1 Bound on its pod's node" in p for p in problems), problems
+    found = {m.comparison for m in differences(s, good, stacked)}
+    assert found == {"scheduled", "node", "volume"}

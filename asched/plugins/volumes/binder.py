@@ -20,6 +20,7 @@ from asched.api.storage import (
     WAIT_FOR_FIRST_CONSUMER,
     ClaimRef,
     CSIDriver,
+    CSINode,
     CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -27,6 +28,12 @@ from asched.api.storage import (
 )
 from asched.framework.listers import ObjectStore
 from asched.plugins.volumes.assume import AssumeCache
+from asched.plugins.volumes.csi_migration import (
+    PLUGIN_OF_SOURCE,
+    MigrationError,
+    migrated_on_node,
+    translated_affinity,
+)
 
 # binder.go ConflictReasons, in the order FindPodVolumes appends them.
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -82,6 +89,7 @@ class Listers:
     classes: ObjectStore[StorageClass]
     drivers: ObjectStore[CSIDriver]
     capacities: ObjectStore[CSIStorageCapacity]
+    csi_nodes: ObjectStore[CSINode]
 
 
 def claim_names(pod: Pod) -> list[tuple[str, bool]]:
@@ -157,6 +165,22 @@ def pod_volume_claims(pod: Pod, listers: Listers) -> PodVolumeClaims:
 def pv_fits_node(pv: PersistentVolume, node: Node) -> bool:
     """CheckNodeAffinity: no required affinity fits every node."""
     return pv.node_affinity is None or pv.node_affinity.matches(node.labels, node.name)
+
+
+def _bound_pv_fits_node(pv: PersistentVolume, node: Node, listers: Listers) -> bool:
+    """checkBoundClaims: CheckNodeAffinity on the PV as tryTranslatePVToCSI leaves it (an
+    in-tree PV migrated on the node is checked under its CSI driver's topology key)."""
+    if pv.in_tree is None:
+        return pv_fits_node(pv, node)
+    csi_node = listers.csi_nodes.get(node.name)
+    plugin = PLUGIN_OF_SOURCE[pv.in_tree.kind]
+    if csi_node is None or not migrated_on_node(plugin, csi_node.annotations):
+        return pv_fits_node(pv, node)
+    try:
+        affinity = translated_affinity(pv)
+    except MigrationError as exc:
+        raise BinderError(f"could not translate pv: {exc}") from exc
+    return affinity is None or affinity.matches(node.labels, node.name)
 
 
 def find_matching_volume(
@@ -248,7 +272,7 @@ def find_pod_volumes(
         if pv is None:
             pvs_found = False
             break
-        if not pv_fits_node(pv, node):
+        if not _bound_pv_fits_node(pv, node, listers):
             bound_ok = False
             break
     if claims.unbound_delay:
@@ -326,7 +350,7 @@ def bindings_done(volumes: PodVolumes, node: Node, listers: Listers) -> bool:
         pv = listers.pvs.get(pvc.volume_name)
         if pv is None:
             return False
-        if not pv_fits_node(pv, node):
+        if not _bound_pv_fits_node(pv, node, listers):
             raise BinderError(
                 f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": '
                 "no matching NodeSelectorTerms"

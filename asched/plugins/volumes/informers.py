@@ -1,5 +1,5 @@
 """The storage objects the volume plugins need watched (kube-scheduler's PV, PVC,
-StorageClass, CSINode, CSIDriver and CSIStorageCapacity informers).
+StorageClass, CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment informers).
 
 Each plugin names the requests it reads in `informers()`; the scheduler starts one
 informer per resource, shared by every plugin that asks, and reports its changes to the
@@ -15,12 +15,14 @@ from asched.api.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
+    VolumeAttachment,
     decode_csi_driver,
     decode_csi_node,
     decode_csi_storage_capacity,
     decode_pv,
     decode_pvc,
     decode_storage_class,
+    decode_volume_attachment,
 )
 from asched.framework.events import EventResource
 from asched.framework.listers import InformerRequest
@@ -60,6 +62,12 @@ CSI_STORAGE_CAPACITIES: InformerRequest[CSIStorageCapacity] = InformerRequest(
     list_path="/apis/storage.k8s.io/v1/csistoragecapacities",
     decode=decode_csi_storage_capacity,
     event_resource=EventResource.CSI_STORAGE_CAPACITY,
+)
+VOLUME_ATTACHMENTS: InformerRequest[VolumeAttachment] = InformerRequest(
+    resource="volumeattachments.storage.k8s.io/v1",
+    list_path="/apis/storage.k8s.io/v1/volumeattachments",
+    decode=decode_volume_attachment,
+    event_resource=EventResource.VOLUME_ATTACHMENT,
 )
 
 # Everything VolumeBinding reads (volumebinding.New's informers).

@@ -3,15 +3,21 @@
 Follows kube-scheduler's nodevolumelimits CSILimits (csi.go): the pod's claims name a
 CSI driver and a volume handle (the bound PV's csi source, or, for an unbound claim, its
 StorageClass's provisioner and a per-claim handle, getCSIDriverInfoFromSC); the volumes
-the node's pods already use are counted per driver, shared volumes once; a driver whose
-count would exceed the CSINode's `allocatable.count` rejects the node (Unschedulable).
+the node's pods already use are counted per driver, shared volumes once, and so are the
+node's VolumeAttachments of CSI PVs that no pod there uses (getNodeVolumeAttachmentInfo:
+a volume still attached after its pod went); a driver whose count would exceed the
+CSINode's `allocatable.count` rejects the node (Unschedulable).
+
+In-tree volumes count through CSI migration (csi_migration.py): an in-tree PV, an
+in-line volume, or a class whose provisioner is an in-tree plugin counts against the CSI
+driver that plugin migrated to, on a node that has a CSINode (isCSIMigrationOn). An
+in-line volume whose translation fails is an Error, as in checkAttachableInlineVolume.
 
 Requeued like CSILimits: a new CSINode, a CSINode whose allocatable count grew, a
-scheduled pod with claims deleted, or one of the pod's claims created.
+scheduled pod with claims or migratable in-line volumes deleted, one of the pod's claims
+created, or a VolumeAttachment of a matching driver deleted.
 
-Not built: CSI migration of in-tree volumes (PVs and in-line volumes of in-tree plugins
-are not counted), VolumeAttachment-based counting of attachments no pod holds, and the
-VolumeLimitScaling "driver is not installed" check (alpha).
+Not built: the VolumeLimitScaling "driver is not installed" check (alpha).
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Pod
-from asched.api.storage import CSINode, PersistentVolumeClaim
+from asched.api.pod import Volume
+from asched.api.storage import CSINode, PersistentVolumeClaim, VolumeAttachment
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -42,11 +49,19 @@ from asched.framework.registry import PluginSpec
 from asched.framework.status import Code, Status, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.volumes.binder import claim_names
+from asched.plugins.volumes.csi_migration import (
+    CSI_DRIVERS,
+    PLUGIN_OF_SOURCE,
+    MigrationError,
+    migration_on,
+    translate,
+)
 from asched.plugins.volumes.informers import (
     CSI_NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     STORAGE_CLASSES,
+    VOLUME_ATTACHMENTS,
 )
 
 NAME = "NodeVolumeLimits"
@@ -58,6 +73,38 @@ _UNBOUND_PREFIX = "unbound"
 
 class _MissingClaim(Exception):
     pass
+
+
+class _InlineError(Exception):
+    """An in-line volume csi-translation-lib cannot translate (an Error status in Go)."""
+
+
+def _inline(vol: Volume, has_csi_node: bool) -> tuple[str, str] | None:
+    """checkAttachableInlineVolume: (driver, handle) of a migrated in-line volume."""
+    if vol.in_tree is None or not migration_on(PLUGIN_OF_SOURCE[vol.in_tree.kind], has_csi_node):
+        return None
+    try:
+        return translate(vol.in_tree)
+    except MigrationError as exc:
+        raise _InlineError(f"converting volume({vol.name}) from inline to csi: {exc}") from exc
+
+
+def _va_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    """isSchedulableAfterVolumeAttachmentDeleted: the pod has a claim, or an in-line
+    volume that migrates to the attachment's driver."""
+    va = old if isinstance(old, VolumeAttachment) else new
+    for vol in pod.volumes:
+        if vol.source == "persistentVolumeClaim":
+            return QueueingHint.QUEUE
+        if vol.in_tree is None:
+            continue
+        try:
+            driver, _ = translate(vol.in_tree)
+        except MigrationError:
+            return QueueingHint.QUEUE  # Go returns Queue with the error
+        if isinstance(va, VolumeAttachment) and va.attacher == driver:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
@@ -72,18 +119,28 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return NAME
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
-        return (PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES, CSI_NODES)
+        return (
+            PERSISTENT_VOLUMES,
+            PERSISTENT_VOLUME_CLAIMS,
+            STORAGE_CLASSES,
+            CSI_NODES,
+            VOLUME_ATTACHMENTS,
+        )
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        return (None, None) if claim_names(pod) else (None, skip(NAME))
+        # A claim, or an in-line volume CSI migration knows (IsInlineMigratable).
+        if claim_names(pod) or any(v.in_tree is not None for v in pod.volumes):
+            return None, None
+        return None, skip(NAME)
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
-    def _volumes(self, pod: Pod, new_pod: bool) -> dict[str, str]:
-        """filterAttachableVolumes: unique volume name -> CSI driver, for the pod's claims."""
+    def _volumes(self, pod: Pod, new_pod: bool, has_csi_node: bool) -> dict[str, str]:
+        """filterAttachableVolumes: unique volume name -> CSI driver, for the pod's claims
+        and its migrated in-line volumes."""
         h = self._handle
         pvcs, pvs, classes = (
             h.store(PERSISTENT_VOLUME_CLAIMS),
@@ -91,6 +148,10 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             h.store(STORAGE_CLASSES),
         )
         out: dict[str, str] = {}
+        for vol in pod.volumes:
+            found = _inline(vol, has_csi_node)
+            if found is not None:
+                out[f"{found[0]}/{found[1]}"] = found[0]
         for claim_name, _ in claim_names(pod):
             pvc = pvcs.get(f"{pod.namespace}/{claim_name}")
             if pvc is None:
@@ -103,25 +164,41 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             pv = pvs.get(pvc.volume_name) if pvc.volume_name else None
             if pv is not None:
                 driver, handle = pv.csi_driver, pv.volume_handle
+                if not driver and pv.in_tree is not None:
+                    # getCSIDriverInfo: a PV of a migrated in-tree plugin.
+                    if not migration_on(PLUGIN_OF_SOURCE[pv.in_tree.kind], has_csi_node):
+                        continue
+                    try:
+                        driver, handle = translate(pv.in_tree, pv.labels)
+                    except MigrationError:
+                        continue
             else:
                 cls = classes.get(pvc.storage_class) if pvc.storage_class else None
                 if cls is None:
                     continue
                 driver = cls.provisioner
+                if driver in CSI_DRIVERS:
+                    # getCSIDriverInfoFromSC: an in-tree provisioner's migrated driver.
+                    if not migration_on(driver, has_csi_node):
+                        continue
+                    driver = CSI_DRIVERS[driver]
                 handle = f"{_UNBOUND_PREFIX}-{pvc.namespace}/{pvc.name}"
             if driver and handle:
                 out[f"{driver}/{handle}"] = driver
         return out
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        try:
-            new = self._volumes(pod, new_pod=True)
-        except _MissingClaim as exc:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
-        if not new:
+        if not pod.volumes:
             return None
         csi_node: CSINode | None = self._handle.store(CSI_NODES).get(node_info.name)
-        if csi_node is None:
+        has_csi_node = csi_node is not None
+        try:
+            new = self._volumes(pod, new_pod=True, has_csi_node=has_csi_node)
+        except _MissingClaim as exc:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
+        except _InlineError as exc:
+            return Status(Code.ERROR, (str(exc),), NAME)
+        if not new or csi_node is None:
             return None
         limits = {
             d.name: d.allocatable for d in csi_node.drivers.values() if d.allocatable is not None
@@ -129,12 +206,18 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if not limits:
             return None
         attached: dict[str, str] = {}
-        for other in node_info.pods:
-            attached.update(self._volumes(other, new_pod=False))
+        try:
+            for other in node_info.pods:
+                attached.update(self._volumes(other, new_pod=False, has_csi_node=True))
+        except _InlineError as exc:
+            return Status(Code.ERROR, (str(exc),), NAME)
         used: dict[str, int] = {}
         for unique, driver in attached.items():
             new.pop(unique, None)
             used[driver] = used.get(driver, 0) + 1
+        for unique, driver in self._attachments(node_info.name).items():
+            if unique not in attached:  # a pod's volume is counted once
+                used[driver] = used.get(driver, 0) + 1
         wanted: dict[str, int] = {}
         for driver in new.values():
             wanted[driver] = wanted.get(driver, 0) + 1
@@ -144,9 +227,22 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,), NAME)
         return None
 
+    def _attachments(self, node_name: str) -> dict[str, str]:
+        """getNodeVolumeAttachmentInfo: `driver/handle` -> driver of the node's
+        VolumeAttachments of CSI PVs (others, and those without attacher, are skipped)."""
+        pvs = self._handle.store(PERSISTENT_VOLUMES)
+        out: dict[str, str] = {}
+        for va in self._handle.store(VOLUME_ATTACHMENTS).list():
+            if va.node_name != node_name or not va.attacher or not va.pv_name:
+                continue
+            pv = pvs.get(va.pv_name)
+            if pv is None or pv.source != "csi":
+                continue
+            out[f"{va.attacher}/{pv.volume_handle}"] = va.attacher
+        return out
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        # CSILimits.EventsToRegister, in its order, without the VolumeAttachment delete
-        # (asched neither watches nor counts VolumeAttachments).
+        # CSILimits.EventsToRegister, in its order.
         return (
             # Any new CSINode may make room: registered without a hint, as in Go.
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
@@ -159,6 +255,9 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
                 _pvc_added_hint,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE), _va_hint
             ),
         )
 
@@ -180,16 +279,15 @@ def _csi_node_updated_hint(pod: Pod, old: object | None, new: object | None) -> 
 
 
 def _assigned_pod_deleted_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-    """isSchedulableAfterAssignedPodDeleted: a scheduled (or nominated) pod with claims.
-
-    Go also queues for an in-line volume CSI migration would translate; asched does not
-    migrate in-line volumes, so only claim-backed ones (PVC, generic ephemeral) count.
-    """
+    """isSchedulableAfterAssignedPodDeleted: a scheduled (or nominated) pod with claims
+    or an in-line volume CSI migration translates (IsInlineMigratable)."""
     if not isinstance(old, Pod):
         return QueueingHint.QUEUE
     if not old.volumes or (not old.node_name and not old.nominated_node_name):
         return QueueingHint.QUEUE_SKIP
-    return QueueingHint.QUEUE if claim_names(old) else QueueingHint.QUEUE_SKIP
+    if claim_names(old) or any(v.in_tree is not None for v in old.volumes):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def _pvc_added_hint(pod: Pod, old: object | None, new: object | None) -> QueueingHint:

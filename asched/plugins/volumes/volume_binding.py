@@ -19,7 +19,10 @@ decisions in binder.go:
   storage class, requested/capacity, mapped through `shape` (default: 0% -> 10, 100% -> 0
   on the 0-10 scale, so the roomiest volumes win) and averaged over the classes.
 
-Not built: CSI migration of in-tree PVs, the PreBindPreFlight point.
+CSI migration: a bound in-tree PV is checked with its topology translated on nodes whose
+CSINode lists its plugin as migrated (tryTranslatePVToCSI, csi_migration.py).
+
+Not built: the PreBindPreFlight point.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ from asched.plugins.volumes.binder import (
 )
 from asched.plugins.volumes.informers import (
     CSI_DRIVERS,
+    CSI_NODES,
     CSI_STORAGE_CAPACITIES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
@@ -294,6 +298,7 @@ class VolumeBinding(
                 classes=h.store(STORAGE_CLASSES),
                 drivers=h.store(CSI_DRIVERS),
                 capacities=h.store(CSI_STORAGE_CAPACITIES),
+                csi_nodes=h.store(CSI_NODES),
             )
         return self._lazy
 

@@ -48,13 +48,13 @@ GO_EVENTS: dict[str, list[tuple[R, A, bool]]] = {
         (R.NODE, A.ADD, False),
         (R.PERSISTENT_VOLUME_CLAIM, A.ADD, True),
     ],
-    # CSILimits.EventsToRegister less its VolumeAttachment delete: asched neither
-    # watches nor counts VolumeAttachments.
+    # CSILimits.EventsToRegister.
     "NodeVolumeLimits": [
         (R.CSI_NODE, A.ADD, False),
         (R.CSI_NODE, A.UPDATE, True),
         (R.POD, A.DELETE, True),
         (R.PERSISTENT_VOLUME_CLAIM, A.ADD, True),
+        (R.VOLUME_ATTACHMENT, A.DELETE, True),
     ],
     "VolumeBinding": [
         (R.STORAGE_CLASS, ADD_UPDATE, True),

@@ -80,8 +80,8 @@ def _limits_hint(resource: EventResource, action: ActionType) -> HintFn:
 
 
 def test_node_volume_limits_registers_csilimits_events() -> None:
-    # CSILimits.EventsToRegister (v1.37.2) less the VolumeAttachment delete: asched does
-    # not watch VolumeAttachments. A CSINode add has no hint (always Queue), as in Go.
+    # CSILimits.EventsToRegister (v1.37.2). A CSINode add has no hint (always Queue), as
+    # in Go.
     got = [
         (r.event.resource, r.event.action, r.hint is not None)
         for r in NodeVolumeLimits(None, FakeHandle()).events_to_register()
@@ -91,6 +91,7 @@ def test_node_volume_limits_registers_csilimits_events() -> None:
         (EventResource.CSI_NODE, ActionType.UPDATE, True),
         (EventResource.POD, ActionType.DELETE, True),
         (EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD, True),
+        (EventResource.VOLUME_ATTACHMENT, ActionType.DELETE, True),
     ]
 
 

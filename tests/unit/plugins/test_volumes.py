@@ -42,6 +42,7 @@ from asched.plugins.volumes.informers import (
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     STORAGE_CLASSES,
+    VOLUME_ATTACHMENTS,
     VOLUME_BINDING_INFORMERS,
 )
 from tests.builders import make_node, make_pod
@@ -638,6 +639,7 @@ def test_node_volume_limits(limit: int, existing_claim: str, want: tuple[str, ..
             ],
             STORAGE_CLASSES.resource: [],
             CSI_NODES.resource: [csi_node("n1", limit)],
+            VOLUME_ATTACHMENTS.resource: [],
         },
     )
     plugin = NodeVolumeLimits(None, h)
