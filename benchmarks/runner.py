@@ -332,10 +332,17 @@ async def _measure(
             if spy is not None:
                 await spy.attach(proc.pid)
             # Readiness waits for the informers' initial lists: 120 s, plus 1 s per 100
-            # pending pods (10 gangs of 5000 pods: neither 120 s at load 8 nor 220 s sufficed).
-            with anyio.fail_after(120 + len(opts.scenario.pods) / 100):
+            # pending pods (10 gangs of 5000 pods: neither 120 s at load 8 nor 220 s
+            # sufficed), or the run's timeout if longer. A scheduler never ready by then is
+            # a result ("not-ready", nothing bound), not an error that loses the others.
+            with anyio.move_on_after(
+                max(120 + len(opts.scenario.pods) / 100, opts.timeout)
+            ) as waiting:
                 result["ready_after_s"] = await proc.wait_ready() - began
-            baseline = await proc.metrics()
+            if waiting.cancelled_caught:
+                result["outcome"] = "not-ready"
+            else:
+                baseline = await proc.metrics()
         streams = StreamStats()
         if proc is not None and proc.kind is Kind.ASCHED:
             for _ in range(opts.inspector_clients):
@@ -343,7 +350,8 @@ async def _measure(
         if churn is not None:
             tg.start_soon(churn.run)
         obs.last_change = began
-        result["outcome"] = await _wait_for_end(opts, obs, began, proc)
+        if "outcome" not in result:
+            result["outcome"] = await _wait_for_end(opts, obs, began, proc)
         ended = time.time()
         # The control plane's share is cut here, before the scheduler's shutdown, so both
         # schedulers are charged for the same span: scheduler start to the end of the run.
@@ -360,7 +368,8 @@ async def _measure(
             use = procstat.usage(proc.pid)
             result["cpu_seconds"] = use.cpu_seconds
             result["peak_rss_mib"] = use.peak_rss_bytes / 2**20
-            result.update(_metrics_summary(baseline, await proc.metrics()))
+            if baseline:
+                result.update(_metrics_summary(baseline, await proc.metrics()))
             if obs.bound:
                 times = [b.at for b in obs.bound.values()]
                 result["cpu_seconds_bind_window"] = trace.at(max(times)) - trace.at(min(times))
