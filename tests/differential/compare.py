@@ -144,6 +144,8 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
         a, k = asched.pods[name], kube.pods[name]
         if a.scheduled != k.scheduled:
             continue  # reported above
+        if s.messages_of is not None and name not in s.messages_of:
+            continue
         if a.reasons != k.reasons:
             out.append(
                 Mismatch(

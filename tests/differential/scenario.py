@@ -31,7 +31,10 @@ pods that must be pending without any event at the end of the first round, befor
 `expect_group` gives the PodGroupInitiallyScheduled status (`True`/`False`/`none`) the
 reference must leave on a group. `expect_prompt_retry` lists pods that must be bound less
 than PROMPT_RETRY seconds after their last FailedScheduling event (a requeue while
-backing off, popped from backoffQ at once by an idle queue).
+backing off, popped from backoffQ at once by an idle queue). `messages_of` limits the
+per-pod message comparison to the pods it names (the rest are compared by placement only):
+for a gang whose members kube-scheduler tries in random order, only the member whose own
+failure decides the group has a deterministic message.
 
 Storage (workloads.py, claims.py): `workloads` lists apps/v1 StatefulSets whose replicas
 (`<name>-<i>`) are pods of the scenario like the `pods`; `provision` names the
@@ -88,6 +91,7 @@ _SCENARIO_KEYS = frozenset(
         "expect_waiting",
         "expect_group",
         "expect_prompt_retry",
+        "messages_of",
         "slices",
         "workloads",
         "provision",
@@ -328,6 +332,8 @@ class Scenario:
     #: then be bound within PROMPT_RETRY seconds of their last failure: popped from
     #: backoffQ by an idle queue (SchedulerPopFromBackoffQ), not after the backoff.
     expect_prompt_retry: frozenset[str] = frozenset()
+    #: If set, only these pods' messages are compared (see the module docstring).
+    messages_of: frozenset[str] | None = None
     #: apps/v1 StatefulSets (workloads.py); their replicas are pods of the scenario.
     workloads: tuple[WorkloadTemplate, ...] = ()
     #: Scenario-local StorageClass names (`{{cluster:x}}` -> x) the fake provisioner
@@ -582,6 +588,7 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
             _slice(x, f"{where}.slices[{i}]") for i, x in enumerate(raw.get("slices", ()))
         ),
         expect_prompt_retry=frozenset(raw.get("expect_prompt_retry", ())),
+        messages_of=frozenset(raw["messages_of"]) if "messages_of" in raw else None,
         workloads=_workloads(raw, where),
         provision=tuple(str(c) for c in raw.get("provision", ())),
         expect_claims={
@@ -668,6 +675,9 @@ def _validate_groups(s: Scenario, where: str) -> None:
     unknown = s.expect_prompt_retry - {p.name for p in s.pods}
     if unknown:
         raise ScenarioError(f"{where}: expect_prompt_retry names unknown pods {sorted(unknown)}")
+    unknown = (s.messages_of or frozenset()) - {p.name for p in s.pods}
+    if unknown:
+        raise ScenarioError(f"{where}: messages_of names unknown pods {sorted(unknown)}")
     if s.expect_scheduled is not None and s.expect_waiting & s.expect_scheduled:
         raise ScenarioError(f"{where}: a pod cannot be both expect_waiting and expect_scheduled")
     for action in s.then:
