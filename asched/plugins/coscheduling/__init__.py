@@ -1,7 +1,10 @@
 """Coscheduling (gang scheduling) for scheduler-plugins' PodGroup API.
 
 plugin.py is the thin adapter registered as `Coscheduling`; manager.py holds the gang state
-machine (and the deadlock-freedom argument); status.py writes PodGroup status in batches.
+machine (and the deadlock-freedom argument), built in layers of one job each: groups.py
+(state, lookups), bookkeeping.py (failure, backoff, events), reservation.py (PostFilter,
+Permit, Unreserve, the reservation gate), admission.py (QueueSort, PreEnqueue, PreFilter,
+queueing hints); status.py writes PodGroup status in batches.
 """
 
 from asched.framework.registry import PluginSpec
