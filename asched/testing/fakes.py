@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
+import anyio.lowlevel
+
 from asched.api import Node, Pod
 from asched.api.podgroup import pod_group_name
 from asched.base.clock import FakeClock
@@ -99,6 +101,31 @@ class FakeClient:
 
     async def close(self) -> None:
         return None
+
+
+class RecordingClient(FakeClient):
+    """Records `request()` calls as (method, path, body, content type) and answers `{}`;
+    `errors` are raised by the next requests, in order (status patches, PV/PVC writes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, str, Any, str]] = []
+        self.errors: list[Exception] = []
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        await anyio.lowlevel.checkpoint()
+        if self.errors:
+            raise self.errors.pop(0)
+        self.requests.append((method, path, body, content_type))
+        return {}
 
 
 class FakeEvents:

@@ -3,7 +3,7 @@ queueing hints; the storage decoders' errors; the placeholders that never reject
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -46,7 +46,7 @@ from asched.plugins.volumes.informers import (
     VOLUME_BINDING_INFORMERS,
 )
 from tests.builders import make_node, make_pod
-from tests.unit.plugins.fakes import FakeClient, FakeHandle, node_info
+from tests.unit.plugins.fakes import FakeHandle, RecordingClient, node_info
 
 
 def with_volume(source: str, body: dict[str, Any] | None = None) -> Pod:
@@ -365,24 +365,6 @@ def test_two_pods_compete_for_one_pv() -> None:
     assert feasible(plugin, p2, NODES[:1]) == {"n1": NO_PV}
 
 
-class RecordingClient(FakeClient):
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests: list[tuple[str, str, Any]] = []
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        self.requests.append((method, path, body))
-        return {}
-
-
 def reserved(
     timeout: int, *objs: Any
 ) -> tuple[VolumeBinding, FakeHandle, RecordingClient, CycleState, Pod]:
@@ -412,7 +394,7 @@ async def test_pre_bind_writes_claim_ref_and_waits_for_pv_controller() -> None:
 
         tg.start_soon(run)
         await wait_for(lambda: h.clock.sleepers == 1)
-        ((method, path, body),) = client.requests
+        ((method, path, body, _),) = client.requests
         assert (method, path) == ("PATCH", "/api/v1/persistentvolumes/pv1")
         assert body["spec"]["claimRef"]["name"] == "data"
         assert body["metadata"]["resourceVersion"] == "1"
@@ -441,7 +423,7 @@ async def test_pre_bind_times_out() -> None:
     (st,) = result
     assert st.code == Code.ERROR
     assert st.reasons == ("binding volumes: context deadline exceeded",)
-    ((_, path, body),) = client.requests
+    ((_, path, body, _),) = client.requests
     assert path == "/api/v1/namespaces/default/persistentvolumeclaims/data"
     assert body["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n1"}
 

@@ -43,8 +43,8 @@ from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podview import POD_INDEXERS, PodView
-from tests.unit.plugins.coscheduling.fakes import GroupStore, RecordingClient
-from tests.unit.plugins.fakes import FakeEvents
+from tests.unit.plugins.coscheduling.fakes import GroupStore
+from tests.unit.plugins.fakes import FakeEvents, RecordingClient
 
 PROFILE = "default-scheduler"
 BINDER = "InformerBinder"

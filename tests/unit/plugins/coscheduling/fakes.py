@@ -5,11 +5,8 @@ ones, through cluster.py's GangCluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
-
-import anyio
-import anyio.abc
 
 from asched.api import Node, Pod
 from asched.api.podgroup import PodGroup, pod_group_name
@@ -18,7 +15,7 @@ from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.types import QueuedPodInfo
 from asched.plugins.coscheduling import PODGROUP_INFORMER, Coscheduling, CoschedulingArgs
-from tests.unit.plugins.fakes import FakeClient, FakeHandle
+from tests.unit.plugins.fakes import FakeHandle, RecordingClient
 from tests.unit.plugins.fakes_pods import FakeStore
 
 
@@ -30,30 +27,6 @@ class GroupStore(FakeStore):
 
     def delete(self, key: str) -> None:
         self._objects.pop(key, None)
-
-
-class RecordingClient(FakeClient):
-    """Records `request()` calls; `errors` are raised by the next requests, in order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests: list[tuple[str, str, Any, str]] = []
-        self.errors: list[Exception] = []
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        await anyio.lowlevel.checkpoint()
-        if self.errors:
-            raise self.errors.pop(0)
-        self.requests.append((method, path, body, content_type))
-        return {}
 
 
 def not_found() -> ApiError:

@@ -17,7 +17,8 @@ from asched.plugins.coscheduling.status import (
     phase_for,
 )
 from tests.builders import make_pod_group
-from tests.unit.plugins.coscheduling.fakes import RecordingClient, not_found
+from tests.unit.plugins.coscheduling.fakes import not_found
+from tests.unit.plugins.fakes import RecordingClient
 
 PATH = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/g/status"
 
