@@ -129,12 +129,20 @@ async def run(opts: RunOptions) -> int:
     # their own: event writes never slow bindings, and lease renewals never queue behind
     # thousands of bindings (a starved renewal loses leadership mid-run).
     async with (
-        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client,
-        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as event_client,
-        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as lease_client,
+        RestClient(
+            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+        ) as client,
+        RestClient(
+            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+        ) as event_client,
+        RestClient(
+            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+        ) as lease_client,
         # TokenReviews and SubjectAccessReviews for the ops port: a scrape's answer never
         # waits behind bindings, and a flood of bad tokens spends this budget only.
-        RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as auth_client,
+        RestClient(
+            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+        ) as auth_client,
     ):
         metrics = Metrics()
         # kube-scheduler's events client is built from the same clientConnection (qps,

@@ -4,7 +4,10 @@ Why not kubernetes_asyncio's generated client: each call costs ~800 us of CPU (i
 trusts the environment, which hops to a thread pool twice per request), its Watch turns
 every event into model objects, and it cannot deserialize Binding responses (see
 shared/perf.md). This client sends raw JSON paths with orjson bodies and returns
-orjson-decoded bodies; typed decoding happens once, in the informers.
+orjson-decoded bodies; typed decoding happens once, in the informers. With the
+protobuf content type (clientConnection.contentType, protobuf by default as in
+kube-scheduler) the per-pod writes asched makes of built-in kinds, Bindings and Events,
+go as protobuf (asched.client.kproto); answers are still read as JSON.
 
 What it guarantees:
 - One session, `trust_env=False`, keep-alive connections (at most `connections`).
@@ -33,6 +36,7 @@ import orjson
 import structlog
 
 from asched.base.clock import Clock, RealClock
+from asched.client import kproto
 from asched.client.connection import Connection
 from asched.client.kubeconfig import load_connection
 from asched.client.lines import LineSplitter
@@ -75,8 +79,11 @@ class RestClient:
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
         connections: int = 100,
+        content_type: str = kproto.PROTOBUF,
     ) -> None:
         self.connection = connection
+        # client-go's ContentType: protobuf for the built-in kinds kproto can encode.
+        self._protobuf = content_type == kproto.PROTOBUF
         self._clock = clock or RealClock()
         self._limiter = TokenBucket(qps, burst, self._clock)
         self._host = connection.host.rstrip("/")
@@ -203,14 +210,16 @@ class RestClient:
         params: Mapping[str, str] | None = None,
         content_type: str = JSON,
     ) -> Any:
-        """Send *body* (orjson-encoded unless already bytes); return the decoded answer."""
+        """Send *body* (orjson-encoded unless already bytes, protobuf-encoded when it is a
+        built-in kind kproto knows and the client's content type is protobuf); return the
+        decoded answer."""
         data: bytes | None
         if body is None:
             data = None
         elif isinstance(body, bytes | bytearray):
             data = bytes(body)
         else:
-            data = orjson.dumps(body)
+            data, content_type = self._encode_body(body, content_type)
         status, raw = await self._send(
             method, path, params, data, content_type if data is not None else None
         )
@@ -222,6 +231,15 @@ class RestClient:
             # A 2xx that is not JSON comes from something between us and the API server.
             raise TransportError(f"{method} {path}: unreadable {status} answer: {exc}") from exc
 
+    def _encode_body(self, body: Any, content_type: str) -> tuple[bytes, str]:
+        """(bytes, content type) of a request body: protobuf when the client speaks it and
+        kproto can encode the object, else orjson in the caller's content type."""
+        if self._protobuf and content_type == JSON and isinstance(body, dict):
+            encoded = kproto.encode(body)
+            if encoded is not None:
+                return encoded, kproto.PROTOBUF
+        return orjson.dumps(body), content_type
+
     async def send_raw(
         self, method: str, path: str, params: Mapping[str, str] | None = None
     ) -> tuple[int, bytes]:
@@ -232,16 +250,15 @@ class RestClient:
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a v1 Binding; the uid precondition makes a recreated namesake pod fail."""
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
-        body = orjson.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Binding",
-                "metadata": {"name": name, "namespace": namespace, "uid": uid},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-            }
-        )
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        data, content_type = self._encode_body(body, JSON)
         # The answer (a Status) carries nothing we use; it is read but not decoded.
-        status, raw = await self._send("POST", path, None, body, JSON)
+        status, raw = await self._send("POST", path, None, data, content_type)
         if status >= 300:
             raise error_from_response(status, raw, method="POST", path=path)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from asched.client import kproto
 from asched.client.protocol import ApiError
 
 # Bodies that are not a Status (a proxy's HTML error page) are quoted this far, no further.
@@ -40,7 +41,16 @@ def error_from_status(
 
 
 def error_from_response(code: int, body: bytes, *, method: str = "", path: str = "") -> ApiError:
-    """An ApiError for a non-2xx response; reads the Status body when there is one."""
+    """An ApiError for a non-2xx response; reads the Status body (JSON or protobuf) when
+    there is one."""
+    if body.startswith(kproto.MAGIC):
+        try:
+            found = kproto.decode_status(body)
+        except kproto.DecodeError:
+            found = None
+        if found is not None:
+            reason = found.reason or _phrase(code)
+            return ApiError(code, reason, found.message, method, path)
     try:
         doc = orjson.loads(body) if body else None
     except orjson.JSONDecodeError:

@@ -122,6 +122,11 @@ def _decode(document: Any, registry: Registry, filename: str) -> SchedulerConfig
     )
 
 
+# What clientConnection.contentType may name: the protobuf default (Bindings and Events go
+# as protobuf, the rest as JSON, see asched.client.kproto) or all-JSON.
+CONTENT_TYPES = ("application/vnd.kubernetes.protobuf", "application/json")
+
+
 def _client_connection(fields: Fields | None) -> ClientConnection:
     defaults = ClientConnection()
     if fields is None:
@@ -131,12 +136,18 @@ def _client_connection(fields: Fields | None) -> ClientConnection:
     burst = fields.integer("burst", 0) or defaults.burst
     if burst < 0:
         fields.error("burst", f"{burst}: must be non-negative")
+    content_type = fields.text("contentType") or defaults.content_type
+    if content_type not in CONTENT_TYPES:
+        fields.error(
+            "contentType",
+            f"{content_type!r}: asched writes {' or '.join(map(repr, CONTENT_TYPES))}",
+        )
     config = ClientConnection(
         kubeconfig=fields.text("kubeconfig"),
         qps=qps,
         burst=burst,
         accept_content_types=fields.text("acceptContentTypes"),
-        content_type=fields.text("contentType") or defaults.content_type,
+        content_type=content_type,
     )
     fields.finish()
     return config

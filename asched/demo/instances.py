@@ -45,7 +45,9 @@ class InProcessScheduler:
         connection = await load_connection(str(self.kubeconfig))
         cc = self.config.client_connection
         async with (
-            RestClient(connection, qps=cc.qps, burst=cc.burst, clock=clock) as client,
+            RestClient(
+                connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+            ) as client,
             anyio.create_task_group() as tg,
         ):
             recorder = EventRecorder(

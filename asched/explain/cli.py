@@ -100,7 +100,9 @@ async def _explain(
 
     connection = await load_connection(kubeconfig)
     cc = config.client_connection
-    async with RestClient(connection, qps=cc.qps, burst=cc.burst) as client:
+    async with RestClient(
+        connection, qps=cc.qps, burst=cc.burst, content_type=cc.content_type
+    ) as client:
         # One try, no waiting: someone at a terminal wants the answer, not a retry loop.
         await wait_for_api_server(client, connection.host, RealClock(), wait=0.0)
         return await explain_pod(client, namespace, name, config, registry)

@@ -19,6 +19,7 @@ import pytest
 from aiohttp import web
 
 from asched.base.clock import FakeClock
+from asched.client import kproto
 from asched.client.connection import Connection
 from asched.client.protocol import ApiError, TransportError
 from asched.client.rest import RestClient
@@ -121,7 +122,15 @@ async def test_request_sends_json_and_decodes_the_answer(
     assert sent.headers["Accept"] == "application/json"
 
 
-async def test_bind_posts_a_binding_with_uid_precondition(
+BINDING = {
+    "apiVersion": "v1",
+    "kind": "Binding",
+    "metadata": {"name": "p", "namespace": "ns", "uid": "uid-1"},
+    "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+}
+
+
+async def test_bind_posts_a_protobuf_binding_with_uid_precondition(
     server: FakeServer, client: RestClient
 ) -> None:
     server.reply(
@@ -133,12 +142,47 @@ async def test_bind_posts_a_binding_with_uid_precondition(
 
     await client.bind("ns", "p", "uid-1", "node-a")
 
-    assert orjson.loads(server.seen[-1].body) == {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": "p", "namespace": "ns", "uid": "uid-1"},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
-    }
+    sent = server.seen[-1]
+    assert sent.headers["Content-Type"] == kproto.PROTOBUF
+    assert sent.body == kproto.encode(BINDING)
+
+
+async def test_json_content_type_sends_json_bindings_and_events(server: FakeServer) -> None:
+    server.reply("POST", "/api/v1/namespaces/ns/pods/p/binding", 201, {"kind": "Status"})
+    server.reply("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 201, {"kind": "Event"})
+    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}
+    connection = Connection.from_token(server.url, "tok")
+    async with RestClient(connection, qps=-1, burst=0, content_type="application/json") as c:
+        await c.bind("ns", "p", "uid-1", "node-a")
+        await c.request("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", body=event)
+
+    assert [s.headers["Content-Type"] for s in server.seen] == ["application/json"] * 2
+    assert [orjson.loads(s.body) for s in server.seen] == [BINDING, event]
+
+
+async def test_events_go_as_protobuf_and_other_kinds_as_json(
+    server: FakeServer, client: RestClient
+) -> None:
+    server.reply("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 201, {"kind": "Event"})
+    server.reply("POST", "/api/v1/namespaces/ns/configmaps", 201, {"kind": "ConfigMap"})
+    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}
+    odd_event = {**event, "deprecatedCount": 1}  # no schema field for it: JSON, not lost
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}
+
+    assert await client.request(
+        "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", body=event
+    ) == {"kind": "Event"}
+    await client.request("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", body=odd_event)
+    await client.request("POST", "/api/v1/namespaces/ns/configmaps", body=config_map)
+
+    first, second, third = server.seen
+    assert (first.headers["Content-Type"], first.body) == (kproto.PROTOBUF, kproto.encode(event))
+    assert second.headers["Content-Type"] == "application/json"
+    assert orjson.loads(second.body) == odd_event
+    assert third.headers["Content-Type"] == "application/json"
+    assert orjson.loads(third.body) == config_map
+    # Answers are still asked for, and read, as JSON.
+    assert {s.headers["Accept"] for s in server.seen} == {"application/json"}
 
 
 async def test_bind_conflict_is_an_api_error(server: FakeServer, client: RestClient) -> None:

@@ -202,6 +202,22 @@ SORT_CUSTOM = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "
             id="negative-burst",
         ),
         pytest.param(
+            config_doc(clientConnection={"contentType": "application/yaml"}),
+            [
+                (
+                    "clientConnection.contentType",
+                    "'application/yaml': asched writes "
+                    "'application/vnd.kubernetes.protobuf' or 'application/json'",
+                )
+            ],
+            id="content-type-neither-protobuf-nor-json",
+        ),
+        pytest.param(
+            config_doc(clientConnection={"contentType": "application/json"}),
+            [],
+            id="content-type-json",
+        ),
+        pytest.param(
             config_doc(leaderElection={"leaseDuration": "15"}),
             [("leaderElection.leaseDuration", "missing unit in duration '15'")],
             id="duration-without-unit",

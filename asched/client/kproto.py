@@ -1,0 +1,286 @@
+"""Kubernetes' protobuf wire format for the objects asched writes on every pod.
+
+client-go speaks `application/vnd.kubernetes.protobuf` to kube-apiserver for built-in
+kinds, and kube-scheduler's client is configured that way (clientConnection.contentType):
+its Bindings and Events reach the API server as protobuf, which the server decodes without
+the JSON path's reflection and strict-field pass. asched's per-pod writes are the same two
+objects, so RestClient encodes them here when the configured content type is protobuf.
+
+`encode(body)` takes the JSON-shaped dict a caller would otherwise send and returns the
+protobuf request body, or None when the kind has no schema here or the dict holds a field
+the schema does not know: the caller then sends JSON, so nothing is ever dropped (and
+custom resources, which the API server serves only as JSON, always go as JSON).
+
+The body is apimachinery's runtime.Unknown after the 4-byte magic `k8s\\0`
+(k8s.io/apimachinery/pkg/runtime/serializer/protobuf: Serializer.Encode), with the
+object's own message in `raw`. Field numbers are those of k8s.io/api's generated.proto
+(core/v1 Binding and ObjectReference, events/v1 Event and EventSeries) and apimachinery's
+meta/v1 (ObjectMeta, MicroTime, Status). Only present fields are written; a proto2 reader
+takes an absent optional field as its zero value, as Go's decoder does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+MAGIC = b"k8s\x00"
+
+_VARINT = 0
+_LEN = 2
+
+
+class DecodeError(ValueError):
+    """The bytes are not a protobuf-encoded Kubernetes object."""
+
+
+class _Unencodable(Exception):
+    """A value the schema cannot represent: the body goes as JSON instead."""
+
+
+# -- writing ---------------------------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < _SMALL_LIMIT:
+        return _SMALL[value]
+    if value < 0:
+        value += 1 << 64  # int64 negatives are ten-byte two's-complement varints
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+# Field keys and most lengths are below 2**14: their varints are looked up, not built.
+_SMALL_LIMIT = 1 << 14
+_SMALL: list[bytes] = [
+    bytes((v,)) if v < 0x80 else bytes(((v & 0x7F) | 0x80, v >> 7)) for v in range(_SMALL_LIMIT)
+]
+
+
+def _delimited(field: int, payload: bytes) -> bytes:
+    return _varint(field << 3 | _LEN) + _varint(len(payload)) + payload
+
+
+# A field encoder turns one JSON value into the bytes of that field (key included).
+FieldEncoder = Callable[[int, Any], bytes]
+
+
+def _string(field: int, value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise _Unencodable(value)
+    return _delimited(field, value.encode())
+
+
+def _integer(field: int, value: Any) -> bytes:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _Unencodable(value)
+    return _varint(field << 3 | _VARINT) + _varint(value)
+
+
+def _time(field: int, value: Any) -> bytes:
+    """meta/v1 Time or MicroTime {seconds, nanos} from their RFC 3339 JSON form."""
+    if not isinstance(value, str):
+        raise _Unencodable(value)
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise _Unencodable(value) from None
+    if stamp.tzinfo is None:
+        raise _Unencodable(value)
+    epoch = stamp.timestamp()
+    seconds = int(epoch // 1)
+    nanos = stamp.microsecond * 1000
+    payload = _integer(1, seconds) + (_integer(2, nanos) if nanos else b"")
+    return _delimited(field, payload)
+
+
+def _string_map(field: int, value: Any) -> bytes:
+    """map<string, string>: one entry message {key = 1, value = 2} per pair."""
+    if not isinstance(value, Mapping):
+        raise _Unencodable(value)
+    return b"".join(_delimited(field, _string(1, k) + _string(2, v)) for k, v in value.items())
+
+
+@dataclass(frozen=True, slots=True)
+class _Schema:
+    """A message's fields: (JSON key, field number, encoder) in field-number order, the
+    order Go's marshaller writes them (readers accept any order, but the same bytes as
+    client-go's are easier to compare)."""
+
+    fields: tuple[tuple[str, int, FieldEncoder], ...]
+    keys: frozenset[str]
+
+    @classmethod
+    def of(cls, fields: Mapping[str, tuple[int, FieldEncoder]]) -> _Schema:
+        ordered = sorted(((k, n, e) for k, (n, e) in fields.items()), key=lambda f: f[1])
+        return cls(tuple(ordered), frozenset(fields))
+
+    def encode(self, doc: Any, skip: frozenset[str] = frozenset()) -> bytes:
+        if not isinstance(doc, Mapping) or not doc.keys() - skip <= self.keys:
+            raise _Unencodable(doc)
+        out = b""
+        for key, number, encoder in self.fields:
+            value = doc.get(key)
+            if value is not None:  # JSON null is the absent optional field
+                out += encoder(number, value)
+        return out
+
+
+def _message(fields: Mapping[str, tuple[int, FieldEncoder]]) -> FieldEncoder:
+    schema = _Schema.of(fields)
+
+    def encode_field(field: int, value: Any) -> bytes:
+        return _delimited(field, schema.encode(value))
+
+    return encode_field
+
+
+_OBJECT_META = _message(
+    {
+        "name": (1, _string),
+        "generateName": (2, _string),
+        "namespace": (3, _string),
+        "uid": (5, _string),
+        "resourceVersion": (6, _string),
+        "labels": (11, _string_map),
+        "annotations": (12, _string_map),
+    }
+)
+_OBJECT_REFERENCE = _message(
+    {
+        "kind": (1, _string),
+        "namespace": (2, _string),
+        "name": (3, _string),
+        "uid": (4, _string),
+        "apiVersion": (5, _string),
+        "resourceVersion": (6, _string),
+        "fieldPath": (7, _string),
+    }
+)
+_EVENT_SERIES = _message({"count": (1, _integer), "lastObservedTime": (2, _time)})
+
+_TYPE_META = frozenset({"apiVersion", "kind"})
+# (apiVersion, kind) -> the schema of the object's fields other than apiVersion and kind.
+_SCHEMAS: dict[tuple[str, str], _Schema] = {
+    ("v1", "Binding"): _Schema.of(
+        {"metadata": (1, _OBJECT_META), "target": (2, _OBJECT_REFERENCE)}
+    ),
+    ("events.k8s.io/v1", "Event"): _Schema.of(
+        {
+            "metadata": (1, _OBJECT_META),
+            "eventTime": (2, _time),
+            "series": (3, _EVENT_SERIES),
+            "reportingController": (4, _string),
+            "reportingInstance": (5, _string),
+            "action": (6, _string),
+            "reason": (7, _string),
+            "regarding": (8, _OBJECT_REFERENCE),
+            "related": (9, _OBJECT_REFERENCE),
+            "note": (10, _string),
+            "type": (11, _string),
+        }
+    ),
+}
+
+
+def encode(body: Mapping[str, Any]) -> bytes | None:
+    """The protobuf request body for *body*, or None if it must go as JSON."""
+    api_version = body.get("apiVersion")
+    kind = body.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    schema = _SCHEMAS.get((api_version, kind))
+    if schema is None:
+        return None
+    try:
+        raw = schema.encode(body, skip=_TYPE_META)
+    except _Unencodable:
+        return None
+    type_meta = _string(1, api_version) + _string(2, kind)
+    return MAGIC + _delimited(1, type_meta) + _delimited(2, raw)
+
+
+# -- reading a failure's Status --------------------------------------------------------
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise DecodeError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def read_fields(data: bytes) -> dict[int, bytes | int]:
+    """The last value of each field of one message (varints as ints, the rest as bytes)."""
+    out: dict[int, bytes | int] = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        field, wire_type = key >> 3, key & 7
+        if wire_type == _VARINT:
+            out[field], pos = _read_varint(data, pos)
+        elif wire_type == _LEN:
+            size, pos = _read_varint(data, pos)
+            if pos + size > len(data):
+                raise DecodeError("truncated field")
+            out[field] = data[pos : pos + size]
+            pos += size
+        elif wire_type in (1, 5):  # fixed64, fixed32: no Kubernetes field uses them
+            pos += 8 if wire_type == 1 else 4
+        else:
+            raise DecodeError(f"unsupported wire type {wire_type}")
+    if pos != len(data):
+        raise DecodeError("truncated message")
+    return out
+
+
+def unwrap(body: bytes) -> tuple[str, str, bytes]:
+    """(apiVersion, kind, raw message) of a protobuf-encoded object."""
+    if not body.startswith(MAGIC):
+        raise DecodeError("no protobuf magic")
+    unknown = read_fields(body[len(MAGIC) :])
+    type_meta, raw = unknown.get(1, b""), unknown.get(2, b"")
+    if not isinstance(type_meta, bytes) or not isinstance(raw, bytes):
+        raise DecodeError("malformed envelope")
+    meta = read_fields(type_meta)
+    return _text(meta, 1), _text(meta, 2), raw
+
+
+def _text(doc: Mapping[int, bytes | int], field: int) -> str:
+    value = doc.get(field, b"")
+    return value.decode(errors="replace") if isinstance(value, bytes) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusFields:
+    """The part of a meta/v1 Status an ApiError carries."""
+
+    status: str
+    message: str
+    reason: str
+    code: int
+
+
+def decode_status(body: bytes) -> StatusFields | None:
+    """The meta/v1 Status in a protobuf answer; None if the answer is another kind."""
+    _, kind, raw = unwrap(body)
+    if kind != "Status":
+        return None
+    doc = read_fields(raw)
+    code = doc.get(6, 0)
+    return StatusFields(
+        _text(doc, 2), _text(doc, 3), _text(doc, 4), code if isinstance(code, int) else 0
+    )
