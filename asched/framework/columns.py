@@ -246,7 +246,10 @@ class NodeRows(list[NodeInfo]):
     def __init__(self, items: Iterable[NodeInfo], columns: NodeColumns, rows: Int64s) -> None:
         super().__init__(items)
         self.columns = columns
-        self.rows = rows
+        # A slice of a larger array (the first `limit` of all rows) would keep the whole
+        # base alive in every CycleState that stores it (PodTopologySpread's PreScore
+        # does, for the pod's whole binding cycle): keep only our rows.
+        self.rows = rows.copy() if rows.base is not None else rows
 
 
 def subset(cols: NodeColumns, mask: Bools) -> NodeRows:

@@ -203,13 +203,13 @@ class PodTopologySpread(
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return state.read(PRE_SCORE_KEY).scores.get(node_info.name, 0)
+        return state.read(PRE_SCORE_KEY).score_map().get(node_info.name, 0)
 
     def score_batch(self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s) -> Int64s:
         s = state.read(PRE_SCORE_KEY)
         if s.rows is not None and s.row_scores is not None and np.array_equal(s.rows, rows):
             return s.row_scores
-        names, scores = cols.names, s.scores
+        names, scores = cols.names, s.score_map()
         return np.fromiter((scores.get(names[r], 0) for r in rows.tolist()), np.int64, len(rows))
 
     def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s:

@@ -44,12 +44,34 @@ class PreScoreState:
     counts: list[dict[str, int]] = field(default_factory=list)
     # Per constraint: log(number of domains + 2), so small topologies are not watered down.
     weights: list[float] = field(default_factory=list)
-    # Feasible node -> raw score.
-    scores: dict[str, int] = field(default_factory=dict)
-    # Set by the columnar PreScore: the feasible rows, their raw scores and ignored flags.
+    # Feasible node -> raw score: filled by the per-node PreScore; the columnar one leaves
+    # it None and `score_map` builds it from the rows only if a per-node Score asks.
+    scores: dict[str, int] | None = field(default_factory=dict)
+    # Set by the columnar PreScore: the feasible rows, their raw scores and ignored flags,
+    # and the columns' node names the rows index.
     rows: Int64s | None = None
     row_scores: Int64s | None = None
     row_ignored: Bools | None = None
+    row_names: Sequence[str] = ()
+
+    def score_map(self) -> dict[str, int]:
+        """Feasible node -> raw score. Built lazily for the columnar PreScore because the
+        state lives as long as the pod's binding cycle: a dict of every feasible node
+        (500 at 5000 nodes) per pod in flight was most of asched's memory at the peak of
+        a preferred-spread run."""
+        if self.scores is None:
+            assert self.rows is not None and self.row_scores is not None
+            assert self.row_ignored is not None
+            kept = ~self.row_ignored
+            names = self.row_names
+            self.scores = dict(
+                zip(
+                    map(names.__getitem__, self.rows[kept].tolist()),
+                    self.row_scores[kept].tolist(),
+                    strict=True,
+                )
+            )
+        return self.scores
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -120,7 +142,7 @@ def compute_pre_score_state(
             else:
                 count = s.counts[i][tp_value]
             total += score_for_count(count, c.max_skew, s.weights[i])
-        s.scores[node.name] = go_round(total)
+        s.score_map()[node.name] = go_round(total)
     return s
 
 
@@ -164,9 +186,8 @@ def compute_pre_score_rows(
         total += np.where(codes[i] >= 0, term, 0.0)
     raw = np.floor(total + 0.5).astype(np.int64)  # go_round
     raw[ignored] = 0
-    s.rows, s.row_scores, s.row_ignored = rows, raw, ignored
-    kept_rows = rows[kept].tolist()
-    s.scores = dict(zip(map(names.__getitem__, kept_rows), raw[kept].tolist(), strict=True))
+    s.rows, s.row_scores, s.row_ignored, s.row_names = rows, raw, ignored, names
+    s.scores = None  # score_map() builds it if a per-node Score needs it
     return s
 
 

@@ -1105,9 +1105,9 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
                 want_s = compute_pre_score_state(
                     cs, soft_pod, feasible, snap, require_all_topologies=require_all
                 )
-                assert (got_s.counts, got_s.scores, got_s.ignored_nodes) == (
+                assert (got_s.counts, got_s.score_map(), got_s.ignored_nodes) == (
                     want_s.counts,
-                    want_s.scores,
+                    want_s.score_map(),
                     want_s.ignored_nodes,
                 )
                 if isinstance(feasible, NodeRows):
@@ -1118,9 +1118,9 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
                     want_z = compute_pre_score_state(
                         zone_only, soft_pod, feasible, snap, require_all_topologies=require_all
                     )
-                    assert (rows_s.counts, rows_s.scores, rows_s.ignored_nodes) == (
+                    assert (rows_s.counts, rows_s.score_map(), rows_s.ignored_nodes) == (
                         want_z.counts,
-                        want_z.scores,
+                        want_z.score_map(),
                         want_z.ignored_nodes,
                     )
 
