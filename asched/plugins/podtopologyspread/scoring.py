@@ -60,7 +60,8 @@ class PreScoreState:
         (500 at 5000 nodes) per pod in flight was most of asched's memory at the peak of
         a preferred-spread run."""
         if self.scores is None:
-            assert self.rows is not None and self.row_scores is not None
+            assert self.rows is not None
+            assert self.row_scores is not None
             assert self.row_ignored is not None
             kept = ~self.row_ignored
             names = self.row_names
