@@ -28,12 +28,20 @@ class StateKey(Generic[T]):
 
 
 class CycleState:
-    __slots__ = ("_data", "record_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, object] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # PreBind plugins whose PreBindPreFlight said Skip (SetSkipPreBindPlugins).
+        self.skip_pre_bind_plugins: set[str] = set()
         self.record_metrics = False
 
     def write(self, key: StateKey[T], value: T) -> None:
@@ -57,5 +65,6 @@ class CycleState:
             c._data[k] = clone() if callable(clone) else v
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.record_metrics = self.record_metrics
         return c

@@ -187,6 +187,18 @@ class PreBindPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreBindPreFlightPlugin(Plugin, Protocol):
+    """A PreBind plugin that can say, before PreBind, whether it has work for this pod
+    (kube-scheduler's PreBindPreFlight): None (Success) when it will act, Skip when not
+    (its PreBind is then not called), an Error status to fail the binding cycle.
+
+    Optional in asched: a PreBind plugin without it counts as having work, so an
+    out-of-tree plugin written before this point existed keeps running unchanged."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
 class BindPlugin(Plugin, Protocol):
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Skip to let the next Bind plugin bind the pod."""

@@ -18,6 +18,7 @@ from asched.framework.interfaces import (
     PlacementFeasiblePlugin,
     PostBindPlugin,
     PreBindPlugin,
+    PreBindPreFlightPlugin,
     ReservePlugin,
 )
 from asched.framework.runtime_base import RuntimeBase
@@ -136,10 +137,58 @@ class BindRunner(RuntimeBase):
         return None if st.is_success() else st
 
     # ---- binding cycle ---------------------------------------------------------------
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """RunPreBindPreFlights: None (Success) when some PreBind plugin will act for this
+        pod, Skip when none will, an Error status when one failed or answered anything but
+        Success, Skip or Error. Plugins that said Skip are left out of PreBind
+        (SetSkipPreBindPlugins). A plugin without the method counts as Success (see
+        PreBindPreFlightPlugin). kube-scheduler also records which plugins may run in
+        parallel and runs PreBind in groups; asched runs them one after another, which only
+        changes how long a pod with several PreBind plugins takes."""
+        start = time.perf_counter()
+        status: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
+        for p in self.pre_bind_plugins:
+            if not isinstance(p, PreBindPreFlightPlugin):
+                status = None
+                continue
+            t = time.perf_counter()
+            try:
+                st = p.pre_bind_pre_flight(state, pod, node_name)
+            except Exception as exc:
+                self._crashed(plugin=p.name, point="PreBindPreFlight", pod=pod.key)
+                st = error(exc, p.name)
+            self._plugin(p.name, "PreBindPreFlight", st, t)
+            code = Code.SUCCESS if st is None else st.code
+            if code == Code.ERROR:
+                assert st is not None
+                status = wrap_error(f'running PreBindPreFlight "{p.name}"', st, p.name)
+                break
+            if code == Code.SUCCESS:
+                status = None
+            elif code == Code.SKIP:
+                skipped.add(p.name)
+            else:
+                assert st is not None
+                status = error(
+                    f'PreBindPreFlight {p.name} returned "{st.code_name()}", which is '
+                    "unsupported. It is supposed to return Success, Skip, or Error status",
+                    p.name,
+                )
+                break
+        else:
+            state.skip_pre_bind_plugins = skipped
+        self._point("PreBindPreFlight", status, start)
+        return status
+
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         start = time.perf_counter()
         status: Status | None = None
         for p in self.pre_bind_plugins:
+            if p.name in state.skip_pre_bind_plugins:
+                continue
             try:
                 st = await p.pre_bind(state, pod, node_name)
             except Exception as exc:

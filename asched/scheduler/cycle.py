@@ -250,12 +250,17 @@ class BindingCycle:
 
     async def _run(self, a: Assumed) -> None:
         fwk, state, assumed, node = a.fwk, a.state, a.pod, a.node
-        if self._nominate is not None and fwk.waiting_pods.get(assumed.uid) is not None:
-            # NominatedNodeNameForExpectation (beta, on): bindingCycle patches the chosen
-            # node as nominatedNodeName when WaitOnPermit will wait (WillWaitOnPermit), so
-            # other components see where the pod is going. (Its other trigger, a PreBind
-            # pre-flight that has work to do, has no counterpart: asched's PreBind plugins
-            # bind no volumes.)
+        # NominatedNodeNameForExpectation (beta, on): bindingCycle asks the PreBind plugins
+        # whether they have work (RunPreBindPreFlights) and, when one has or WaitOnPermit
+        # will wait (WillWaitOnPermit), patches the chosen node as nominatedNodeName so
+        # other components see where the pod is going before it is bound. A pod that goes
+        # straight to Bind gets no patch: it is bound at once anyway.
+        pre_flight = fwk.run_pre_bind_pre_flights(state, assumed, node)
+        if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
+            self._failed(a, pre_flight)
+            return
+        will_wait = fwk.waiting_pods.get(assumed.uid) is not None
+        if self._nominate is not None and (pre_flight is None or will_wait):
             self._nominate(assumed, node)
         st = await fwk.wait_on_permit(assumed)
         at_permit = st is not None

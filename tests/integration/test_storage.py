@@ -206,6 +206,39 @@ async def test_static_local_pv_pins_the_pod_and_smallest_fitting_pv_wins(
     assert claims == {"data": small}
 
 
+async def test_a_pod_whose_volumes_bind_in_pre_bind_is_nominated_before_it_is_bound(
+    storage: Storage,
+) -> None:
+    # NominatedNodeNameForExpectation: VolumeBinding's PreBindPreFlight has work (an
+    # unbound claim), so the binding cycle patches nominatedNodeName to the chosen node
+    # before PreBind; the API server clears it again at binding
+    # (ClearingNominatedNodeNameAfterBinding), so only the watch sees it.
+    cls = await storage.storage_class("kubernetes.io/no-provisioner")
+    (node,) = await storage.nodes([NodeSpec("nnn-a")])
+    await storage.admin.post(PVS, _local_pv(unique("pv"), cls, node, "5Gi"))
+    await storage.claim("data", cls, "1Gi")
+    seen: list[tuple[str, str]] = []  # (nominatedNodeName, nodeName) of each version
+
+    async def watch_pod() -> None:
+        path = f"/api/v1/namespaces/{storage.namespace}/pods"
+        params = {"fieldSelector": "metadata.name=web", "timeoutSeconds": "60"}
+        async with storage.admin.watch(path, params=params) as events:
+            async for event in events:
+                pod = event["object"]
+                nominated = (pod.get("status") or {}).get("nominatedNodeName", "")
+                seen.append((nominated, pod["spec"].get("nodeName", "")))
+                if seen[-1][1]:
+                    return
+
+    async with storage.asched(), anyio.create_task_group() as tg:
+        tg.start_soon(watch_pod)
+        await anyio.sleep(0.5)  # the watch is open before the pod exists
+        await storage.pod(storage.make_pod("web").pvc("data").manifest())
+        assert await storage.wait_pods(1, 60) == {"web": node}
+    assert (node, "") in seen  # nominated while still unbound
+    assert seen[-1][1] == node
+
+
 async def test_statefulset_volume_claim_templates_are_provisioned_on_chosen_nodes(
     storage: Storage,
 ) -> None:

@@ -393,6 +393,13 @@ class DynamicResources(
         await self.releaser.run()
 
     # ---- PreBind -----------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Go's PreBindPreFlight: PreBind has work when the pod has claims."""
+        s = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return skip(NAME)
+        return None
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
         if s is None:

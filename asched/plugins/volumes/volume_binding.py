@@ -384,6 +384,15 @@ class VolumeBinding(
             self._listers.pvcs.restore(d.pvc.key)
 
     # ---- PreBind ---------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Go's PreBindPreFlight: work to do unless Reserve found every claim bound."""
+        st = state.get(_STATE)
+        if st is None or st.all_bound:
+            return skip(NAME)
+        if node_name not in st.by_node:
+            return error(f'no pod volume found for node "{node_name}"', NAME)
+        return None
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """BindPodVolumes: write the bindings, then wait for the PV controller."""
         st = state.get(_STATE)

@@ -320,6 +320,18 @@ def reserved_on_n1(w: World, pod: Pod) -> CycleState:
     return state
 
 
+def test_pre_bind_pre_flight_has_work_only_with_claims() -> None:
+    # DynamicResources.PreBindPreFlight: Success when the pod has claims, else Skip.
+    w = one_gpu()
+    pod = claim_pod()
+    assert w.plugin.pre_bind_pre_flight(reserved_on_n1(w, pod), pod, "n1") is None
+    plain = make_pod("q").obj()
+    state, _, _ = w.filter_all(plain)
+    st = w.plugin.pre_bind_pre_flight(state, plain, "n1")
+    assert st is not None
+    assert st.code == Code.SKIP
+
+
 async def test_pre_bind_writes_allocation_and_reservation() -> None:
     w = one_gpu()
     pod = claim_pod()

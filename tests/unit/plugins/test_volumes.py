@@ -384,6 +384,32 @@ def reserved(
     return plugin, h, client, state, pod
 
 
+def test_pre_bind_pre_flight_has_work_only_for_claims_left_to_bind() -> None:
+    # VolumeBinding.PreBindPreFlight: Skip when Reserve found every claim bound (or the
+    # pod has none), Success when PreBind will write bindings.
+    plugin, _, _, state, pod = reserved(5, pv("pv1", node="n1"), pvc("data"), sc("local"))
+    assert plugin.pre_bind_pre_flight(state, pod, "n1") is None
+    bound, _, _, bound_state, bound_pod = reserved(
+        5, pv("pv1", node="n1"), pvc("data", volume="pv1", bound=True), sc("local")
+    )
+    skipped = bound.pre_bind_pre_flight(bound_state, bound_pod, "n1")
+    assert skipped is not None
+    assert skipped.code == Code.SKIP
+    plain = CycleState()
+    plugin.pre_filter(plain, make_pod("q").obj(), [])
+    no_claims = plugin.pre_bind_pre_flight(plain, make_pod("q").obj(), "n1")
+    assert no_claims is not None
+    assert no_claims.code == Code.SKIP
+
+
+def test_pre_bind_pre_flight_for_a_node_filter_never_saw_is_an_error() -> None:
+    plugin, _, _, state, pod = reserved(5, pv("pv1", node="n1"), pvc("data"), sc("local"))
+    st = plugin.pre_bind_pre_flight(state, pod, "n9")
+    assert st is not None
+    assert st.code == Code.ERROR
+    assert st.reasons == ('no pod volume found for node "n9"',)
+
+
 async def test_pre_bind_writes_claim_ref_and_waits_for_pv_controller() -> None:
     plugin, h, client, state, pod = reserved(5, pv("pv1", node="n1"), pvc("data"), sc("local"))
     result: list[Any] = []

@@ -55,6 +55,43 @@ class FlakyBinder:
         return None
 
 
+class Volumes:
+    """A PreBind plugin with a pre-flight answered by the pod's `prebind` label: `work`
+    (Success), `error`, `unschedulable` (unsupported there), anything else Skip."""
+
+    name = "Volumes"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.pre_bound: list[str] = []
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        answer = pod.labels.get("prebind")
+        if answer == "work":
+            return None
+        if answer == "error":
+            return st.error("disk gone")
+        if answer == "unschedulable":
+            return st.unschedulable("no")
+        return st.skip()
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.pre_bound.append(pod.name)
+        return None
+
+
+class OldPreBind:
+    """An out-of-tree PreBind plugin written before PreBindPreFlight existed."""
+
+    name = "OldPreBind"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.pre_bound: list[str] = []
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.pre_bound.append(pod.name)
+        return None
+
+
 class Conditions:
     def __init__(self) -> None:
         self.written: list[tuple[str, str, str, str | None]] = []
@@ -65,10 +102,14 @@ class Conditions:
 
 class Harness:
     def __init__(
-        self, node_names: tuple[str, ...] = ("n1", "n2", "n3"), metrics: Metrics | None = None
+        self,
+        node_names: tuple[str, ...] = ("n1", "n2", "n3"),
+        metrics: Metrics | None = None,
+        pre_bind: tuple[str, ...] = (),
     ) -> None:
         reg = registry()
-        reg.register(PluginSpec(FlakyBinder.name, FlakyBinder))
+        for cls in (FlakyBinder, Volumes, OldPreBind):
+            reg.register(PluginSpec(cls.name, cls))
         plugins = {
             "queueSort": [("Sort", 0)],
             "preFilter": [("Label", 0)],
@@ -77,6 +118,7 @@ class Harness:
             "score": [("Prefer", 1)],
             "reserve": [("Gate", 0)],
             "permit": [("Gate", 0)],
+            "preBind": [(name, 0) for name in pre_bind],
             "bind": [("FlakyBinder", 0)],
         }
         self.services = FakeServices()
@@ -251,6 +293,72 @@ async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> No
         await anyio.wait_all_tasks_blocked()
         assert h.nominations == [("p", "n3")]
         assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
+
+
+@pytest.mark.parametrize(
+    ("prebind", "nominated", "pre_bound"),
+    [
+        pytest.param("work", [("p", "n2")], ["p"], id="pre-flight-success"),
+        pytest.param("none", [], [], id="pre-flight-skip"),
+    ],
+)
+async def test_a_pre_bind_with_work_announces_the_node_and_a_skip_leaves_pre_bind_out(
+    prebind: str, nominated: list[tuple[str, str]], pre_bound: list[str]
+) -> None:
+    # bindingCycle: RunPreBindPreFlights Success -> nominatedNodeName patched before
+    # PreBind; Skip -> no patch, and RunPreBindPlugins leaves the plugin out.
+    h = Harness(pre_bind=("Volumes",))
+    a = await h.schedule(_pod("p", prefer="n2", prebind=prebind))
+    assert a is not None
+    await h.binding.run(a)
+    assert h.nominations == nominated
+    volumes = h.fwk.plugins["Volumes"]
+    assert isinstance(volumes, Volumes)
+    assert volumes.pre_bound == pre_bound
+    assert h.binder.bound == [("p", "n2")]
+
+
+async def test_a_pre_bind_plugin_without_pre_flight_counts_as_having_work() -> None:
+    h = Harness(pre_bind=("Volumes", "OldPreBind"))
+    a = await h.schedule(_pod("p", prefer="n1"))
+    assert a is not None
+    await h.binding.run(a)
+    old = h.fwk.plugins["OldPreBind"]
+    assert isinstance(old, OldPreBind)
+    assert old.pre_bound == ["p"]
+    assert h.nominations == [("p", "n1")]
+    assert h.binder.bound == [("p", "n1")]
+
+
+@pytest.mark.parametrize(
+    ("prebind", "message"),
+    [
+        pytest.param("error", 'running PreBindPreFlight "Volumes": disk gone', id="error"),
+        pytest.param(
+            "unschedulable",
+            'PreBindPreFlight Volumes returned "Unschedulable", which is unsupported. It is '
+            "supposed to return Success, Skip, or Error status",
+            id="unsupported-status",
+        ),
+    ],
+)
+async def test_a_failed_pre_flight_fails_the_binding_cycle_before_permit_and_pre_bind(
+    prebind: str, message: str
+) -> None:
+    h = Harness(pre_bind=("Volumes",))
+    pod = _pod("p", prebind=prebind)
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.failed_scheduling() == [message]
+    assert h.nominations == []
+    volumes = h.fwk.plugins["Volumes"]
+    assert isinstance(volumes, Volumes)
+    assert volumes.pre_bound == []
+    assert h.binder.bound == []
+    assert h.gate.unreserved == ["p"]
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.queue.where(pod.uid) == "backoff"
 
 
 async def test_waiting_pod_rejected_at_permit_is_released_in_the_binding_cycle() -> None:
