@@ -42,10 +42,16 @@ def align_to_window(t: float) -> float:
     return math.floor(t / ORDERING_WINDOW) * ORDERING_WINDOW
 
 
-def backoff_duration(count: int, initial: float, maximum: float) -> float:
-    """calculateBackoffDuration: initial * 2^(count-1), capped at maximum; 0 for count 0."""
+def backoff_duration(count: int, initial: float, maximum: float, entity_size: int = 1) -> float:
+    """calculateBackoffDuration: initial * 2^(count-1), capped at maximum; 0 for count 0.
+
+    A pod group retried as one entity (the native group cycle's members) has its cap
+    multiplied by the square root of the entity's size, as Go's backoffQueue does for
+    a QueuedPodGroupInfo: longer than a single pod's, but not in proportion."""
     if count <= 0:
         return 0.0
+    if entity_size > 1:
+        maximum *= math.sqrt(entity_size)
     duration = initial
     for _ in range(1, count):
         if duration > maximum - duration:
@@ -63,7 +69,13 @@ def backoff_count(qpi: QueuedPodInfo) -> int:
 
 
 def record_failure(
-    qpi: QueuedPodInfo, now: float, *, rejected: bool, initial: float, maximum: float
+    qpi: QueuedPodInfo,
+    now: float,
+    *,
+    rejected: bool,
+    initial: float,
+    maximum: float,
+    entity_size: int = 1,
 ) -> None:
     """A failed attempt's bookkeeping (AddUnschedulablePodIfNotPresent), then its expiry.
 
@@ -73,6 +85,8 @@ def record_failure(
     more unschedulable attempt, and its errors in a row start again from zero. The
     expiry is getBackoffTime's: failure time + calculateBackoffDuration(backoff_count),
     truncated to its ordering window; 0 (no backoff) when podMaxBackoff is 0.
+    `entity_size` > 1: the pod was tried as one of that many members of a pod group
+    entity (backoff_duration scales the cap).
     """
     if rejected:
         qpi.unschedulable_count += 1
@@ -85,7 +99,8 @@ def record_failure(
     if maximum <= 0 or count == 0:
         qpi.backoff_expiry = 0.0
         return
-    qpi.backoff_expiry = align_to_window(now + backoff_duration(count, initial, maximum))
+    duration = backoff_duration(count, initial, maximum, entity_size)
+    qpi.backoff_expiry = align_to_window(now + duration)
 
 
 def is_error_entry(qpi: QueuedPodInfo) -> bool:

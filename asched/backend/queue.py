@@ -322,7 +322,9 @@ class SchedulingQueue:
         """The pod's attempt is over (bound, or requeued); forget its in-flight events."""
         self._inflight.done(uid)
 
-    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, *, error: bool = False) -> None:
+    def add_unschedulable_if_not_present(
+        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
+    ) -> None:
         """Requeue a pod after a failed attempt (kube-scheduler AddUnschedulableIfNotPresent).
 
         `qpi.unschedulable_plugins` / `pending_plugins` name the plugins that rejected
@@ -330,6 +332,8 @@ class SchedulingQueue:
         Otherwise it goes to the pool, unless an event logged while it was in flight
         makes one of its rejecting plugins say Queue: then backoffQ (Unschedulable) or
         straight to activeQ (Pending). Calls done(uid); a no-op after close().
+        `entity_size`: how many members of its pod group were tried with it as one entity
+        (the native group cycle); their backoff cap grows with its square root.
         """
         uid = qpi.uid
         if self._closed:
@@ -357,6 +361,7 @@ class SchedulingQueue:
                 rejected=rejected,
                 initial=self._initial_backoff,
                 maximum=self._max_backoff,
+                entity_size=entity_size,
             )
             strategy = self._after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
             qpi.moved_during_cycle = rejected and strategy is not Strategy.SKIP

@@ -439,6 +439,9 @@ class GroupCycle:
         when the group waits on preemption (each failure carries its nomination)."""
         profile = fwk.profile_name
         group_message = status.message()
+        # The members tried together are one queue entity in kube-scheduler, backed off
+        # as one (calculateBackoffDuration scales the cap by the square root of its size).
+        size = len(members)
         placed = 0
         for i, m in enumerate(members, 1):
             if i % YIELD_EVERY == 0:
@@ -448,14 +451,22 @@ class GroupCycle:
             qpi.unschedulable_plugins, qpi.pending_plugins = set(m.plugins), set(m.pending)
             if status.code == Code.ERROR:
                 msg = m.message if m.error else group_message
-                self._outcomes.failed(qpi, profile, m.start, msg, error=True, nominated="")
+                self._outcomes.failed(
+                    qpi, profile, m.start, msg, error=True, nominated="", entity_size=size
+                )
                 continue
             nomination = nominated.get(qpi.uid, "")
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
                 msg = m.message if m.tried else untried
                 self._outcomes.failed(
-                    qpi, profile, m.start, msg, error=m.error, nominated=nomination
+                    qpi,
+                    profile,
+                    m.start,
+                    msg,
+                    error=m.error,
+                    nominated=nomination,
+                    entity_size=size,
                 )
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
@@ -466,7 +477,15 @@ class GroupCycle:
                     if nominated
                     else go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
                 )
-                self._outcomes.failed(qpi, profile, m.start, msg, error=False, nominated=nomination)
+                self._outcomes.failed(
+                    qpi,
+                    profile,
+                    m.start,
+                    msg,
+                    error=False,
+                    nominated=nomination,
+                    entity_size=size,
+                )
                 continue
             st = fwk.run_permit(m.state, m.assumed, m.node)
             if st is not None and st.code != Code.WAIT:
@@ -476,7 +495,15 @@ class GroupCycle:
                 if rejected:
                     qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
                     msg = one_node_fit_message(qpi.pod.key, m.node, st)
-                self._outcomes.failed(qpi, profile, m.start, msg, error=not rejected, nominated="")
+                self._outcomes.failed(
+                    qpi,
+                    profile,
+                    m.start,
+                    msg,
+                    error=not rejected,
+                    nominated="",
+                    entity_size=size,
+                )
                 continue
             placed += 1
             if self.observer is not None:

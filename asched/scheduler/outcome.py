@@ -51,7 +51,7 @@ class RequeueQueue(Protocol):
     def done(self, uid: str) -> None: ...
 
     def add_unschedulable_if_not_present(
-        self, qpi: QueuedPodInfo, *, error: bool = False
+        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
     ) -> None: ...
 
 
@@ -107,10 +107,12 @@ class Outcomes:
         *,
         error: bool,
         nominated: str | None = None,
+        entity_size: int = 1,
     ) -> None:
         """kube-scheduler handleSchedulingFailure: requeue, event, condition, nomination.
 
         `nominated`: None leaves the nomination alone, "" clears it, a name sets it.
+        `entity_size`: the size of the pod group entity it was tried in (backoff).
         """
         self.attempted(ERROR if error else UNSCHEDULABLE, profile, start)
         pod = qpi.pod
@@ -120,7 +122,8 @@ class Outcomes:
             self._queue.done(pod.uid)
             return
         qpi.pod = current
-        self._queue.add_unschedulable_if_not_present(qpi, error=error)  # ends the flight
+        # Ends the flight.
+        self._queue.add_unschedulable_if_not_present(qpi, error=error, entity_size=entity_size)
         if nominated:
             self._queue.nominator.add_nominated(current, nominated)
         elif nominated == "":

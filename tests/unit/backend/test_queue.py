@@ -203,6 +203,38 @@ def test_backoff_duration(attempts: int, expected: float) -> None:
     assert backoff_duration(attempts, 1.0, 10.0) == expected
 
 
+@pytest.mark.parametrize(
+    ("attempts", "size", "expected"),
+    [
+        # calculateBackoffDuration: a pod group entity's cap is podMaxBackoff times the
+        # square root of its size; below the cap it doubles as a single pod's does.
+        (4, 4, 8.0),
+        (5, 4, 16.0),
+        (6, 4, 20.0),
+        (60, 4, 20.0),
+        (6, 9, 30.0),
+        (6, 1, 10.0),
+        (6, 2, 10.0 * 2**0.5),
+    ],
+    ids=str,
+)
+def test_a_pod_group_entity_backs_off_up_to_sqrt_size_times_the_max(
+    attempts: int, size: int, expected: float
+) -> None:
+    assert backoff_duration(attempts, 1.0, 10.0, size) == pytest.approx(expected)
+
+
+async def test_a_member_requeued_with_its_group_entity_waits_the_group_backoff(env: Env) -> None:
+    env.q.add(make_pod("p").obj())
+    for expected in (1.0, 2.0, 4.0, 8.0, 16.0, 20.0):
+        qpi = await env.q.pop()
+        env.q.add_unschedulable_if_not_present(qpi, error=True, entity_size=4)
+        assert env.q.where(qpi.uid) == "backoff"
+        assert qpi.backoff_expiry - env.clock.now() == expected
+        env.clock.advance(expected + 1)
+        assert env.q.flush_backoff_completed() == 1
+
+
 async def test_backoff_grows_with_errors_and_flushes_the_window_after_expiry(env: Env) -> None:
     # The clock starts on a whole second, so every expiry is now + duration; the pod
     # backs off while its expiry is not before the current window (isEntityBackingoff).

@@ -67,7 +67,9 @@ class _Queue:
     def done(self, uid: str) -> None:
         self.ended.append(self._names.get(uid, uid))
 
-    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, *, error: bool = False) -> None:
+    def add_unschedulable_if_not_present(
+        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
+    ) -> None:
         self.requeued.append((qpi.pod.name, error))
         self.done(qpi.pod.uid)
 
