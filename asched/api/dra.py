@@ -44,6 +44,36 @@ class DeviceClass:
 
 
 @dataclass(slots=True, frozen=True)
+class DeviceTaint:
+    """`spec.devices[].taints[]` of a ResourceSlice (DeviceTaints, GA in 1.37)."""
+
+    key: str
+    value: str = ""
+    effect: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceToleration:
+    """A request's `tolerations[]`."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty
+        operator is Equal; an unknown operator tolerates nothing."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(slots=True, frozen=True)
 class DeviceSubRequest:
     """`exactly`, or one `firstAvailable[]` alternative (DeviceSubRequest)."""
 
@@ -53,6 +83,7 @@ class DeviceSubRequest:
     allocation_mode: str = ALLOCATION_MODE_EXACT_COUNT
     count: int = 1
     admin_access: bool = False
+    tolerations: tuple[DeviceToleration, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -142,6 +173,7 @@ class Device:
     # The attributes whose value is a version (a str above): a matchAttribute constraint
     # never finds a version equal to a string.
     versions: frozenset[str] = frozenset()
+    taints: tuple[DeviceTaint, ...] = ()
 
 
 @dataclass(slots=True)
@@ -230,7 +262,26 @@ def _sub_request(raw: Any, name: str, path: str) -> DeviceSubRequest:
         allocation_mode=str(req.get("allocationMode") or ALLOCATION_MODE_EXACT_COUNT),
         count=count,
         admin_access=bool(req.get("adminAccess") or False),
+        tolerations=tuple(
+            DeviceToleration(
+                key=_text(t, "key", f"{path}.tolerations[{i}]"),
+                operator=_text(t, "operator", f"{path}.tolerations[{i}]"),
+                value=_text(t, "value", f"{path}.tolerations[{i}]"),
+                effect=_text(t, "effect", f"{path}.tolerations[{i}]"),
+            )
+            for i, t in enumerate(_list(req.get("tolerations"), f"{path}.tolerations"))
+        ),
     )
+
+
+def _text(raw: Any, key: str, path: str) -> str:
+    """An optional string field of the object at *path*."""
+    value = _obj(raw, path).get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{path}.{key}: expected a string, got {value!r}")
+    return value
 
 
 def _request(raw: Any, path: str) -> DeviceRequest:
@@ -382,6 +433,14 @@ def _device(raw: Any, driver: str, path: str) -> Device:
             )
             for k, v in caps.items()
         },
+        taints=tuple(
+            DeviceTaint(
+                key=_text(t, "key", f"{path}.taints[{i}]"),
+                value=_text(t, "value", f"{path}.taints[{i}]"),
+                effect=_text(t, "effect", f"{path}.taints[{i}]"),
+            )
+            for i, t in enumerate(_list(dev.get("taints"), f"{path}.taints"))
+        ),
     )
 
 

@@ -2,8 +2,9 @@
 
 Four comparisons, each named so a documented difference can exempt exactly it:
 - `scheduled`: which pods got a node, and which existing pods survived (preemption);
-- `node`: the node of every pod in expect_same_node, and the sorted per-domain pod counts
-  of expect_spread (which domain gets the extra pod may be a tie);
+- `node`: the node of every pod in expect_same_node or expect_nodes (a pod whose node the
+  scenario states has a clear winner, so asched must pick it too), and the sorted
+  per-domain pod counts of expect_spread (which domain gets the extra pod may be a tie);
 - `message`: which pods were left pending without any event in the first round (before
   `then`), the event reasons of each pod, its first FailedScheduling note (a bound
   preemptor has one too) and its PodScheduled=False condition message, exactly (both saw
@@ -77,7 +78,7 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
                 f"{sorted(kube.existing_left)}",
             )
         )
-    for name in s.expect_same_node:
+    for name in dict.fromkeys((*s.expect_same_node, *s.expect_nodes)):
         a_node, k_node = asched.pods[name].node, kube.pods[name].node
         if a_node != k_node:
             out.append(

@@ -1,21 +1,23 @@
 """The structured allocator: which devices of one node's ResourceSlices satisfy the claims.
 
-Follows k8s.io/dynamic-resource-allocation/structured, variant "stable" (NewAllocator picks
-the most stable implementation whose supported features cover the enabled ones; with
-kube-scheduler 1.37's default gates, device binding conditions, consumable capacity and the
-other alpha features off, that is "stable"): GatherPools, then allocateOne's depth-first
-search over claims -> requests -> devices with backtracking, a device taken at most once
-and never one already allocated (unless the request asks for admin access).
+Follows k8s.io/dynamic-resource-allocation/structured. NewAllocator picks the most stable
+implementation whose supported features cover the enabled ones; kube-scheduler 1.37's
+default gates turn on DeviceBindingConditions, ConsumableCapacity and
+FractionalCapacityRange (beta), so Go runs the "incubating" variant. What asched follows of
+it: GatherPools, then allocateOne's depth-first search over claims -> requests -> devices
+with backtracking, a device taken at most once and never one already allocated (unless the
+request asks for admin access).
 
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
 allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
-order (DRAPrioritizedList, beta and on in 1.37; the result names "request/subrequest"),
+order (DRAPrioritizedList, GA in 1.37; the result names "request/subrequest"),
 slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, pools
 split over several slices (a pool whose slices at its newest generation are not all
 present is incomplete: skipped, or an error for All), matchAttribute constraints
-(constraints.py). Not supported: partitionable devices (counters), device taints,
-consumable capacity. Go walks pools in map order; here they are sorted by (driver, pool)
-so a test can know which device a claim gets (pools.py).
+(constraints.py), device taints and request tolerations (DeviceTaints, GA). Not
+supported (documented in docs/differential.md): partitionable devices (counters),
+consumable capacity, device binding conditions. Go walks pools in map order; here they are
+sorted by (driver, pool) so a test can know which device a claim gets (pools.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from asched.api.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
     Allocation,
+    Device,
     DeviceClass,
     DeviceRequest,
     DeviceResult,
@@ -279,6 +282,10 @@ class _Search:
         """Take the candidate if the claim's constraints allow it (Go's allocateDevice),
         then fill the rest; a device All mode needs that a constraint refuses is Go's
         error (such a claim can never be satisfied)."""
+        if _taint_prevents_allocation(cand.device, data.request):
+            # Checked before the constraints, as Go's allocateDevice: a tainted device an
+            # All request needs makes it fail, but without the constraint's error.
+            return False
         request, _, sub_request = data.result_name.partition("/")
         constraints = self._constraints[data.claim_index]
         if not constraints.add(request, sub_request, cand.device):
@@ -299,3 +306,18 @@ class _Search:
         self._taken.discard(cand.id)
         constraints.remove(request, sub_request)
         return False
+
+
+# Taint effects that keep a device from being allocated; None and unknown ones do not.
+_BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+def _taint_prevents_allocation(device: Device, request: DeviceSubRequest) -> bool:
+    """taintPreventsAllocation (DeviceTaints, GA in 1.37): a NoSchedule or NoExecute taint
+    that none of the request's tolerations tolerates. DeviceTaintRules (alpha, off) are
+    not read."""
+    return any(
+        taint.effect in _BLOCKING_EFFECTS
+        and not any(t.tolerates(taint) for t in request.tolerations)
+        for taint in device.taints
+    )

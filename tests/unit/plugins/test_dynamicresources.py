@@ -1040,3 +1040,100 @@ def test_a_version_is_never_equal_to_a_string() -> None:
         "g", {"gpu.example.com/fw": "1.2.3"}, versions=frozenset({"gpu.example.com/fw"})
     )
     assert compile_expression(f'{_FW} == "1.2.3"').evaluate(device, GPU) is False
+
+
+# ---- device taints (DeviceTaints, GA in 1.37) -----------------------------------------
+def _tainted(name: str, effect: str, key: str = "dead", value: str = "yes") -> dict[str, Any]:
+    device = gpu(name)
+    device["taints"] = [{"key": key, "value": value, "effect": effect}]
+    return device
+
+
+def _tolerating(*tolerations: dict[str, str], mode: str = "ExactCount") -> dict[str, Any]:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu", mode=mode))
+    claim["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = list(tolerations)
+    return claim
+
+
+@pytest.mark.parametrize(
+    ("effect", "tolerations", "device"),
+    [
+        # taintPreventsAllocation: NoSchedule and NoExecute keep the device unless a
+        # toleration matches (ToleratesTaint); None and unknown effects never do.
+        pytest.param("NoSchedule", [], "g1", id="no-schedule-skipped"),
+        pytest.param("NoExecute", [], "g1", id="no-execute-skipped"),
+        pytest.param("None", [], "g0", id="none-ignored"),
+        pytest.param("SomethingNew", [], "g0", id="unknown-effect-ignored"),
+        pytest.param("NoSchedule", [{"key": "dead", "value": "yes"}], "g0", id="equal-by-default"),
+        pytest.param("NoSchedule", [{"key": "dead", "value": "no"}], "g1", id="value-differs"),
+        pytest.param("NoSchedule", [{"operator": "Exists"}], "g0", id="exists-any-key"),
+        pytest.param(
+            "NoSchedule",
+            [{"key": "dead", "operator": "Exists", "effect": "NoExecute"}],
+            "g1",
+            id="effect-differs",
+        ),
+        pytest.param("NoSchedule", [{"key": "dead", "operator": "Gt"}], "g1", id="bad-operator"),
+    ],
+)
+def test_a_device_taint_keeps_the_device_unless_tolerated(
+    effect: str, tolerations: list[dict[str, str]], device: str
+) -> None:
+    claim = decode_resource_claim(_tolerating(*tolerations))
+    node = gpu_slice("n1", _tainted("g0", effect), gpu("g1"))
+    result = _allocator(node).allocate("n1", {}, [claim])
+    assert result is not None
+    assert [r.device for r in result[0].results] == [device]
+
+
+def test_a_node_whose_only_device_is_tainted_cannot_allocate() -> None:
+    w = World(claims=(_tolerating(),), slices=(gpu_slice("n1", _tainted("g0", "NoSchedule")),))
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "cannot allocate all claims",
+    )
+
+
+def test_all_mode_with_a_tainted_device_fails_without_an_error() -> None:
+    # allocateDevice checks taints before constraints: an All request that needs a
+    # tainted device is unsatisfiable on the node, not an error.
+    w = World(
+        claims=(_tolerating(mode="All"),),
+        slices=(gpu_slice("n1", gpu("g0"), _tainted("g1", "NoExecute")),),
+    )
+    st = w.filter_all(claim_pod())[2]["n1"]
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "cannot allocate all claims",
+    )
+
+
+def test_a_toleration_in_a_first_available_alternative_applies_to_it_only() -> None:
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    claim["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "strict", "deviceClassName": "gpu"},
+                {
+                    "name": "lenient",
+                    "deviceClassName": "gpu",
+                    "tolerations": [{"operator": "Exists"}],
+                },
+            ],
+        }
+    ]
+    node = gpu_slice("n1", _tainted("g0", "NoSchedule"))
+    result = _allocator(node).allocate("n1", {}, [decode_resource_claim(claim)])
+    assert result is not None
+    assert [(r.request, r.device) for r in result[0].results] == [("gpu/lenient", "g0")]
+
+
+def test_a_malformed_taint_names_its_field() -> None:
+    node = gpu_slice("n1", gpu("g0"))
+    node["spec"]["devices"][0]["taints"] = [{"key": "dead", "effect": 3}]
+    with pytest.raises(DecodeError, match=r"spec\.devices\[0\]\.taints\[0\]\.effect"):
+        decode_resource_slice(node)
