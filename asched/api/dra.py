@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
+
 from asched.api.errors import DecodeError
 from asched.api.labels import NodeSelector, parse_node_selector
 from asched.api.quantity import parse_quantity
@@ -157,6 +159,10 @@ class ResourceClaim:
     constraints: tuple[MatchAttribute, ...] = ()
     allocation: Allocation | None = None
     reserved_for: tuple[ConsumerRef, ...] = ()
+    # The whole `status` as decoded (canonical JSON): DynamicResources' claim hint skips an
+    # update only when the status is unchanged (Go compares it with Semantic.DeepEqual),
+    # and `status.devices` (a driver's device conditions) is not decoded otherwise.
+    status_fingerprint: bytes = b""
 
     @property
     def key(self) -> str:
@@ -393,6 +399,7 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
             constraints=_constraints(devices.get("constraints")),
             allocation=_allocation(status.get("allocation"), "status.allocation"),
             reserved_for=tuple(reserved),
+            status_fingerprint=orjson.dumps(status, option=orjson.OPT_SORT_KEYS),
         )
 
     return _decoding("ResourceClaim", f"{ns}/{name}", build)

@@ -475,7 +475,14 @@ class DynamicResources(
             return QueueingHint.QUEUE_SKIP
         if before is None:
             return QueueingHint.QUEUE
-        if (before.allocation, before.reserved_for) == (new.allocation, new.reserved_for):
+        # Go skips only when the whole status is unchanged (a driver's status.devices
+        # conditions count too); allocation and reservedFor are compared as well because
+        # the claim tracker's in-flight copies change them without a new fingerprint.
+        if (before.allocation, before.reserved_for, before.status_fingerprint) == (
+            new.allocation,
+            new.reserved_for,
+            new.status_fingerprint,
+        ):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 

@@ -3,6 +3,7 @@ All, taken devices, Reserve/Unreserve, PreBind's writes, messages, hints and eve
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -427,6 +428,32 @@ def test_claim_hints() -> None:
     )
     assert hint(pod, was, None) is QueueingHint.QUEUE
     assert hint(pod, was, other) is QueueingHint.QUEUE
+
+
+def test_claim_hint_queues_on_any_status_change_and_skips_a_metadata_one() -> None:
+    # isSchedulableAfterClaimChange: Semantic.DeepEqual of the whole status, so a
+    # driver's status.devices conditions alone requeue the pod; a finalizer does not.
+    raw = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    raw["metadata"]["uid"] = "u1"
+    w = World(claims=(raw,))
+    pod = claim_pod()
+    before = decode_resource_claim(raw)
+    conditions = copy.deepcopy(raw)
+    conditions["status"] = {
+        "devices": [
+            {
+                "driver": GPU,
+                "pool": "n1",
+                "device": "g",
+                "conditions": [{"type": "Ready", "status": "True"}],
+            }
+        ]
+    }
+    finalized = copy.deepcopy(raw)
+    finalized["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    hint = w.plugin.hint_claim_changed
+    assert hint(pod, before, decode_resource_claim(conditions)) is QueueingHint.QUEUE
+    assert hint(pod, before, decode_resource_claim(finalized)) is QueueingHint.QUEUE_SKIP
 
 
 def test_pod_update_hint() -> None:
