@@ -125,24 +125,22 @@ async def run(opts: RunOptions) -> int:
     opts.serving.validate()
     certificate = await serving_certificate(opts.serving, clock)
     cc = cfg.client_connection
+
     # As kube-scheduler does, events and leader election get clients (and qps budgets) of
     # their own: event writes never slow bindings, and lease renewals never queue behind
     # thousands of bindings (a starved renewal loses leadership mid-run).
+    def rest_client() -> RestClient:
+        return RestClient(
+            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+        )
+
     async with (
-        RestClient(
-            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
-        ) as client,
-        RestClient(
-            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
-        ) as event_client,
-        RestClient(
-            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
-        ) as lease_client,
+        rest_client() as client,
+        rest_client() as event_client,
+        rest_client() as lease_client,
         # TokenReviews and SubjectAccessReviews for the ops port: a scrape's answer never
         # waits behind bindings, and a flood of bad tokens spends this budget only.
-        RestClient(
-            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
-        ) as auth_client,
+        rest_client() as auth_client,
     ):
         metrics = Metrics()
         # kube-scheduler's events client is built from the same clientConnection (qps,

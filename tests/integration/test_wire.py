@@ -3,6 +3,8 @@ is what the same object sent as JSON stores."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -51,17 +53,28 @@ def _content(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def test_protobuf_event_is_stored_as_the_json_one(
-    cluster: LocalCluster, admin: ClusterClient, namespace: str
-) -> None:
+@contextlib.asynccontextmanager
+async def _clients(cluster: LocalCluster) -> AsyncIterator[tuple[RestClient, RestClient]]:
+    """(protobuf, JSON) clients with the scheduler's identity."""
     connection = await load_kubeconfig(cluster.scheduler_kubeconfig)
     async with (
         RestClient(connection, qps=-1, burst=0, content_type=PROTOBUF) as proto,
         RestClient(connection, qps=-1, burst=0, content_type=JSON) as plain,
     ):
-        raw = make_pod("p", namespace).scheduler("nobody").raw()
-        raw["metadata"].pop("uid", None)
-        pod = await admin.post(f"/api/v1/namespaces/{namespace}/pods", raw)
+        yield proto, plain
+
+
+async def _pending_pod(admin: ClusterClient, namespace: str) -> dict[str, Any]:
+    raw = make_pod("p", namespace).scheduler("nobody").raw()
+    raw["metadata"].pop("uid", None)
+    return await admin.post(f"/api/v1/namespaces/{namespace}/pods", raw)
+
+
+async def test_protobuf_event_is_stored_as_the_json_one(
+    cluster: LocalCluster, admin: ClusterClient, namespace: str
+) -> None:
+    async with _clients(cluster) as (proto, plain):
+        pod = await _pending_pod(admin, namespace)
         events = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
         await proto.request("POST", events, body=_event("via-protobuf", namespace, pod))
         await plain.request("POST", events, body=_event("via-json", namespace, pod))
@@ -77,15 +90,8 @@ async def test_protobuf_binding_binds_and_its_conflict_reads_as_json_did(
     cluster: LocalCluster, admin: ClusterClient, kwok_nodes: NodeFactory, namespace: str
 ) -> None:
     node, other = await kwok_nodes([NodeSpec(name="a"), NodeSpec(name="b")])
-    connection = await load_kubeconfig(cluster.scheduler_kubeconfig)
-    async with (
-        RestClient(connection, qps=-1, burst=0, content_type=PROTOBUF) as proto,
-        RestClient(connection, qps=-1, burst=0, content_type=JSON) as plain,
-    ):
-        raw = make_pod("p", namespace).scheduler("nobody").raw()
-        raw["metadata"].pop("uid", None)
-        pod = await admin.post(f"/api/v1/namespaces/{namespace}/pods", raw)
-        uid = pod["metadata"]["uid"]
+    async with _clients(cluster) as (proto, plain):
+        uid = (await _pending_pod(admin, namespace))["metadata"]["uid"]
 
         with pytest.raises(ApiError) as wrong_uid:
             await proto.bind(namespace, "p", "not-" + uid, node)
