@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import orjson
 
 from asched.api.errors import DecodeError
 from asched.api.labels import NodeSelector, parse_node_selector
-from asched.api.quantity import parse_quantity
+from asched.api.quantity import QuantityError, parse_quantity, parse_quantity_exact
 
 GROUP = "resource.k8s.io"
 VERSION = "v1"
@@ -170,6 +171,23 @@ class ResourceClaim:
 
 
 @dataclass(slots=True, frozen=True)
+class CounterSet:
+    """A slice's `sharedCounters[]` entry (DRAPartitionableDevices, beta in 1.37): named
+    counters (exact quantities) the pool's devices draw on."""
+
+    name: str
+    counters: dict[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class CounterConsumption:
+    """A device's `consumesCounters[]` entry: what allocating it takes from a counter set."""
+
+    counter_set: str
+    counters: dict[str, Fraction] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
 class Device:
     name: str
     # Fully qualified attribute / capacity names ("gpu.example.com/model"): an unqualified
@@ -180,6 +198,16 @@ class Device:
     # never finds a version equal to a string.
     versions: frozenset[str] = frozenset()
     taints: tuple[DeviceTaint, ...] = ()
+    consumes_counters: tuple[CounterConsumption, ...] = ()
+    # Where the device is usable when its slice sets perDeviceNodeSelection.
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: NodeSelector | None = None
+    # DRADeviceBindingConditions (beta in 1.37): the conditions the claim's device status
+    # must reach before the pod is bound, and those that fail the binding.
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
 
 @dataclass(slots=True)
@@ -194,7 +222,11 @@ class ResourceSlice:
     node_name: str = ""
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
+    # Each device says which nodes can use it (its own nodeName/allNodes/nodeSelector).
+    per_device_node_selection: bool = False
     devices: tuple[Device, ...] = ()
+    # A slice has devices or shared counters, never both (API validation).
+    shared_counters: tuple[CounterSet, ...] = ()
 
     @property
     def key(self) -> str:
@@ -448,7 +480,43 @@ def _device(raw: Any, driver: str, path: str) -> Device:
             )
             for i, t in enumerate(_list(dev.get("taints"), f"{path}.taints"))
         ),
+        consumes_counters=tuple(
+            CounterConsumption(
+                counter_set=_text(c, "counterSet", f"{path}.consumesCounters[{i}]"),
+                counters=_counters(c, f"{path}.consumesCounters[{i}]"),
+            )
+            for i, c in enumerate(_list(dev.get("consumesCounters"), f"{path}.consumesCounters"))
+        ),
+        node_name=str(dev.get("nodeName") or ""),
+        all_nodes=bool(dev.get("allNodes") or False),
+        node_selector=parse_node_selector(dev.get("nodeSelector"), f"{path}.nodeSelector"),
+        binding_conditions=_strings(dev.get("bindingConditions"), f"{path}.bindingConditions"),
+        binding_failure_conditions=_strings(
+            dev.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"
+        ),
+        binds_to_node=bool(dev.get("bindsToNode") or False),
     )
+
+
+def _strings(raw: Any, path: str) -> tuple[str, ...]:
+    items = _list(raw, path)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ValueError(f"{path}[{i}]: expected a string, got {item!r}")
+    return tuple(items)
+
+
+def _counters(raw: Any, path: str) -> dict[str, Fraction]:
+    """`counters: {name: {value: <quantity>}}`, exactly."""
+    counters = _obj(_obj(raw, path).get("counters"), f"{path}.counters")
+    out = {}
+    for name, counter in counters.items():
+        where = f"{path}.counters.{name}.value"
+        try:
+            out[name] = parse_quantity_exact(str(_obj(counter, where).get("value") or "0"))
+        except QuantityError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return out
 
 
 def decode_resource_slice(raw: dict[str, Any]) -> ResourceSlice:
@@ -471,7 +539,15 @@ def decode_resource_slice(raw: dict[str, Any]) -> ResourceSlice:
             node_name=str(spec.get("nodeName") or ""),
             all_nodes=bool(spec.get("allNodes") or False),
             node_selector=parse_node_selector(spec.get("nodeSelector"), "spec.nodeSelector"),
+            per_device_node_selection=bool(spec.get("perDeviceNodeSelection") or False),
             devices=tuple(_device(d, driver, f"spec.devices[{i}]") for i, d in enumerate(devices)),
+            shared_counters=tuple(
+                CounterSet(
+                    name=_text(c, "name", f"spec.sharedCounters[{i}]"),
+                    counters=_counters(c, f"spec.sharedCounters[{i}]"),
+                )
+                for i, c in enumerate(_list(spec.get("sharedCounters"), "spec.sharedCounters"))
+            ),
         )
 
     return _decoding("ResourceSlice", name, build)

@@ -58,6 +58,16 @@ def parse_quantity(value: str | int | float) -> int:
     return _ceil(_exact(value))
 
 
+def parse_quantity_exact(value: str | int) -> Fraction:
+    """The quantity exactly (DRA counters and consumable capacity compare
+    resource.Quantity values with Cmp, so nothing may be rounded)."""
+    if isinstance(value, bool):
+        raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity")
+    if isinstance(value, int):
+        return Fraction(value)
+    return _exact(value)
+
+
 def parse_cpu_milli(value: str | int | float) -> int:
     """The quantity in thousandths, rounded up (millicores for cpu)."""
     if isinstance(value, bool):

@@ -150,23 +150,26 @@ class Placement:
         return real[len(prefix) :] if real.startswith(prefix) else PROVISIONED
 
     def resource_slices(self) -> list[dict[str, Any]]:
-        """The scenario's ResourceSlices, one pool per (node, driver), real node names."""
+        """The scenario's ResourceSlices, one pool per (node, driver), real node names; a
+        pool with shared counters has them in a second slice."""
         out = []
         for t in self.scenario.slices:
             node = self.node_name(t.node)
+            name = f"{node}-{t.driver.split('.')[0]}"
+            count = 2 if t.shared_counters else 1
             out.append(
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{node}-{t.driver.split('.')[0]}"},
-                    "spec": {
-                        "driver": t.driver,
-                        "nodeName": node,
-                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                        "devices": [dict(d) for d in t.devices],
-                    },
-                }
+                _slice_body(name, t.driver, node, count, devices=[dict(d) for d in t.devices])
             )
+            if t.shared_counters:
+                counter_sets = [
+                    {"name": s, "counters": {c: {"value": v} for c, v in counters.items()}}
+                    for s, counters in t.shared_counters.items()
+                ]
+                out.append(
+                    _slice_body(
+                        f"{name}-counters", t.driver, node, count, sharedCounters=counter_sets
+                    )
+                )
         return out
 
     def pod_group(self, group: PodGroupTemplate, side: Side) -> dict[str, Any]:
@@ -178,6 +181,21 @@ class Placement:
     def pod_group_path(self, side: Side, name: str = "") -> str:
         base = f"/apis/{POD_GROUP_API}/namespaces/{self.namespace(side)}/podgroups"
         return f"{base}/{name}" if name else base
+
+
+def _slice_body(name: str, driver: str, node: str, count: int, **spec: Any) -> dict[str, Any]:
+    """A ResourceSlice of the node's pool (named after the node), one of `count`."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": count},
+            **spec,
+        },
+    }
 
 
 def run_label(run: str, side: Side) -> str:

@@ -143,7 +143,7 @@ _GROUP_KEYS = frozenset(
         "disruptionMode",
     }
 )
-_SLICE_KEYS = frozenset({"node", "devices", "driver"})
+_SLICE_KEYS = frozenset({"node", "devices", "driver", "shared_counters"})
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
 _ACTION_KEYS = frozenset({"delete", "relabel", "labels", "add_node", "set_min_count", "minCount"})
 #: What expect_group may say of a group's PodGroupInitiallyScheduled condition.
@@ -244,6 +244,10 @@ class SliceTemplate:
     node: str
     devices: tuple[Mapping[str, Any], ...]
     driver: str = "gpu.example.com"
+    #: Partitionable devices: the pool's counter sets (`{set: {counter: quantity}}`),
+    #: published as a second slice of the node's pool, as a driver must (a slice has
+    #: devices or sharedCounters, never both).
+    shared_counters: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _slice(raw: Mapping[str, Any], where: str) -> SliceTemplate:
@@ -252,6 +256,7 @@ def _slice(raw: Mapping[str, Any], where: str) -> SliceTemplate:
         str(raw["node"]),
         tuple(raw.get("devices", ())),
         str(raw.get("driver", "gpu.example.com")),
+        dict(raw.get("shared_counters", {})),
     )
 
 

@@ -14,16 +14,18 @@ order (DRAPrioritizedList, GA in 1.37; the result names "request/subrequest"),
 slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, pools
 split over several slices (a pool whose slices at its newest generation are not all
 present is incomplete: skipped, or an error for All), matchAttribute constraints
-(constraints.py), device taints and request tolerations (DeviceTaints, GA). Not
-supported (documented in docs/differential.md): partitionable devices (counters),
-consumable capacity, device binding conditions. Go walks pools in map order; here they are
-sorted by (driver, pool) so a test can know which device a claim gets (pools.py).
+(constraints.py), device taints and request tolerations (DeviceTaints, GA), partitionable
+devices (DRAPartitionableDevices, beta: a device that consumes counters is taken only while
+its pool's counter sets cover everything allocated and being allocated, as
+checkAvailableCounters; per-device node selection). Not supported (documented in
+docs/differential.md): consumable capacity, device binding conditions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from asched.api.dra import (
     ALLOCATION_MODE_ALL,
@@ -39,7 +41,14 @@ from asched.api.dra import (
 )
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
-from asched.plugins.dynamicresources.pools import Candidate, DeviceID, Pool, SliceIndex
+from asched.plugins.dynamicresources.pools import (
+    Candidate,
+    DeviceID,
+    Pool,
+    PoolKey,
+    SliceIndex,
+    device_targets_node,
+)
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -84,6 +93,7 @@ class Allocator:
         self._classes = classes
         self._allocated = allocated
         self._slices = SliceIndex(slices)
+        self._node: tuple[str, Mapping[str, str]] = ("", {})
 
     def allocate(
         self, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
@@ -94,6 +104,7 @@ class Allocator:
         ends with status Error), NodeAllocationFailure when the node fails with a reason
         of its own.
         """
+        self._node = (node_name, labels)
         pools = self._slices.pools(node_name, labels)
         if not pools:
             return None
@@ -168,7 +179,15 @@ class Allocator:
         return data
 
     def _selectable(self, data: _Request, cand: Candidate) -> bool:
-        """Go's isSelectable / selectorsMatch: the class's selectors, then the request's."""
+        """Go's isSelectable / selectorsMatch: the class's selectors, the request's, then
+        (perDeviceNodeSelection) whether the device is usable on the node."""
+        if not self._selectors_match(data, cand):
+            return False
+        return not cand.slice.per_device_node_selection or device_targets_node(
+            cand.device, *self._node
+        )
+
+    def _selectors_match(self, data: _Request, cand: Candidate) -> bool:
         driver = cand.id[0]
         device_id = "/".join(cand.id)
         for owner, selectors in (
@@ -223,15 +242,70 @@ class _Search:
         self._selectable = selectable
         self._taken: set[DeviceID] = set()
         self._checked: dict[tuple[int, DeviceID], bool] = {}
-        self._slice_of: dict[DeviceID, ResourceSlice] = {}
+        self._chosen: dict[DeviceID, Candidate] = {}
         self._constraints = constraints
         self.results: list[list[DeviceResult]] = [[] for _ in constraints]
+        self._pool_of = {(p.driver, p.name): p for p in pools}
+        # checkAvailableCounters: per pool, counter set -> counter -> what is left after
+        # the allocated devices (computed once), and what this attempt has taken.
+        self._available: dict[PoolKey, dict[str, dict[str, Fraction]]] = {}
+        self._consumed: dict[PoolKey, dict[str, dict[str, Fraction]]] = {}
 
     def node_bound(self, results: Sequence[DeviceResult]) -> bool:
-        """Go's createNodeSelector: an allocation from a slice of all nodes has no node
-        selector; one from a node's slice (or a node-selector slice: asched narrows that to
-        the node it chose) is bound to the node."""
-        return any(not self._slice_of[r.device_id].all_nodes for r in results)
+        """Go's createNodeSelector: an allocation from a slice of all nodes (or of devices
+        that are each for all nodes) has no node selector; one from a node's slice, or of a
+        device that binds to its node, is bound to the node (a node-selector slice too:
+        asched narrows that to the node it chose)."""
+        for r in results:
+            cand = self._chosen[r.device_id]
+            everywhere = (
+                cand.device.all_nodes
+                if cand.slice.per_device_node_selection
+                else cand.slice.all_nodes
+            )
+            if not everywhere or cand.device.binds_to_node:
+                return True
+        return False
+
+    def _available_counters(self, key: PoolKey) -> dict[str, dict[str, Fraction]]:
+        available = self._available.get(key)
+        if available is None:
+            pool = self._pool_of[key]
+            available = {name: dict(c) for name, c in pool.counter_sets.items()}
+            for cand in (*pool.devices, *pool.other_devices):
+                if cand.id not in self._allocated:
+                    continue
+                for consumption in cand.device.consumes_counters:
+                    counters = available.get(consumption.counter_set, {})
+                    for name, value in consumption.counters.items():
+                        if name in counters:
+                            # May go negative: that counter then has nothing left.
+                            counters[name] -= value
+            self._available[key] = available
+        return available
+
+    def _take_counters(self, cand: Candidate, sign: int) -> None:
+        consumed = self._consumed.setdefault(cand.id[:2], {})
+        for consumption in cand.device.consumes_counters:
+            counters = consumed.setdefault(consumption.counter_set, {})
+            for name, value in consumption.counters.items():
+                counters[name] = counters.get(name, Fraction(0)) + sign * value
+
+    def _reserve_counters(self, cand: Candidate) -> bool:
+        """checkAvailableCounters: take the device's counters, and give them back unless
+        every counter of the pool still covers what is taken. Like Go, a counter already
+        overdrawn by allocated devices blocks every device of the pool that consumes
+        counters, whichever set it draws on."""
+        key = cand.id[:2]
+        available = self._available_counters(key)
+        self._take_counters(cand, 1)
+        consumed = self._consumed[key]
+        for set_name, counters in available.items():
+            taken = consumed.get(set_name, {})
+            if any(value < taken.get(name, 0) for name, value in counters.items()):
+                self._take_counters(cand, -1)
+                return False
+        return True
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self._taken or device in self._allocated
@@ -282,13 +356,20 @@ class _Search:
         """Take the candidate if the claim's constraints allow it (Go's allocateDevice),
         then fill the rest; a device All mode needs that a constraint refuses is Go's
         error (such a claim can never be satisfied)."""
+        counted = bool(cand.device.consumes_counters)
+        if counted and not self._reserve_counters(cand):
+            return False
         if _taint_prevents_allocation(cand.device, data.request):
             # Checked before the constraints, as Go's allocateDevice: a tainted device an
             # All request needs makes it fail, but without the constraint's error.
+            if counted:
+                self._take_counters(cand, -1)
             return False
         request, _, sub_request = data.result_name.partition("/")
         constraints = self._constraints[data.claim_index]
         if not constraints.add(request, sub_request, cand.device):
+            if counted:
+                self._take_counters(cand, -1)
             if must:
                 raise AllocationError(
                     f"claim {data.claim.key}, request {data.request.name}: cannot add device "
@@ -297,7 +378,7 @@ class _Search:
             return False
         results = self.results[data.claim_index]
         results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
-        self._slice_of[cand.id] = cand.slice
+        self._chosen[cand.id] = cand
         if not data.request.admin_access:
             self._taken.add(cand.id)
         if self._fill(r, data, slot + 1):
@@ -305,6 +386,8 @@ class _Search:
         results.pop()
         self._taken.discard(cand.id)
         constraints.remove(request, sub_request)
+        if counted:
+            self._take_counters(cand, -1)
         return False
 
 
