@@ -63,6 +63,8 @@ class DeviceToleration:
     operator: str = ""
     value: str = ""
     effect: str = ""
+    # tolerationSeconds: not read by the scheduler, only copied into the allocation.
+    seconds: int | None = None
 
     def tolerates(self, taint: DeviceTaint) -> bool:
         """resourceclaim.ToleratesTaint: an empty effect or key matches any; an empty
@@ -87,6 +89,9 @@ class DeviceSubRequest:
     count: int = 1
     admin_access: bool = False
     tolerations: tuple[DeviceToleration, ...] = ()
+    # `capacity.requests` (DRAConsumableCapacity, beta in 1.37), by the name the
+    # device's capacity uses; None when the request says nothing of capacity.
+    capacity_requests: dict[str, Fraction] | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -111,6 +116,15 @@ class DeviceResult:
     driver: str
     pool: str
     device: str
+    admin_access: bool = False
+    # One share of a device that allows multiple allocations (DRAConsumableCapacity):
+    # its id, and the capacity it consumes (name -> exact quantity).
+    share_id: str = ""
+    consumed_capacity: tuple[tuple[str, Fraction], ...] = ()
+    # What the allocator copies from the request and the device for the API.
+    tolerations: tuple[DeviceToleration, ...] = ()
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -188,6 +202,28 @@ class CounterConsumption:
 
 
 @dataclass(slots=True, frozen=True)
+class CapacityRequestPolicy:
+    """How requests consume a capacity (`capacity.<name>.requestPolicy`): the default
+    for a request that names no amount, and either the valid values (ascending) or a
+    range (min, optional max, optional step)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    range_min: Fraction | None = None
+    range_max: Fraction | None = None
+    range_step: Fraction | None = None
+    has_range: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceCapacity:
+    """One `capacity` entry, exactly, under the name the slice gives it."""
+
+    value: Fraction
+    policy: CapacityRequestPolicy | None = None
+
+
+@dataclass(slots=True, frozen=True)
 class Device:
     name: str
     # Fully qualified attribute / capacity names ("gpu.example.com/model"): an unqualified
@@ -208,6 +244,10 @@ class Device:
     binding_conditions: tuple[str, ...] = ()
     binding_failure_conditions: tuple[str, ...] = ()
     binds_to_node: bool = False
+    # DRAConsumableCapacity (beta in 1.37): the device may be shared by several
+    # allocations, each consuming part of `consumable` (the capacity, by raw name).
+    allow_multiple_allocations: bool = False
+    consumable: dict[str, DeviceCapacity] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -306,10 +346,62 @@ def _sub_request(raw: Any, name: str, path: str) -> DeviceSubRequest:
                 operator=_text(t, "operator", f"{path}.tolerations[{i}]"),
                 value=_text(t, "value", f"{path}.tolerations[{i}]"),
                 effect=_text(t, "effect", f"{path}.tolerations[{i}]"),
+                seconds=_optional_int(t, "tolerationSeconds", f"{path}.tolerations[{i}]"),
             )
             for i, t in enumerate(_list(req.get("tolerations"), f"{path}.tolerations"))
         ),
+        capacity_requests=_capacity_requests(req.get("capacity"), f"{path}.capacity"),
     )
+
+
+def _exact(raw: Any, path: str) -> Fraction:
+    try:
+        return parse_quantity_exact(str(raw))
+    except QuantityError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _capacity_requests(raw: Any, path: str) -> dict[str, Fraction] | None:
+    requests = _obj(raw, path).get("requests")
+    if requests is None:
+        return None
+    return {
+        k: _exact(v, f"{path}.requests.{k}") for k, v in _obj(requests, f"{path}.requests").items()
+    }
+
+
+def _request_policy(raw: Any, path: str) -> CapacityRequestPolicy | None:
+    if raw is None:
+        return None
+    policy = _obj(raw, path)
+    default = policy.get("default")
+    valid_range = policy.get("validRange")
+    rng = _obj(valid_range, f"{path}.validRange")
+
+    def opt(key: str) -> Fraction | None:
+        value = rng.get(key)
+        return None if value is None else _exact(value, f"{path}.validRange.{key}")
+
+    return CapacityRequestPolicy(
+        default=None if default is None else _exact(default, f"{path}.default"),
+        valid_values=tuple(
+            _exact(v, f"{path}.validValues[{i}]")
+            for i, v in enumerate(_list(policy.get("validValues"), f"{path}.validValues"))
+        ),
+        range_min=opt("min"),
+        range_max=opt("max"),
+        range_step=opt("step"),
+        has_range=valid_range is not None,
+    )
+
+
+def _optional_int(raw: Any, key: str, path: str) -> int | None:
+    value = _obj(raw, path).get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{path}.{key}: expected an integer, got {value!r}")
+    return value
 
 
 def _text(raw: Any, key: str, path: str) -> str:
@@ -367,13 +459,20 @@ def _allocation(raw: Any, path: str) -> Allocation | None:
     results = []
     devices = _obj(alloc.get("devices"), f"{path}.devices")
     for i, r in enumerate(_list(devices.get("results"), f"{path}.devices.results")):
-        res = _obj(r, f"{path}.devices.results[{i}]")
+        where = f"{path}.devices.results[{i}]"
+        res = _obj(r, where)
+        consumed = _obj(res.get("consumedCapacity"), f"{where}.consumedCapacity")
         results.append(
             DeviceResult(
                 str(res.get("request") or ""),
                 str(res.get("driver") or ""),
                 str(res.get("pool") or ""),
                 str(res.get("device") or ""),
+                admin_access=bool(res.get("adminAccess") or False),
+                share_id=str(res.get("shareID") or ""),
+                consumed_capacity=tuple(
+                    (k, _exact(v, f"{where}.consumedCapacity.{k}")) for k, v in consumed.items()
+                ),
             )
         )
     raw_sel = alloc.get("nodeSelector")
@@ -495,6 +594,19 @@ def _device(raw: Any, driver: str, path: str) -> Device:
             dev.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"
         ),
         binds_to_node=bool(dev.get("bindsToNode") or False),
+        allow_multiple_allocations=bool(dev.get("allowMultipleAllocations") or False),
+        consumable={
+            k: DeviceCapacity(
+                value=_exact(
+                    _obj(v, f"{path}.capacity.{k}").get("value") or "0",
+                    f"{path}.capacity.{k}.value",
+                ),
+                policy=_request_policy(
+                    v.get("requestPolicy"), f"{path}.capacity.{k}.requestPolicy"
+                ),
+            )
+            for k, v in caps.items()
+        },
     )
 
 

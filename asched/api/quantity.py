@@ -77,3 +77,14 @@ def parse_cpu_milli(value: str | int | float) -> int:
     if isinstance(value, float):
         return _ceil(Fraction(value) * 1000)
     return _ceil(_exact(value) * 1000)
+
+
+def format_quantity(value: Fraction) -> str:
+    """A quantity string for an exact value: an integer as such, otherwise in milli or
+    nano units (the API server stores the value, so any exact spelling will do).
+    Raises QuantityError for a value finer than a nano unit, which no quantity holds."""
+    for scale, suffix in ((1, ""), (10**3, "m"), (10**9, "n")):
+        scaled = value * scale
+        if scaled.denominator == 1:
+            return f"{scaled.numerator}{suffix}"
+    raise QuantityError(f"quantity {value} is finer than 1n")

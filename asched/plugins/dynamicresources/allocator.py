@@ -5,8 +5,9 @@ implementation whose supported features cover the enabled ones; kube-scheduler 1
 default gates turn on DeviceBindingConditions, ConsumableCapacity and
 FractionalCapacityRange (beta), so Go runs the "incubating" variant. What asched follows of
 it: GatherPools, then allocateOne's depth-first search over claims -> requests -> devices
-with backtracking, a device taken at most once and never one already allocated (unless the
-request asks for admin access).
+with backtracking, a request's devices taken in pool/slice/device order after the one its
+previous slot took, a device taken at most once and never one already allocated (unless the
+request asks for admin access, or the device allows multiple allocations).
 
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
 allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
@@ -17,12 +18,15 @@ present is incomplete: skipped, or an error for All), matchAttribute constraints
 (constraints.py), device taints and request tolerations (DeviceTaints, GA), partitionable
 devices (DRAPartitionableDevices, beta: a device that consumes counters is taken only while
 its pool's counter sets cover everything allocated and being allocated, as
-checkAvailableCounters; per-device node selection). Not supported (documented in
-docs/differential.md): consumable capacity, device binding conditions.
+checkAvailableCounters; per-device node selection), consumable capacity
+(DRAConsumableCapacity, beta: capacity requests and policies, capacity.py; devices shared
+by several allocations). Not supported (documented in docs/differential.md): device
+binding conditions.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,6 +43,7 @@ from asched.api.dra import (
     ResourceClaim,
     ResourceSlice,
 )
+from asched.plugins.dynamicresources.capacity import CapacityError, consumed_by_request, fits
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
 from asched.plugins.dynamicresources.pools import (
@@ -49,6 +54,7 @@ from asched.plugins.dynamicresources.pools import (
     SliceIndex,
     device_targets_node,
 )
+from asched.plugins.dynamicresources.tracker import AllocatedState
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -87,7 +93,7 @@ class Allocator:
     def __init__(
         self,
         classes: Callable[[str], DeviceClass | None],
-        allocated: frozenset[DeviceID] | set[DeviceID],
+        allocated: AllocatedState,
         slices: Sequence[ResourceSlice],
     ) -> None:
         self._classes = classes
@@ -172,7 +178,11 @@ class Allocator:
                         f"{where}: asks for all devices, but resource pool {pool.pool_id} "
                         "is currently invalid"
                     )
-                data.all_devices.extend(c for c in pool.devices if self._selectable(data, c))
+                data.all_devices.extend(
+                    c
+                    for c in pool.devices
+                    if self._selectable(data, c) and _static_capacity_fits(data, c)
+                )
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"{where}: unsupported count mode {req.allocation_mode}")
@@ -215,6 +225,18 @@ class Allocator:
         return True
 
 
+def _static_capacity_fits(data: _Request, cand: Candidate) -> bool:
+    """validateDeviceRequest for All: a device whose capacity could never hold the request
+    is not one of "all" (what is already consumed is checked when it is allocated)."""
+    try:
+        return fits(data.request.capacity_requests, cand.device, {}, {})
+    except CapacityError as exc:
+        raise AllocationError(
+            f"claim {data.claim.key}, request {data.request.name}: checking capacity for "
+            f"device {cand.device.name}: {exc}"
+        ) from None
+
+
 def _constraints(claim: ResourceClaim) -> ClaimConstraints:
     for i, c in enumerate(claim.constraints):
         if not c.attribute:
@@ -226,20 +248,23 @@ def _constraints(claim: ResourceClaim) -> ClaimConstraints:
 
 
 class _Search:
-    """allocateOne: depth first over (request, device slot), backtracking on failure."""
+    """allocateOne: depth first over (request, device slot), backtracking on failure.
+    A request's next device is looked for after the one its previous slot took (Go's
+    startLocation), so a request never takes one device twice, shared or not."""
 
     def __init__(
         self,
         requests: list[list[_Request]],
         pools: list[Pool],
-        allocated: frozenset[DeviceID] | set[DeviceID],
+        allocated: AllocatedState,
         selectable: Callable[[_Request, Candidate], bool],
         constraints: list[ClaimConstraints],
     ) -> None:
         self._requests = requests
-        self._pools = pools
+        self._devices = [c for p in pools if p.usable for c in p.devices]
         self._allocated = allocated
         self._selectable = selectable
+        # Devices this attempt took whole (allocatingDevices).
         self._taken: set[DeviceID] = set()
         self._checked: dict[tuple[int, DeviceID], bool] = {}
         self._chosen: dict[DeviceID, Candidate] = {}
@@ -250,6 +275,10 @@ class _Search:
         # the allocated devices (computed once), and what this attempt has taken.
         self._available: dict[PoolKey, dict[str, dict[str, Fraction]]] = {}
         self._consumed: dict[PoolKey, dict[str, dict[str, Fraction]]] = {}
+        # Shares this attempt made of devices that allow multiple allocations, and the
+        # capacity they consume (allocatingCapacity).
+        self._shares: dict[DeviceID, int] = {}
+        self._sharing: dict[DeviceID, dict[str, Fraction]] = {}
 
     def node_bound(self, results: Sequence[DeviceResult]) -> bool:
         """Go's createNodeSelector: an allocation from a slice of all nodes (or of devices
@@ -273,7 +302,7 @@ class _Search:
             pool = self._pool_of[key]
             available = {name: dict(c) for name, c in pool.counter_sets.items()}
             for cand in (*pool.devices, *pool.other_devices):
-                if cand.id not in self._allocated:
+                if not self._allocated.is_allocated(cand.id):
                     continue
                 for consumption in cand.device.consumes_counters:
                     counters = available.get(consumption.counter_set, {})
@@ -308,7 +337,29 @@ class _Search:
         return True
 
     def _in_use(self, device: DeviceID) -> bool:
-        return device in self._taken or device in self._allocated
+        """deviceInUse: allocated whole, or taken whole by this attempt."""
+        return device in self._taken or device in self._allocated.devices
+
+    def _capacity_in_use(self, device: DeviceID) -> bool:
+        """deviceCapacityInUse: the device already has a share, allocated or in this
+        attempt (its counters are then already charged)."""
+        a = self._allocated
+        return device in a.capacity or device in a.shared or self._shares.get(device, 0) > 0
+
+    def _capacity_fits(self, data: _Request, cand: Candidate, doing: str) -> bool:
+        """CmpRequestOverCapacity against what allocated claims and this attempt consume."""
+        try:
+            return fits(
+                data.request.capacity_requests,
+                cand.device,
+                self._allocated.capacity.get(cand.id, {}),
+                self._sharing.get(cand.id, {}),
+            )
+        except CapacityError as exc:
+            raise AllocationError(
+                f"claim {data.claim.key}, request {data.request.name}: {doing} capacity for "
+                f"device {'/'.join(cand.id)}: {exc}"
+            ) from None
 
     def _matches(self, data: _Request, cand: Candidate) -> bool:
         key = (id(data), cand.id)
@@ -322,9 +373,9 @@ class _Search:
         allocation (Go's allocateOne over subrequests)."""
         if r >= len(self._requests):
             return True
-        return any(self._fill(r, alt, 0) for alt in self._requests[r])
+        return any(self._fill(r, alt, 0, 0) for alt in self._requests[r])
 
-    def _fill(self, r: int, data: _Request, slot: int) -> bool:
+    def _fill(self, r: int, data: _Request, slot: int, start: int) -> bool:
         if data.request.allocation_mode == ALLOCATION_MODE_ALL and not data.all_devices:
             return False
         if slot >= data.num_devices:
@@ -336,59 +387,107 @@ class _Search:
             cand = data.all_devices[slot]
             if not data.request.admin_access and self._in_use(cand.id):
                 return False
-            return self._try(r, data, slot, cand, must=True)
-        for pool in self._pools:
-            if not pool.usable:
+            return self._try(r, data, slot, 0, cand, must=True)
+        for i in range(start, len(self._devices)):
+            cand = self._devices[i]
+            if data.request.admin_access:
+                if any(d.device_id == cand.id for d in results):
+                    continue
+            elif self._in_use(cand.id):
                 continue
-            for cand in pool.devices:
-                if data.request.admin_access:
-                    if any(d.device_id == cand.id for d in results):
-                        continue
-                elif self._in_use(cand.id):
-                    continue
-                if not self._matches(data, cand):
-                    continue
-                if self._try(r, data, slot, cand, must=False):
-                    return True
+            if not self._matches(data, cand):
+                continue
+            if not self._capacity_fits(data, cand, "checking"):
+                continue
+            if self._try(r, data, slot, i + 1, cand, must=False):
+                return True
         return False
 
-    def _try(self, r: int, data: _Request, slot: int, cand: Candidate, *, must: bool) -> bool:
-        """Take the candidate if the claim's constraints allow it (Go's allocateDevice),
-        then fill the rest; a device All mode needs that a constraint refuses is Go's
-        error (such a claim can never be satisfied)."""
-        counted = bool(cand.device.consumes_counters)
+    def _try(
+        self, r: int, data: _Request, slot: int, start: int, cand: Candidate, *, must: bool
+    ) -> bool:
+        """Take the candidate if its counters, taints, the claim's constraints and its
+        capacity allow it (Go's allocateDevice), then fill the rest; a device All mode
+        needs that a constraint refuses is Go's error (such a claim can never be
+        satisfied)."""
+        shared = cand.device.allow_multiple_allocations
+        counted = bool(cand.device.consumes_counters) and not (
+            shared and self._capacity_in_use(cand.id)
+        )
         if counted and not self._reserve_counters(cand):
             return False
+        undo: list[Callable[[], None]] = []
+        if counted:
+            undo.append(lambda: self._take_counters(cand, -1))
+        if self._place(data, cand, undo, must=must) and self._fill(r, data, slot + 1, start):
+            return True
+        for step in reversed(undo):
+            step()
+        return False
+
+    def _place(
+        self, data: _Request, cand: Candidate, undo: list[Callable[[], None]], *, must: bool
+    ) -> bool:
+        """The rest of allocateDevice once counters are reserved; every change it makes is
+        pushed on `undo` (rollbackDevice)."""
         if _taint_prevents_allocation(cand.device, data.request):
             # Checked before the constraints, as Go's allocateDevice: a tainted device an
             # All request needs makes it fail, but without the constraint's error.
-            if counted:
-                self._take_counters(cand, -1)
             return False
         request, _, sub_request = data.result_name.partition("/")
         constraints = self._constraints[data.claim_index]
         if not constraints.add(request, sub_request, cand.device):
-            if counted:
-                self._take_counters(cand, -1)
             if must:
                 raise AllocationError(
                     f"claim {data.claim.key}, request {data.request.name}: cannot add device "
                     f"{'/'.join(cand.id)} because a claim constraint would not be satisfied"
                 )
             return False
-        results = self.results[data.claim_index]
-        results.append(DeviceResult(data.result_name, cand.id[0], cand.id[1], cand.id[2]))
-        self._chosen[cand.id] = cand
-        if not data.request.admin_access:
+        undo.append(lambda: constraints.remove(request, sub_request))
+        shared = cand.device.allow_multiple_allocations
+        if not shared and not data.request.admin_access:
             self._taken.add(cand.id)
-        if self._fill(r, data, slot + 1):
-            return True
-        results.pop()
-        self._taken.discard(cand.id)
-        constraints.remove(request, sub_request)
-        if counted:
-            self._take_counters(cand, -1)
-        return False
+            undo.append(lambda: self._taken.discard(cand.id))
+        if not self._capacity_fits(data, cand, "rechecking"):
+            return False
+        share_id, consumed = "", tuple[tuple[str, Fraction], ...]()
+        if shared:
+            try:
+                amounts = consumed_by_request(data.request.capacity_requests, cand.device)
+            except CapacityError as exc:
+                raise AllocationError(
+                    f"claim {data.claim.key}, request {data.request.name}: computing consumed "
+                    f"capacity for device {'/'.join(cand.id)}: {exc}"
+                ) from None
+            self._share(cand.id, amounts, 1)
+            undo.append(lambda: self._share(cand.id, amounts, -1))
+            share_id, consumed = str(uuid.uuid4()), tuple(amounts.items())
+        results = self.results[data.claim_index]
+        results.append(
+            DeviceResult(
+                data.result_name,
+                *cand.id,
+                admin_access=data.request.admin_access,
+                share_id=share_id,
+                consumed_capacity=consumed,
+                tolerations=data.request.tolerations,
+                binding_conditions=cand.device.binding_conditions,
+                binding_failure_conditions=cand.device.binding_failure_conditions,
+            )
+        )
+        undo.append(lambda: _drop_last(results))
+        self._chosen[cand.id] = cand
+        return True
+
+    def _share(self, device: DeviceID, amounts: Mapping[str, Fraction], sign: int) -> None:
+        self._shares[device] = self._shares.get(device, 0) + sign
+        total = self._sharing.setdefault(device, {})
+        for name, value in amounts.items():
+            total[name] = total.get(name, Fraction(0)) + sign * value
+
+
+def _drop_last(results: list[DeviceResult]) -> None:
+    results.pop()
 
 
 # Taint effects that keep a device from being allocated; None and unknown ones do not.

@@ -12,8 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.api.dra import FINALIZER, Allocation, ResourceClaim, decode_resource_claim
+from asched.api.dra import (
+    FINALIZER,
+    Allocation,
+    DeviceResult,
+    DeviceToleration,
+    ResourceClaim,
+    decode_resource_claim,
+)
 from asched.api.pod import Pod
+from asched.api.quantity import format_quantity
 from asched.client.protocol import KubeClient
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -26,14 +34,7 @@ def claim_path(claim: ResourceClaim) -> str:
 
 def allocation_json(allocation: Allocation) -> dict[str, Any]:
     """The AllocationResult as the API stores it."""
-    out: dict[str, Any] = {
-        "devices": {
-            "results": [
-                {"request": r.request, "driver": r.driver, "pool": r.pool, "device": r.device}
-                for r in allocation.results
-            ]
-        }
-    }
+    out: dict[str, Any] = {"devices": {"results": [_result_json(r) for r in allocation.results]}}
     if allocation.node_name:
         out["nodeSelector"] = {
             "nodeSelectorTerms": [
@@ -44,6 +45,35 @@ def allocation_json(allocation: Allocation) -> dict[str, Any]:
                 }
             ]
         }
+    return out
+
+
+def _result_json(r: DeviceResult) -> dict[str, Any]:
+    """One DeviceRequestAllocationResult as Go's allocator fills it: adminAccess only when
+    set, the request's tolerations, a share's id and consumed capacity, and the device's
+    binding conditions."""
+    out: dict[str, Any] = {"request": r.request, "driver": r.driver, "pool": r.pool}
+    out["device"] = r.device
+    if r.admin_access:
+        out["adminAccess"] = True
+    if r.tolerations:
+        out["tolerations"] = [_toleration_json(t) for t in r.tolerations]
+    if r.share_id:
+        out["shareID"] = r.share_id
+    if r.consumed_capacity:
+        out["consumedCapacity"] = {k: format_quantity(v) for k, v in r.consumed_capacity}
+    if r.binding_conditions:
+        out["bindingConditions"] = list(r.binding_conditions)
+    if r.binding_failure_conditions:
+        out["bindingFailureConditions"] = list(r.binding_failure_conditions)
+    return out
+
+
+def _toleration_json(t: DeviceToleration) -> dict[str, Any]:
+    fields = {"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect}
+    out: dict[str, Any] = {k: v for k, v in fields.items() if v}
+    if t.seconds is not None:
+        out["tolerationSeconds"] = t.seconds
     return out
 
 

@@ -99,7 +99,7 @@ class Compiled:
         # The type is part of the key: True == 1 in Python, not in CEL.
         attrs = tuple(sorted((k, type(v).__name__, v) for k, v in _cel_attributes(device).items()))
         caps = tuple(sorted(device.capacity.items()))
-        return _evaluate(self, driver, attrs, caps)
+        return _evaluate(self, driver, attrs, caps, device.allow_multiple_allocations)
 
     def evaluate(self, device: Device, driver: str) -> bool:
         ctx = cel.Context()
@@ -187,10 +187,12 @@ def _evaluate(
     driver: str,
     attributes: tuple[tuple[str, str, Any], ...],
     capacity: tuple[tuple[str, int], ...],
+    multiple: bool,
 ) -> bool:
     """Compiled.evaluate memoized by device content (errors are raised, not cached)."""
     attrs = {name: value for name, _, value in attributes}
-    return compiled.evaluate(Device("", attrs, dict(capacity)), driver)
+    device = Device("", attrs, dict(capacity), allow_multiple_allocations=multiple)
+    return compiled.evaluate(device, driver)
 
 
 def _go_issue(message: str) -> str:
@@ -222,7 +224,7 @@ def device_variable(device: Device, driver: str) -> dict[str, Any]:
     """The `device` map an expression sees, attributes and capacity split by domain."""
     return {
         "driver": driver,
-        "allowMultipleAllocations": False,
+        "allowMultipleAllocations": device.allow_multiple_allocations,
         "attributes": _DefaultDict(_by_domain(_cel_attributes(device))),
         "capacity": _DefaultDict(_by_domain(device.capacity)),
     }

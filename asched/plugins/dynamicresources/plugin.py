@@ -223,7 +223,7 @@ class DynamicResources(
             if status is not None:
                 return None, status
         if to_allocate:
-            s.allocator = Allocator(self._class, self.tracker.allocated_devices(), self._slices())
+            s.allocator = Allocator(self._class, self.tracker.allocated_state(), self._slices())
         s.claims, s.allocated = claims, [c.allocation is not None for c in claims]
         return None, None
 

@@ -9,6 +9,8 @@ device the previous one was given. DeviceClasses and ResourceSlices are plain li
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 from asched.api.dra import (
     Allocation,
@@ -45,6 +47,35 @@ RESOURCE_SLICES: InformerRequest[ResourceSlice] = InformerRequest(
     optional=True,
 )
 INFORMERS = (RESOURCE_CLAIMS, DEVICE_CLASSES, RESOURCE_SLICES)
+
+
+@dataclass(slots=True)
+class AllocatedState:
+    """Go's structured.AllocatedState: devices allocated whole, devices with at least one
+    share (DRAConsumableCapacity), and the capacity the shares of each device consume."""
+
+    devices: set[DeviceID] = field(default_factory=set)
+    shared: set[DeviceID] = field(default_factory=set)
+    capacity: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+
+    def is_allocated(self, device: DeviceID) -> bool:
+        """IsDeviceAllocated: whole, or shared."""
+        return device in self.devices or device in self.shared or device in self.capacity
+
+    def add(self, allocation: Allocation) -> None:
+        """foreachAllocatedDevice: admin-access results take nothing; a result with a share
+        id is a share (its consumed capacity aggregated), any other takes the device."""
+        for r in allocation.results:
+            if r.admin_access:
+                continue
+            if not r.share_id:
+                self.devices.add(r.device_id)
+                continue
+            self.shared.add(r.device_id)
+            if r.consumed_capacity:
+                total = self.capacity.setdefault(r.device_id, {})
+                for name, value in r.consumed_capacity:
+                    total[name] = total.get(name, Fraction(0)) + value
 
 
 def _rv(version: str) -> int:
@@ -94,15 +125,12 @@ class ClaimTracker:
         """MaybeRemoveClaimPendingAllocation (Unreserve, or PreBind done)."""
         return self._in_flight.pop(uid, None) is not None
 
-    def allocated_devices(self) -> set[DeviceID]:
-        """ListAllAllocatedDevices: devices of every allocated claim, in-flight ones too;
-        admin-access requests do not take their device."""
-        devices: set[DeviceID] = set()
+    def allocated_state(self) -> AllocatedState:
+        """GatherAllocatedState: every allocated claim's devices, in-flight ones too."""
+        state = AllocatedState()
         for claim in self.claims():
-            if claim.allocation is None:
-                continue
-            admin = {r.name for r in claim.requests if r.admin_access}
-            devices.update(r.device_id for r in claim.allocation.results if r.request not in admin)
+            if claim.allocation is not None:
+                state.add(claim.allocation)
         for allocation in self._in_flight.values():
-            devices.update(r.device_id for r in allocation.results)
-        return devices
+            state.add(allocation)
+        return state

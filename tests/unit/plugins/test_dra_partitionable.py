@@ -14,6 +14,7 @@ from asched.api.dra import decode_resource_slice as decode_slice
 from asched.api.errors import DecodeError
 from asched.plugins.dynamicresources.allocator import Allocator, NodeAllocationFailure
 from asched.plugins.dynamicresources.pools import DeviceID
+from asched.plugins.dynamicresources.tracker import AllocatedState
 from asched.testing import dra
 
 GPU = "gpu.example.com"
@@ -55,7 +56,8 @@ def claims(*counts: int) -> list[ResourceClaim]:
 
 def allocator(*slices: dict[str, Any], allocated: set[DeviceID] | None = None) -> Allocator:
     cls = decode_device_class(dra.device_class("gpu"))
-    return Allocator({"gpu": cls}.get, allocated or set(), [decode_slice(s) for s in slices])
+    state = AllocatedState(devices=allocated or set())
+    return Allocator({"gpu": cls}.get, state, [decode_slice(s) for s in slices])
 
 
 def devices_of(result: Any) -> list[list[str]]:

@@ -35,6 +35,7 @@ from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
+    AllocatedState,
 )
 from asched.testing import dra
 from asched.testing.builders import make_node, make_pod
@@ -354,7 +355,7 @@ async def test_pre_bind_writes_allocation_and_reservation() -> None:
     assert terms[0]["matchFields"][0]["values"] == ["n1"]
     # No longer in flight; the written claim counts as allocated until the watch catches up.
     assert w.plugin.tracker.pending_allocation("claim-0") is None
-    assert ("gpu.example.com", "n1", "gpu-0") in w.plugin.tracker.allocated_devices()
+    assert ("gpu.example.com", "n1", "gpu-0") in w.plugin.tracker.allocated_state().devices
 
 
 def test_cel_compile_error_is_an_error_naming_the_class() -> None:
@@ -698,7 +699,7 @@ async def test_first_available_score_is_weighted_by_the_default_weight() -> None
 
 def _allocator(*slices: dict[str, Any]) -> Allocator:
     cls = decode_device_class(dra.device_class("gpu"))
-    return Allocator({"gpu": cls}.get, set(), [decode_resource_slice(s) for s in slices])
+    return Allocator({"gpu": cls}.get, AllocatedState(), [decode_resource_slice(s) for s in slices])
 
 
 def test_incomplete_pool_is_skipped_and_fails_all_mode() -> None:
