@@ -19,6 +19,7 @@ import orjson
 
 from asched.api.errors import DecodeError
 from asched.api.labels import NodeSelector, parse_node_selector
+from asched.api.meta import parse_time
 from asched.api.quantity import QuantityError, parse_quantity, parse_quantity_exact
 
 GROUP = "resource.k8s.io"
@@ -138,6 +139,18 @@ class Allocation:
     # The node the allocation was made for, when its selector names one node by
     # metadata.name (what the allocator writes for node-local slices).
     node_name: str = ""
+    # allocationTimestamp (epoch seconds), None when unset: binding conditions time out
+    # from it.
+    timestamp: float | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class DeviceCondition:
+    """One condition of `status.devices[].conditions` (a driver's report on a device)."""
+
+    status: str
+    reason: str = ""
+    message: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -178,6 +191,11 @@ class ResourceClaim:
     # update only when the status is unchanged (Go compares it with Semantic.DeepEqual),
     # and `status.devices` (a driver's device conditions) is not decoded otherwise.
     status_fingerprint: bytes = b""
+    # status.devices: (driver, pool, device) -> condition type -> condition; the first
+    # entry of a device wins, as Go's getAllocatedDeviceStatus finds it.
+    device_conditions: dict[tuple[str, str, str], dict[str, DeviceCondition]] = field(
+        default_factory=dict
+    )
 
     @property
     def key(self) -> str:
@@ -473,12 +491,44 @@ def _allocation(raw: Any, path: str) -> Allocation | None:
                 consumed_capacity=tuple(
                     (k, _exact(v, f"{where}.consumedCapacity.{k}")) for k, v in consumed.items()
                 ),
+                binding_conditions=_strings(
+                    res.get("bindingConditions"), f"{where}.bindingConditions"
+                ),
+                binding_failure_conditions=_strings(
+                    res.get("bindingFailureConditions"), f"{where}.bindingFailureConditions"
+                ),
             )
         )
     raw_sel = alloc.get("nodeSelector")
     selector = parse_node_selector(raw_sel, f"{path}.nodeSelector")
     node = _node_of(selector, raw_sel) if isinstance(raw_sel, dict) else ""
-    return Allocation(tuple(results), selector, node)
+    stamp = alloc.get("allocationTimestamp")
+    try:
+        timestamp = None if not stamp else parse_time(stamp)
+    except ValueError:
+        raise ValueError(f"{path}.allocationTimestamp: not an RFC 3339 time: {stamp!r}") from None
+    return Allocation(tuple(results), selector, node, timestamp)
+
+
+def _device_conditions(
+    raw: Any, path: str
+) -> dict[tuple[str, str, str], dict[str, DeviceCondition]]:
+    out: dict[tuple[str, str, str], dict[str, DeviceCondition]] = {}
+    for i, d in enumerate(_list(raw, path)):
+        where = f"{path}[{i}]"
+        key = (_text(d, "driver", where), _text(d, "pool", where), _text(d, "device", where))
+        if key in out:
+            continue
+        conditions = out[key] = {}
+        for j, c in enumerate(_list(_obj(d, where).get("conditions"), f"{where}.conditions")):
+            cond = f"{where}.conditions[{j}]"
+            conditions.setdefault(
+                _text(c, "type", cond),
+                DeviceCondition(
+                    _text(c, "status", cond), _text(c, "reason", cond), _text(c, "message", cond)
+                ),
+            )
+    return out
 
 
 def _constraints(raw: Any) -> tuple[MatchAttribute, ...]:
@@ -531,6 +581,7 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
             allocation=_allocation(status.get("allocation"), "status.allocation"),
             reserved_for=tuple(reserved),
             status_fingerprint=orjson.dumps(status, option=orjson.OPT_SORT_KEYS),
+            device_conditions=_device_conditions(status.get("devices"), "status.devices"),
         )
 
     return _decoding("ResourceClaim", f"{ns}/{name}", build)

@@ -22,6 +22,11 @@ def parse_time(raw: Any) -> float:
     return datetime.fromisoformat(str(raw)).timestamp()
 
 
+def rfc3339(wall: float) -> str:
+    """metav1.Time's wire format: RFC 3339 in whole seconds, UTC."""
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def micro_time(wall: float) -> str:
     """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC."""
     return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -19,7 +19,7 @@ The result is final: defaults applied, plugin sets merged and expanded per exten
 score weights resolved, every plugin's args parsed by its own Args type.
 """
 
-from asched.config.duration import DurationError, parse_duration
+from asched.base.durations import DurationError, parse_duration
 from asched.config.errors import ConfigError
 from asched.config.loader import default_config, load_config
 from asched.config.model import (

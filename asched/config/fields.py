@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from asched.config.duration import DurationError, parse_duration
+from asched.base.durations import DurationError, parse_duration
 from asched.config.errors import Problems, child
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1

@@ -340,3 +340,79 @@ async def _wait_policy_active(admin: ClusterClient, namespace: str, node: str) -
 
     with anyio.fail_after(20):
         await poll(refused, interval=0.5)
+
+
+async def test_binding_waits_for_the_device_binding_conditions(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """A device with a binding condition (DRADeviceBindingConditions, beta in 1.37): the
+    claim is allocated and reserved with the condition copied into its result, the pod is
+    not bound and gets BindingConditionsPending, until the "driver" (the test) reports the
+    condition True in the claim's status.devices; then the pod binds."""
+    (node,) = await kwok_nodes([NodeSpec("gpu")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls))
+    device = dra.device("gpu-0")
+    device["bindingConditions"] = ["example.com/attached"]
+    device["bindingFailureConditions"] = ["example.com/failed"]
+    await dra_objects.create("resourceslices", dra.resource_slice(unique("slice"), node, [device]))
+    claims = f"{RESOURCE}/namespaces/{namespace}/resourceclaims"
+    await admin.post(
+        claims, dra.resource_claim("c", dra.device_request("gpu", cls), namespace=namespace)
+    )
+    pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+
+        async def pending() -> dict[str, Any] | None:
+            events = await _events(admin, namespace, "p")
+            if not any(e.get("reason") == "BindingConditionsPending" for e in events):
+                return None
+            claim_status: dict[str, Any] = (await _claim(admin, namespace, "c"))["status"]
+            return claim_status
+
+        with anyio.fail_after(20):
+            status = await poll(pending, interval=0.2)
+        (result,) = status["allocation"]["devices"]["results"]
+        assert result["bindingConditions"] == ["example.com/attached"]
+        assert result["bindingFailureConditions"] == ["example.com/failed"]
+        assert status["allocation"]["allocationTimestamp"]
+        assert len(status["reservedFor"]) == 1
+        await anyio.sleep(1)
+        current = await admin.get(f"/api/v1/namespaces/{namespace}/pods/p")
+        assert not current["spec"].get("nodeName")
+        assert current["status"].get("nominatedNodeName") == node
+        # The driver reports the device attached.
+        await admin.patch(
+            f"{claims}/c/status",
+            {
+                "status": {
+                    "devices": [
+                        {
+                            "driver": DRIVER,
+                            "pool": node,
+                            "device": "gpu-0",
+                            "conditions": [
+                                {
+                                    "type": "example.com/attached",
+                                    "status": "True",
+                                    "reason": "Attached",
+                                    "message": "",
+                                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                                }
+                            ],
+                        }
+                    ]
+                }
+            },
+        )
+        bound = await _wait_bound(admin, namespace, {"p"}, within=15)
+    assert bound["p"] == node

@@ -20,8 +20,8 @@ devices (DRAPartitionableDevices, beta: a device that consumes counters is taken
 its pool's counter sets cover everything allocated and being allocated, as
 checkAvailableCounters; per-device node selection), consumable capacity
 (DRAConsumableCapacity, beta: capacity requests and policies, capacity.py; devices shared
-by several allocations). Not supported (documented in docs/differential.md): device
-binding conditions.
+by several allocations), device binding conditions (copied into the results; PreBind
+waits for them: readiness.py).
 """
 
 from __future__ import annotations

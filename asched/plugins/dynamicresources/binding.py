@@ -20,6 +20,7 @@ from asched.api.dra import (
     ResourceClaim,
     decode_resource_claim,
 )
+from asched.api.meta import rfc3339
 from asched.api.pod import Pod
 from asched.api.quantity import format_quantity
 from asched.client.protocol import KubeClient
@@ -88,9 +89,14 @@ def _reserved_for(claim: ResourceClaim, pod: Pod) -> list[dict[str, str]]:
 
 
 async def bind_claim(
-    client: KubeClient, claim: ResourceClaim, pod: Pod, allocation: Allocation | None
+    client: KubeClient,
+    claim: ResourceClaim,
+    pod: Pod,
+    allocation: Allocation | None,
+    wall_now: float,
 ) -> ResourceClaim:
-    """Write the allocation (when new) and the pod's reservation; the claim as stored."""
+    """Write the allocation (when new, stamped `wall_now` as Go's allocationTimestamp) and
+    the pod's reservation; the claim as stored."""
     version = claim.resource_version
     if allocation is not None and FINALIZER not in claim.finalizers:
         raw = await client.request(
@@ -108,6 +114,7 @@ async def bind_claim(
     status: dict[str, Any] = {"reservedFor": _reserved_for(claim, pod)}
     if allocation is not None:
         status["allocation"] = allocation_json(allocation)
+        status["allocation"]["allocationTimestamp"] = rfc3339(wall_now)
     raw = await client.request(
         "PATCH",
         claim_path(claim) + "/status",

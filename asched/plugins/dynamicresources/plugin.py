@@ -22,13 +22,16 @@ matchAttribute constraints:
 - Reserve / Unreserve: the node's allocation is put in flight (so the next pod cannot
   take the same devices) / taken back; after PreBind, Unreserve also takes the pod out of
   each claim's status.reservedFor (written in the background: releaser.py).
-- PreBind: each claim gets its allocation and the pod in status.reservedFor (bindClaim).
+- PreBind: each claim gets its allocation (with its allocationTimestamp) and the pod in
+  status.reservedFor (bindClaim); when a device has binding conditions, PreBind then
+  waits for the driver to report them (readiness.py), and Filter treats a claim whose
+  binding failed or timed out as unavailable.
 
 Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
 firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: extended
-resources backed by DRA, PodGroup claims (PodGroupPostFilter), device binding conditions
-and the filter timeout (DynamicResourcesArgs are accepted, not used).
+resources backed by DRA, PodGroup claims (PodGroupPostFilter) and the filter timeout
+(DynamicResourcesArgs.filterTimeout is accepted, not used).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import structlog
 
 from asched.api.dra import Allocation, DeviceClass, ResourceClaim, ResourceSlice
 from asched.api.pod import Pod
+from asched.base.durations import DurationError, parse_duration
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
@@ -66,7 +70,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.registry import PluginSpec
+from asched.framework.registry import ArgsError, PluginSpec
 from asched.framework.status import Status, error, skip, unresolvable, unschedulable
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -86,6 +90,13 @@ from asched.plugins.dynamicresources.claims import (
     pod_claims,
     reserved_for_pod,
 )
+from asched.plugins.dynamicresources.readiness import (
+    BINDING_TIMEOUT_DEFAULT,
+    BindingFailed,
+    claim_unavailable,
+    has_binding_conditions,
+    wait_until_ready,
+)
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_CLASSES,
@@ -94,7 +105,7 @@ from asched.plugins.dynamicresources.tracker import (
     RESOURCE_SLICES,
     ClaimTracker,
 )
-from asched.plugins.helpers import check_fields, default_normalize_score
+from asched.plugins.helpers import check_fields, default_normalize_score, field_path
 
 log = structlog.get_logger(__name__)
 
@@ -111,16 +122,29 @@ FIRST_AVAILABLE_MAX_SIZE = 8
 
 @dataclass(frozen=True, slots=True)
 class DynamicResourcesArgs:
-    """Accepted so kube-scheduler files load; the timeouts have no effect in asched."""
+    """bindingTimeout: how long PreBind waits for binding conditions (at least 1s, as
+    ValidateDynamicResourcesArgs); filterTimeout is accepted so kube-scheduler files
+    load, and has no effect (asched's Filter has no per-node deadline)."""
 
     filter_timeout: str | None = None
-    binding_timeout: str | None = None
+    binding_timeout: float = BINDING_TIMEOUT_DEFAULT
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
         check_fields(raw, ("filterTimeout", "bindingTimeout"), path)
         ft, bt = raw.get("filterTimeout"), raw.get("bindingTimeout")
-        return cls(None if ft is None else str(ft), None if bt is None else str(bt))
+        if bt is None:
+            return cls(None if ft is None else str(ft))
+        where = field_path(path, "bindingTimeout")
+        if not isinstance(bt, str):
+            raise ArgsError(where, f"Invalid value: {bt!r}: expected a duration string")
+        try:
+            timeout = parse_duration(bt)
+        except DurationError as exc:
+            raise ArgsError(where, f"Invalid value: {bt!r}: {exc}") from None
+        if timeout < 1:
+            raise ArgsError(where, f'Invalid value: "{bt}": must be at least 1 second')
+        return cls(None if ft is None else str(ft), timeout)
 
 
 Args = DynamicResourcesArgs
@@ -270,13 +294,19 @@ class DynamicResources(
         node = node_info.node
         if node is None:
             return error("node not found", NAME)
+        wall = self._handle.clock.wall()
         unavailable = [
             i
             for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
             if done
             and claim.allocation is not None
-            and claim.allocation.node_selector is not None
-            and not claim.allocation.node_selector.matches(node.labels, node.name)
+            and (
+                (
+                    claim.allocation.node_selector is not None
+                    and not claim.allocation.node_selector.matches(node.labels, node.name)
+                )
+                or claim_unavailable(claim, self._args.binding_timeout, wall)
+            )
         ]
         result: list[Allocation] | None = None
         if s.allocator is not None:
@@ -409,7 +439,9 @@ class DynamicResources(
             if allocation is None and reserved_for_pod(claim, pod):
                 continue
             try:
-                stored = await bind_claim(self._handle.client, claim, pod, allocation)
+                stored = await bind_claim(
+                    self._handle.client, claim, pod, allocation, self._handle.clock.wall()
+                )
             except ApiError as exc:
                 return error(f"binding claim {claim.key}: {exc.message}", NAME)
             self.tracker.assume(stored)
@@ -419,6 +451,24 @@ class DynamicResources(
                 self.tracker.remove_pending(claim.uid)
                 del s.reserved[claim.uid]
             log.debug("claim_bound", pod=pod.key, claim=claim.key, node=node_name)
+        if not has_binding_conditions(s.claims):
+            return None
+        self._handle.events.event(
+            pod,
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            f"waiting for binding conditions for device on node {node_name}",
+        )
+        try:
+            await wait_until_ready(
+                s.claims,
+                lambda c: self.tracker.get(c.namespace, c.name),
+                self._handle.clock,
+                self._args.binding_timeout,
+            )
+        except BindingFailed as exc:
+            return error(str(exc), NAME)
         return None
 
     # ---- Queueing ----------------------------------------------------------------------
