@@ -30,6 +30,12 @@ ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
 # resourceapi.Finalizer: the scheduler adds it before it writes an allocation.
 FINALIZER = "resource.kubernetes.io/delete-protection"
+# resourceapi.ExtendedResourceClaimAnnotation: the claim the scheduler made for a pod's
+# extended resources backed by DRA.
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+# resourceapi.ResourceDeviceClassPrefix: every DeviceClass is also the extended resource
+# "deviceclass.resource.kubernetes.io/<class name>".
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 # An attribute value as CEL sees it: int, bool, string, or a semver string (version).
 AttributeValue = int | bool | str
@@ -41,6 +47,10 @@ class DeviceClass:
     uid: str = ""
     resource_version: str = ""
     selectors: tuple[str, ...] = ()  # CEL expressions, in spec order
+    # spec.extendedResourceName (DRAExtendedResource, GA in 1.37): pods may request the
+    # class's devices as this extended resource.
+    extended_resource_name: str = ""
+    creation_timestamp: float = 0.0
 
     @property
     def key(self) -> str:
@@ -182,6 +192,8 @@ class ResourceClaim:
     deletion_timestamp: str = ""
     # uids of the controller owner references (a claim made from a template is owned by its pod).
     controller_uid: str = ""
+    # Annotated as the claim of a pod's extended resources backed by DRA.
+    extended_resource: bool = False
     finalizers: tuple[str, ...] = ()
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[MatchAttribute, ...] = ()
@@ -342,6 +354,8 @@ def decode_device_class(raw: dict[str, Any]) -> DeviceClass:
             uid=str(meta.get("uid") or ""),
             resource_version=str(meta.get("resourceVersion") or ""),
             selectors=_selectors(_obj(raw.get("spec"), "spec").get("selectors"), "spec.selectors"),
+            extended_resource_name=_text(raw.get("spec"), "extendedResourceName", "spec"),
+            creation_timestamp=parse_time(meta.get("creationTimestamp")),
         ),
     )
 
@@ -575,6 +589,10 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
             resource_version=str(meta.get("resourceVersion") or ""),
             deletion_timestamp=str(meta.get("deletionTimestamp") or ""),
             controller_uid=_controller_uid(meta),
+            extended_resource=(meta.get("annotations") or {}).get(
+                EXTENDED_RESOURCE_CLAIM_ANNOTATION
+            )
+            == "true",
             finalizers=tuple(str(f) for f in meta.get("finalizers") or ()),
             requests=tuple(_request(r, f"spec.devices.requests[{i}]") for i, r in enumerate(reqs)),
             constraints=_constraints(devices.get("constraints")),

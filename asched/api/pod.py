@@ -24,6 +24,7 @@ from asched.api.intree import InTreeSource, parse_in_tree
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
 from asched.api.nodefeatures import infer_for_scheduling
 from asched.api.podrequests import PodRequests
+from asched.api.quantity import parse_quantity_exact
 from asched.api.resources import Resource
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -108,6 +109,24 @@ class PodResourceClaim:
     template_name: str | None = None
 
 
+@dataclass(slots=True, frozen=True)
+class ContainerExtendedRequest:
+    """One container's request for a domain-prefixed resource (`example.com/gpu`), as the
+    claim for extended resources backed by DRA maps it (createResourceRequestAndMappings).
+
+    `index` counts init containers first, then containers; `short_lived` is an init
+    container that is not a sidecar; `rank` is the resource's position among the
+    container's request names sorted; `count` is the quantity as an integer, None when
+    it is not one (AsInt64 fails)."""
+
+    container: str
+    index: int
+    short_lived: bool
+    resource: str
+    count: int | None
+    rank: int
+
+
 @dataclass(slots=True)
 class Pod:
     namespace: str
@@ -138,6 +157,8 @@ class Pod:
     # The node features the pod needs (nodedeclaredfeatures InferForPodScheduling).
     required_features: frozenset[str] = frozenset()
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    # Containers' requests for domain-prefixed resources (DRA-backed extended resources).
+    extended_requests: tuple[ContainerExtendedRequest, ...] = ()
     # status.resourceClaimStatuses: pod claim name -> generated claim name (None: the
     # controller decided no claim is needed).
     resource_claim_statuses: dict[str, str | None] = field(default_factory=dict)
@@ -226,6 +247,26 @@ def _scheduling_group(spec: dict[str, Any]) -> str:
     return name
 
 
+def _extended_requests(spec: dict[str, Any]) -> tuple[ContainerExtendedRequest, ...]:
+    init = list(spec.get("initContainers") or ())
+    out = []
+    for index, c in enumerate([*init, *(spec.get("containers") or ())]):
+        requests = (c.get("resources") or {}).get("requests") or {}
+        names = sorted(requests)
+        short_lived = index < len(init) and c.get("restartPolicy") != "Always"
+        for rank, name in enumerate(names):
+            if "/" not in name:
+                continue
+            exact = parse_quantity_exact(requests[name])
+            count = exact.numerator if exact.denominator == 1 else None
+            out.append(
+                ContainerExtendedRequest(
+                    str(c.get("name") or ""), index, short_lived, name, count, rank
+                )
+            )
+    return tuple(out)
+
+
 def _resource_claims(spec: dict[str, Any]) -> tuple[PodResourceClaim, ...]:
     out = []
     for c in spec.get("resourceClaims") or ():
@@ -298,6 +339,7 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
             volumes=_volumes(spec),
             required_features=infer_for_scheduling(spec),
             resource_claims=_resource_claims(spec),
+            extended_requests=_extended_requests(spec),
             resource_claim_statuses=_resource_claim_statuses(status),
             phase=str(status.get("phase") or "Pending"),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),

@@ -197,6 +197,9 @@ class FakeHandle:
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         store = self._stores.get(request.resource)
+        if store is None and request.optional:
+            # An optional informer of an API group the cluster does not serve: empty.
+            store = self._stores[request.resource] = filled_store(())
         if store is None:
             raise NotImplementedError(
                 f"FakeHandle.store: no store for {request.resource} (pass stores=...)"

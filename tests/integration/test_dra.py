@@ -416,3 +416,62 @@ async def test_binding_waits_for_the_device_binding_conditions(
         )
         bound = await _wait_bound(admin, namespace, {"p"}, within=15)
     assert bound["p"] == node
+
+
+async def test_extended_resource_backed_by_a_device_class(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """DRAExtendedResource (GA in 1.37): a pod asks for `example.com/<class>: 2`, which a
+    DeviceClass names as its extendedResourceName. No node advertises it; one publishes
+    two devices. asched places the pod there, creates the pod's claim for extended
+    resources (allocated, reserved, owned by the pod) and records the container mapping
+    in the pod's status."""
+    plain, gpu_node = await kwok_nodes([NodeSpec("plain"), NodeSpec("gpu")])
+    cls = unique("gpu")
+    resource = f"example.com/{cls}"
+    body = dra.device_class(cls)
+    body["spec"]["extendedResourceName"] = resource
+    await dra_objects.create("deviceclasses", body)
+    await dra_objects.create(
+        "resourceslices",
+        dra.resource_slice(unique("slice"), gpu_node, [dra.device("gpu-0"), dra.device("gpu-1")]),
+    )
+    pod = make_pod("p", namespace).scheduler("dra-test").request(resource, "2")
+    manifest = pod.manifest()
+    manifest["spec"]["containers"][0]["resources"]["limits"] = {resource: "2"}
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", manifest)
+        bound = await _wait_bound(admin, namespace, {"p"}, within=20)
+    assert bound["p"] == gpu_node != plain
+    claims = (await admin.get(f"{RESOURCE}/namespaces/{namespace}/resourceclaims"))["items"]
+    (claim,) = claims
+    meta = claim["metadata"]
+    assert meta["name"].startswith("p-extended-resources-")
+    assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    assert meta["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
+    (request,) = claim["spec"]["devices"]["requests"]
+    assert request["name"] == "container-0-request-0"
+    assert request["exactly"]["deviceClassName"] == cls
+    assert request["exactly"]["count"] == 2
+    results = claim["status"]["allocation"]["devices"]["results"]
+    assert sorted(r["device"] for r in results) == ["gpu-0", "gpu-1"]
+    assert claim["status"]["reservedFor"][0]["uid"] == created["metadata"]["uid"]
+    status = (await admin.get(f"/api/v1/namespaces/{namespace}/pods/p"))["status"]
+    assert status["extendedResourceClaimStatus"] == {
+        "resourceClaimName": meta["name"],
+        "requestMappings": [
+            {
+                "containerName": manifest["spec"]["containers"][0]["name"],
+                "resourceName": resource,
+                "requestName": "container-0-request-0",
+            }
+        ],
+    }

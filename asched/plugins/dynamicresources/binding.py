@@ -23,7 +23,7 @@ from asched.api.dra import (
 from asched.api.meta import rfc3339
 from asched.api.pod import Pod
 from asched.api.quantity import format_quantity
-from asched.client.protocol import KubeClient
+from asched.client.protocol import ApiError, KubeClient
 
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
@@ -151,4 +151,62 @@ async def deallocate_claim(client: KubeClient, claim: ResourceClaim) -> None:
             "status": {"reservedFor": None, "allocation": None, "devices": None},
         },
         content_type=MERGE_PATCH,
+    )
+
+
+async def create_claim(client: KubeClient, manifest: dict[str, Any]) -> ResourceClaim:
+    """Create a claim (the pod's claim for extended resources); the claim as stored."""
+    namespace = manifest["metadata"]["namespace"]
+    raw = await client.request(
+        "POST", f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims", body=manifest
+    )
+    return decode_resource_claim(raw)
+
+
+async def delete_claim(client: KubeClient, claim: ResourceClaim) -> None:
+    """Go's deleteClaim: drop the delete-protection finalizer, then delete; both guarded by
+    the claim's uid. A claim already gone is fine."""
+    try:
+        if FINALIZER in claim.finalizers:
+            await client.request(
+                "PATCH",
+                claim_path(claim),
+                body={
+                    "metadata": {
+                        "uid": claim.uid,
+                        "finalizers": [f for f in claim.finalizers if f != FINALIZER],
+                    }
+                },
+                content_type=MERGE_PATCH,
+            )
+        await client.request(
+            "DELETE", claim_path(claim), body={"preconditions": {"uid": claim.uid}}
+        )
+    except ApiError as exc:
+        if not exc.not_found:
+            raise
+
+
+async def patch_extended_claim_status(
+    client: KubeClient, pod: Pod, claim_name: str, mappings: list[dict[str, str]]
+) -> None:
+    """patchPodExtendedResourceClaimStatus: the pod's status names the claim and which of
+    its requests serves each container's resource."""
+    if not mappings:
+        raise ValueError(
+            "nil or empty request mappings, no update of pod "
+            f"{pod.namespace}/{pod.name} ExtendedResourceClaimStatus"
+        )
+    await client.request(
+        "PATCH",
+        f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+        body={
+            "status": {
+                "extendedResourceClaimStatus": {
+                    "requestMappings": mappings,
+                    "resourceClaimName": claim_name,
+                }
+            }
+        },
+        content_type=STRATEGIC_MERGE_PATCH,
     )

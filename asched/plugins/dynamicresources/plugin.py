@@ -29,15 +29,17 @@ matchAttribute constraints:
 
 Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a broken claim
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
-firstAvailable requests (Go's Score gives them 0 everywhere). Not mirrored: extended
-resources backed by DRA, PodGroup claims (PodGroupPostFilter) and the filter timeout
-(DynamicResourcesArgs.filterTimeout is accepted, not used).
+firstAvailable requests (Go's Score gives them 0 everywhere). Extended resources backed by
+DRA (a pod's `example.com/gpu: 2` that a DeviceClass provides) join as one more claim,
+made per node and created at PreBind (extended.py). Not mirrored: PodGroup claims
+(PodGroupPostFilter) and the filter timeout (DynamicResourcesArgs.filterTimeout is
+accepted, not used).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
 import structlog
@@ -79,16 +81,35 @@ from asched.framework.types import (
     PostFilterResult,
     PreFilterResult,
 )
+from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
 from asched.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
     NodeAllocationFailure,
 )
-from asched.plugins.dynamicresources.binding import bind_claim, deallocate_claim
+from asched.plugins.dynamicresources.binding import (
+    bind_claim,
+    create_claim,
+    deallocate_claim,
+    delete_claim,
+    patch_extended_claim_status,
+)
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
     pod_claims,
     reserved_for_pod,
+)
+from asched.plugins.dynamicresources.extended import (
+    MSG_CANNOT_FIT,
+    MSG_CLAIM_EXISTS,
+    SPECIAL_CLAIM_NAME,
+    RequestMapping,
+    claim_manifest,
+    find_claim,
+    mapped_scalars,
+    node_resources,
+    requests_and_mappings,
+    special_claim,
 )
 from asched.plugins.dynamicresources.readiness import (
     BINDING_TIMEOUT_DEFAULT,
@@ -99,7 +120,6 @@ from asched.plugins.dynamicresources.readiness import (
 )
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
-    DEVICE_CLASSES,
     INFORMERS,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
@@ -114,6 +134,7 @@ NAME = "DynamicResources"
 MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_DELETED = "deletion of ResourceClaim completed"
 # fwk.ErrNotFound: CycleState.Read of a key PreFilter never wrote.
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
@@ -167,9 +188,23 @@ class _State:
     node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
     # claim uid -> allocation put in flight by Reserve.
     reserved: dict[str, Allocation] = field(default_factory=dict)
+    # Extended resources backed by DRA: how many of `claims` are the pod's own (the
+    # extended-resource claim, when there is one, comes after them), the pod's scalar
+    # requests, the DeviceClass of each such resource, and per node the claim Filter made
+    # with its container mappings.
+    n_user: int = 0
+    scalars: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(
+        default_factory=dict
+    )
 
     def to_allocate(self) -> list[ResourceClaim]:
         return [c for c, done in zip(self.claims, self.allocated, strict=True) if not done]
+
+    @property
+    def extended(self) -> ResourceClaim | None:
+        return self.claims[self.n_user] if len(self.claims) > self.n_user else None
 
 
 STATE_KEY: StateKey[_State] = StateKey(NAME)
@@ -228,12 +263,16 @@ class DynamicResources(
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = _State()
         state.write(STATE_KEY, s)
-        if not pod.resource_claims:
-            return None, skip(NAME)
-        try:
-            claims = [c for _, c in pod_claims(pod, self.tracker.get)]
-        except ClaimLookupError as exc:
-            return None, unresolvable(str(exc), plugin=NAME)
+        claims: list[ResourceClaim] = []
+        if pod.resource_claims:
+            try:
+                claims = [c for _, c in pod_claims(pod, self.tracker.get)]
+            except ClaimLookupError as exc:
+                return None, unresolvable(str(exc), plugin=NAME)
+        n_user = len(claims)
+        extended = self._pre_filter_extended(pod, s)
+        if extended is not None:
+            claims.append(extended)
         if not claims:
             return None, skip(NAME)
         to_allocate = [c for c in claims if c.allocation is None]
@@ -243,13 +282,30 @@ class DynamicResources(
                     f"resource claim {claim.key} is in the process of being allocated",
                     plugin=NAME,
                 )
+            if claim is extended:
+                continue  # its requests are made per node, of classes that exist
             status = self._validate_claim(claim)
             if status is not None:
                 return None, status
         if to_allocate:
             s.allocator = Allocator(self._class, self.tracker.allocated_state(), self._slices())
         s.claims, s.allocated = claims, [c.allocation is not None for c in claims]
+        s.n_user = n_user
         return None, None
+
+    def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
+        """preFilterExtendedResources: the pod's claim for extended resources a DeviceClass
+        provides (the one in the API, or an in-memory stand-in), or None."""
+        scalars = pod.requests.scalar
+        if not any(q and is_dra_extended_resource_name(n) for n, q in scalars.items()):
+            return None  # the common pod: no class store read
+        store: ObjectStore[DeviceClass] = self._handle.store(DEVICE_CLASSES)
+        classes = resolver(store.list())
+        mapped = mapped_scalars(pod, classes)
+        if mapped is None:
+            return None
+        s.scalars, s.classes = mapped, classes
+        return find_claim(pod, self.tracker.claims()) or special_claim(pod)
 
     def _validate_claim(self, claim: ResourceClaim) -> Status | None:
         """Every request's DeviceClass exists (Go's PreFilter loop over requests)."""
@@ -294,6 +350,21 @@ class DynamicResources(
         node = node_info.node
         if node is None:
             return error("node not found", NAME)
+        extended = s.extended
+        node_claim: ResourceClaim | None = None
+        mappings: tuple[RequestMapping, ...] = ()
+        if extended is not None:
+            # filterExtendedResources
+            if extended.requests:
+                return unresolvable(MSG_CLAIM_EXISTS, plugin=NAME)
+            wanted = node_resources(s.scalars, node.allocatable.scalar, s.classes)
+            if wanted is None:
+                return unresolvable(MSG_CANNOT_FIT, plugin=NAME)
+            if not s.n_user and not wanted:
+                return None  # NodeResourcesFit has it all on this node
+            if extended.allocation is None:
+                requests, mappings = requests_and_mappings(pod, wanted, s.classes)
+                node_claim = replace(extended, requests=requests)
         wall = self._handle.clock.wall()
         unavailable = [
             i
@@ -310,7 +381,10 @@ class DynamicResources(
         ]
         result: list[Allocation] | None = None
         if s.allocator is not None:
-            to_allocate = s.to_allocate()
+            to_allocate = [
+                node_claim if c is extended and node_claim is not None else c
+                for c in s.to_allocate()
+            ]
             try:
                 result = s.allocator.allocate(node.name, node.labels, to_allocate)
             except AllocationError as exc:
@@ -324,6 +398,8 @@ class DynamicResources(
             return unresolvable(MSG_NOT_AVAILABLE, plugin=NAME)
         if result is not None:
             s.node_allocations[node.name] = result
+            if node_claim is not None:
+                s.node_extended[node.name] = (node_claim, mappings)
         return None
 
     # ---- PostFilter ----------------------------------------------------------------
@@ -343,8 +419,13 @@ class DynamicResources(
             return None, error(STATE_NOT_FOUND, NAME)
         if not s.claims:
             return None, unschedulable(plugin=NAME)
+        extended = s.extended
         for index in sorted(s.unavailable):
             claim = s.claims[index]
+            if claim is extended:
+                if extended.name != SPECIAL_CLAIM_NAME:
+                    break
+                continue
             holders = claim.reserved_for
             if holders and not (len(holders) == 1 and holders[0].uid == pod.uid):
                 continue
@@ -354,6 +435,13 @@ class DynamicResources(
                 return None, error(exc.message, NAME)
             log.debug("claim_deallocated", pod=pod.key, claim=claim.key)
             return None, unschedulable(MSG_DEALLOCATED, plugin=NAME)
+        if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
+            try:
+                await delete_claim(self._handle.client, extended)
+            except ApiError as exc:
+                return None, error(exc.message, NAME)
+            self.tracker.forget(extended.uid)
+            return None, unschedulable(MSG_DELETED, plugin=NAME)
         return None, unschedulable(plugin=NAME)
 
     # ---- Score ---------------------------------------------------------------------
@@ -397,6 +485,8 @@ class DynamicResources(
             return None
         allocations = s.node_allocations.get(node_name)
         if not allocations:
+            if all(c is s.extended for c in s.to_allocate()):
+                return None  # the node had the extended resources itself
             return error("claim allocation not found for node", NAME)
         for claim, allocation in zip(s.to_allocate(), allocations, strict=True):
             self.tracker.signal_pending(claim.uid, allocation)
@@ -414,9 +504,14 @@ class DynamicResources(
         for uid in list(s.reserved):
             self.tracker.remove_pending(uid)
             del s.reserved[uid]
-        for claim in s.claims:
+        for claim in s.claims[: s.n_user]:
             if claim.allocation is not None and reserved_for_pod(claim, pod):
                 self.releaser.put(claim, pod)
+        # unreserveExtendedResourceClaim: a claim PreBind created goes away again.
+        extended = s.extended
+        if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
+            self.tracker.forget(extended.uid)
+            self.releaser.delete(extended)
 
     async def run(self) -> None:
         """Background work: Unreserve's reservedFor writes."""
@@ -434,23 +529,44 @@ class DynamicResources(
         s = state.get(STATE_KEY)
         if s is None:
             return None
-        for index, claim in enumerate(s.claims):
-            allocation = s.reserved.get(claim.uid)
-            if allocation is None and reserved_for_pod(claim, pod):
+        for index, current in enumerate(s.claims):
+            uid = current.uid
+            allocation = s.reserved.get(uid)
+            is_extended = index == s.n_user
+            if is_extended and allocation is None and not current.requests:
+                continue  # the node had the extended resources itself
+            if allocation is None and reserved_for_pod(current, pod):
                 continue
+            client = self._handle.client
+            claim = current
             try:
-                stored = await bind_claim(
-                    self._handle.client, claim, pod, allocation, self._handle.clock.wall()
-                )
+                if is_extended and current.name == SPECIAL_CLAIM_NAME:
+                    made = s.node_extended.get(node_name)
+                    if made is None:
+                        return error(
+                            f"extended resource claim not found for node {node_name}", NAME
+                        )
+                    claim = await create_claim(client, claim_manifest(pod, made[0].requests))
+                    self.tracker.created(claim)
+                    s.claims[index] = claim
+                stored = await bind_claim(client, claim, pod, allocation, self._handle.clock.wall())
             except ApiError as exc:
                 return error(f"binding claim {claim.key}: {exc.message}", NAME)
             self.tracker.assume(stored)
             # Unreserve works on the claim as written (Go's state.claims.set).
             s.claims[index] = stored
             if allocation is not None:
-                self.tracker.remove_pending(claim.uid)
-                del s.reserved[claim.uid]
+                self.tracker.remove_pending(uid)
+                del s.reserved[uid]
             log.debug("claim_bound", pod=pod.key, claim=claim.key, node=node_name)
+            if is_extended:
+                mapped = s.node_extended.get(node_name, (claim, ()))[1]
+                try:
+                    await patch_extended_claim_status(
+                        client, pod, stored.name, [m.json() for m in mapped]
+                    )
+                except (ApiError, ValueError) as exc:
+                    return error(str(exc), NAME)
         if not has_binding_conditions(s.claims):
             return None
         self._handle.events.event(

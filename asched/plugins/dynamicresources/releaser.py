@@ -1,4 +1,5 @@
-"""Unreserve's API writes: take a pod out of its claims' status.reservedFor.
+"""Unreserve's API writes: take a pod out of its claims' status.reservedFor, and delete
+the claim made for its extended resources.
 
 Go's Unreserve patches each claim it reserved at PreBind before it returns. asched's
 Unreserve is synchronous and runs inside cycles that must not await the network, so it
@@ -17,7 +18,7 @@ import structlog
 from asched.api.dra import ResourceClaim
 from asched.api.pod import Pod
 from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
-from asched.plugins.dynamicresources.binding import unreserve_claim
+from asched.plugins.dynamicresources.binding import delete_claim, unreserve_claim
 
 log = structlog.get_logger(__name__)
 
@@ -27,10 +28,16 @@ class ReservationReleaser:
         self._client = client
         # (claim uid, pod uid) -> what to write; a repeated Unreserve coalesces.
         self.pending: dict[tuple[str, str], tuple[ResourceClaim, Pod]] = {}
+        # claim uid -> an extended-resource claim to delete (unreserveExtendedResourceClaim).
+        self.deleting: dict[str, ResourceClaim] = {}
         self._wake = anyio.Event()
 
     def put(self, claim: ResourceClaim, pod: Pod) -> None:
         self.pending[(claim.uid, pod.uid)] = (claim, pod)
+        self._wake.set()
+
+    def delete(self, claim: ResourceClaim) -> None:
+        self.deleting[claim.uid] = claim
         self._wake.set()
 
     async def run(self) -> None:
@@ -42,10 +49,24 @@ class ReservationReleaser:
     async def flush(self) -> None:
         """Send everything queued, one write at a time: Unreserve after PreBind follows
         a failed binding, which is rare, so the writes need no concurrency."""
-        while self.pending:
-            key = next(iter(self.pending))
-            claim, pod = self.pending.pop(key)
-            await self._write(claim, pod)
+        while self.pending or self.deleting:
+            if self.pending:
+                key = next(iter(self.pending))
+                claim, pod = self.pending.pop(key)
+                await self._write(claim, pod)
+            else:
+                uid = next(iter(self.deleting))
+                await self._delete(self.deleting.pop(uid))
+
+    async def _delete(self, claim: ResourceClaim) -> None:
+        try:
+            await delete_claim(self._client, claim)
+        except ApiError as exc:
+            log.warning("claim_delete_failed", claim=claim.key, error=str(exc))
+        except TRANSPORT_ERRORS as exc:
+            log.warning("claim_delete_failed", claim=claim.key, error=str(exc))
+        else:
+            log.debug("claim_deleted", claim=claim.key)
 
     async def _write(self, claim: ResourceClaim, pod: Pod) -> None:
         try:

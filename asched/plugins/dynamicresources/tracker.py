@@ -14,15 +14,14 @@ from fractions import Fraction
 
 from asched.api.dra import (
     Allocation,
-    DeviceClass,
     ResourceClaim,
     ResourceSlice,
-    decode_device_class,
     decode_resource_claim,
     decode_resource_slice,
 )
 from asched.framework.events import EventResource
 from asched.framework.listers import InformerRequest, ObjectStore
+from asched.plugins.deviceclasses import DEVICE_CLASSES
 from asched.plugins.dynamicresources.pools import DeviceID
 
 RESOURCE_CLAIMS: InformerRequest[ResourceClaim] = InformerRequest(
@@ -30,13 +29,6 @@ RESOURCE_CLAIMS: InformerRequest[ResourceClaim] = InformerRequest(
     list_path="/apis/resource.k8s.io/v1/resourceclaims",
     decode=decode_resource_claim,
     event_resource=EventResource.RESOURCE_CLAIM,
-    optional=True,
-)
-DEVICE_CLASSES: InformerRequest[DeviceClass] = InformerRequest(
-    resource="deviceclasses.resource.k8s.io/v1",
-    list_path="/apis/resource.k8s.io/v1/deviceclasses",
-    decode=decode_device_class,
-    event_resource=EventResource.DEVICE_CLASS,
     optional=True,
 )
 RESOURCE_SLICES: InformerRequest[ResourceSlice] = InformerRequest(
@@ -89,12 +81,19 @@ class ClaimTracker:
         self._stores = stores
         # uid -> the claim as written by our PreBind, until the informer catches up.
         self._assumed: dict[str, ResourceClaim] = {}
+        # uid -> a claim we created, until the informer delivers it.
+        self._created: dict[str, ResourceClaim] = {}
         # uid -> allocation decided at Reserve, not yet written (inFlightAllocations).
         self._in_flight: dict[str, Allocation] = {}
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         claim = self._stores().get(f"{namespace}/{name}")
-        return None if claim is None else self._latest(claim)
+        if claim is None:
+            for created in self._created.values():
+                if (created.namespace, created.name) == (namespace, name):
+                    return self._assumed.get(created.uid, created)
+            return None
+        return self._latest(claim)
 
     def _latest(self, claim: ResourceClaim) -> ResourceClaim:
         """AssumeCache.Get: our write wins until the informer has a version as new."""
@@ -107,8 +106,26 @@ class ClaimTracker:
         return assumed
 
     def claims(self) -> Iterable[ResourceClaim]:
+        """Every claim, as assumed; a claim we created counts before the informer has it
+        (Go's PreBind waits for the informer there instead)."""
+        seen = set()
         for claim in self._stores().list():
+            seen.add(claim.uid)
             yield self._latest(claim)
+        for uid, claim in list(self._created.items()):
+            if uid in seen:
+                del self._created[uid]  # the informer has it now
+            else:
+                yield self._assumed.get(uid, claim)
+
+    def created(self, claim: ResourceClaim) -> None:
+        """A claim this scheduler just created (the pod's claim for extended resources)."""
+        self._created[claim.uid] = claim
+
+    def forget(self, uid: str) -> None:
+        """A claim we deleted: no longer ours to count."""
+        self._assumed.pop(uid, None)
+        self._created.pop(uid, None)
 
     def assume(self, claim: ResourceClaim) -> None:
         """AssumeClaimAfterAPICall."""

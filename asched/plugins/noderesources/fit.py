@@ -15,18 +15,23 @@ Mirrors kube-scheduler v1.37 plugins/noderesources/fit.go:
 - Events: assigned pods deleted or scaled down, nodes added or with more allocatable,
   each with the queueing hint of isSchedulableAfterPodEvent / isSchedulableAfterNodeChange.
 
-Not mirrored: DRA-backed extended resources (DRAExtendedResource: an extended resource a
-DeviceClass names through spec.extendedResourceName is satisfied from DRA devices; asched's
-DynamicResources does not implement that, so such requests count only against the node's
-allocatable, as without the gate).
+DRA-backed extended resources (DRAExtendedResource, GA in 1.37): a requested resource the
+node does not advertise (allocatable 0) but a DeviceClass provides is left to
+DynamicResources (shouldDelegateResourceToDRA), in Filter and in the node hints; a
+DeviceClass added or changed requeues pods that request its resource
+(isSchedulableAfterDeviceClassEvent). Not mirrored: scoring such resources from devices
+when a scoring strategy lists them (calculateDRAExtendedResourceAllocatableRequest); they
+score as an allocatable of 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from asched.api import Node, Pod
+from asched.api.dra import DEVICE_CLASS_RESOURCE_PREFIX, DeviceClass
 from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
@@ -45,10 +50,12 @@ from asched.framework.interfaces import (
     PreScorePlugin,
     ScorePlugin,
 )
+from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Code, Status, error
 from asched.framework.types import PreFilterResult
+from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
 from asched.plugins.helpers import as_node, as_pod, is_extended_resource_name
 from asched.plugins.noderesources import array_scorers, scorers
 from asched.plugins.noderesources.allocation import (
@@ -89,6 +96,8 @@ class _Request:
     ephemeral_storage: int
     # (name, quantity, reason) for requested scalar resources Filter must check.
     scalars: tuple[tuple[str, int, str], ...]
+    # Requested resources a DeviceClass provides: on a node without them, DRA's.
+    delegable: frozenset[str] = frozenset()
 
 
 _PRE_FILTER_KEY: StateKey[_Request] = StateKey(_PRE_FILTER_KEY_NAME)
@@ -138,14 +147,29 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return False
         return name in self._ignored or name.split("/", 1)[0] in self._ignored_groups
 
-    def _request(self, pod: Pod) -> _Request:
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return (DEVICE_CLASSES,)
+
+    def _delegable(self, names: Iterable[str]) -> frozenset[str]:
+        """The names a DeviceClass provides (read only for pods that request one)."""
+        wanted = [n for n in names if is_dra_extended_resource_name(n)]
+        if not wanted:
+            return frozenset()
+        store: ObjectStore[DeviceClass] = self._handle.store(DEVICE_CLASSES)
+        classes = resolver(store.list())
+        return frozenset(n for n in wanted if n in classes)
+
+    def _request(self, pod: Pod, *, ignoring: bool = True) -> _Request:
+        """The pod's requests for Filter (ignored extended resources left out) or, with
+        `ignoring` off, every requested resource (what the node hints compare)."""
         r = pod.requests
         scalars = tuple(
             (name, q, f"Insufficient {name}")
             for name, q in r.scalar.items()
-            if q != 0 and not self._ignored_extended(name)
+            if q != 0 and not (ignoring and self._ignored_extended(name))
         )
-        return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars)
+        delegable = self._delegable(name for name, _, _ in scalars)
+        return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars, delegable)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -272,6 +296,10 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
                 self._after_node_change,
             ),
             ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                self._after_device_class_change,
+            ),
+            ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN),
                 self._after_assigned_pod_scale_down,
             ),
@@ -317,7 +345,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return QueueingHint.QUEUE
         # isFit and haveAnyRequestedResourcesIncreased take computePodResourceRequest:
         # every requested resource, the ignored ones too (Filter is what ignores them).
-        request = _all_requests(pod)
+        request = self._request(pod, ignoring=False)
         if not fits_empty_node(request, modified):
             return QueueingHint.QUEUE_SKIP
         original = as_node(old)
@@ -327,11 +355,24 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-
-def _all_requests(pod: Pod) -> _Request:
-    r = pod.requests
-    scalars = tuple((name, q, f"Insufficient {name}") for name, q in r.scalar.items() if q != 0)
-    return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars)
+    def _after_device_class_change(
+        self, pod: Pod, old: object | None, new: object | None
+    ) -> QueueingHint:
+        """isSchedulableAfterDeviceClassEvent: a class now provides a resource the pod
+        requests (its extendedResourceName changed, or, when added, its implicit name)."""
+        modified = new if isinstance(new, DeviceClass) else None
+        if modified is None:
+            return QueueingHint.QUEUE
+        requested = pod.requests.scalar
+        original = old if isinstance(old, DeviceClass) else None
+        if original is not None:
+            if original.extended_resource_name == modified.extended_resource_name:
+                return QueueingHint.QUEUE_SKIP
+        elif DEVICE_CLASS_RESOURCE_PREFIX + modified.name in requested:
+            return QueueingHint.QUEUE
+        if modified.extended_resource_name and modified.extended_resource_name in requested:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | None:
@@ -351,6 +392,7 @@ def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | N
             (reason, q > alloc.scalar.get(name, 0))
             for name, q, reason in s.scalars
             if q > alloc.scalar.get(name, 0) - req.scalar.get(name, 0)
+            and not _delegated(s, name, alloc.scalar.get(name, 0))
         ]
         if s.scalars
         else None
@@ -376,6 +418,11 @@ def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | N
     return reasons, unresolvable
 
 
+def _delegated(s: _Request, name: str, allocatable: int) -> bool:
+    """shouldDelegateResourceToDRA: the node has none, and a DeviceClass provides it."""
+    return allocatable <= 0 and name in s.delegable
+
+
 def fits_empty_node(request: _Request, node: Node) -> bool:
     """isFit: would the pod fit this node if nothing ran on it?"""
     alloc = node.allocatable
@@ -385,7 +432,10 @@ def fits_empty_node(request: _Request, node: Node) -> bool:
         return False
     if request.ephemeral_storage > alloc.ephemeral_storage:
         return False
-    return all(q <= alloc.scalar.get(name, 0) for name, q, _ in request.scalars)
+    return all(
+        q <= alloc.scalar.get(name, 0) or _delegated(request, name, alloc.scalar.get(name, 0))
+        for name, q, _ in request.scalars
+    )
 
 
 def requested_resources_increased(request: _Request, old: Node, new: Node) -> bool:

@@ -91,6 +91,9 @@ def test_rbac_has_no_wildcards_and_no_writes_beyond_scheduling() -> None:
             for res in ("resourceclaims", "resourceclaims/status", "resourceclaims/binding")
             for verb in ("patch", "update")
         ),
+        # The claim of a pod's extended resources backed by DRA (DRAExtendedResource).
+        ("resource.k8s.io", "resourceclaims", "create"),
+        ("resource.k8s.io", "resourceclaims", "delete"),
         # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation.
         ("", "persistentvolumes", "patch"),
         ("", "persistentvolumes", "update"),

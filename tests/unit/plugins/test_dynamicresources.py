@@ -22,6 +22,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
 from asched.framework.types import NodeToStatus
+from asched.plugins.deviceclasses import DEVICE_CLASSES
 from asched.plugins.dynamicresources import SPEC, DynamicResources
 from asched.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -32,7 +33,6 @@ from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_express
 from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
-    DEVICE_CLASSES,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
     AllocatedState,

@@ -40,6 +40,7 @@ GO_EVENTS: dict[str, list[tuple[R, A, bool]]] = {
     "NodeResourcesFit": [
         (R.POD, A.DELETE, True),
         (R.NODE, A.ADD | A.UPDATE_NODE_ALLOCATABLE, True),
+        (R.DEVICE_CLASS, ADD_UPDATE, True),  # DRAExtendedResource
         (R.POD, A.UPDATE_POD_SCALE_DOWN, True),
         (R.UNSCHEDULED_POD, A.UPDATE_POD_SCALE_DOWN, True),
     ],

@@ -13,11 +13,14 @@ from typing import Any
 import pytest
 
 from asched.api import Node, Pod
+from asched.api.dra import decode_device_class
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code
+from asched.plugins.deviceclasses import DEVICE_CLASSES, resolver
 from asched.plugins.noderesources import FitArgs
 from asched.plugins.noderesources.fit import NAME, Fit, build_scorer
+from asched.testing import dra
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, node_info
 
@@ -429,12 +432,13 @@ def hint_for(resource: EventResource, action: ActionType, plugin: Fit | None = N
 
 
 def test_registered_events_are_kube_schedulers() -> None:
-    # Fit.EventsToRegister (v1.37.2, InPlacePodVerticalScaling GA; DRA extended
-    # resources and the deferred-resize alpha gate not mirrored).
+    # Fit.EventsToRegister (v1.37.2, InPlacePodVerticalScaling and DRAExtendedResource
+    # GA; the deferred-resize alpha gate not mirrored).
     registered = Fit(None, FakeHandle()).events_to_register()
     assert [(r.event.resource, r.event.action) for r in registered] == [
         (EventResource.POD, ActionType.DELETE),
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+        (EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
         (EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN),
         (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
     ]
@@ -598,3 +602,84 @@ def test_two_resource_fast_path_matches_the_general_scorer(strategy: dict[str, A
         r0, r1 = rng.randint(0, 80_000), rng.randint(0, 2**37)
         want = scorer([r0 if a0 else 0, r1 if a1 else 0], [a0, a1])
         assert scorer.pair(r0, a0, r1, a1) == want, (r0, a0, r1, a1)
+
+
+# ---- DRA-backed extended resources (DRAExtendedResource, GA in 1.37) --------------------
+
+
+def _classes_handle(*classes: dict[str, Any]) -> FakeHandle:
+    return FakeHandle(stores={DEVICE_CLASSES.resource: [decode_device_class(c) for c in classes]})
+
+
+def _gpu_class(name: str = "gpu", resource: str = "example.com/gpu", created: str = "") -> Any:
+    body = dra.device_class(name)
+    body["spec"]["extendedResourceName"] = resource
+    if created:
+        body["metadata"]["creationTimestamp"] = created
+    return body
+
+
+@pytest.mark.parametrize(
+    ("resource", "node_has", "classes", "fits"),
+    [
+        # No class provides it: the node's allocatable decides, as without the gate.
+        ("example.com/gpu", "0", (), False),
+        # A class names it, and the node advertises none: DynamicResources' business.
+        ("example.com/gpu", "0", (_gpu_class(),), True),
+        # The node advertises it (too little): the node's allocatable decides.
+        ("example.com/gpu", "1", (_gpu_class(),), False),
+        # Every class is also deviceclass.resource.kubernetes.io/<name>.
+        ("deviceclass.resource.kubernetes.io/gpu", "0", (dra.device_class("gpu"),), True),
+    ],
+)
+def test_filter_delegates_a_resource_a_device_class_provides(
+    resource: str, node_has: str, classes: tuple[Any, ...], fits: bool
+) -> None:
+    node = make_node("n1")
+    if node_has != "0":
+        node = node.resource(resource, node_has)
+    pod = make_pod("p").request(resource, "2").obj()
+    plugin = Fit(None, _classes_handle(*classes))
+    state = CycleState()
+    plugin.pre_filter(state, pod, [])
+    st = plugin.filter(state, pod, node_info(node.obj()))
+    assert (st is None) == fits
+    if not fits:
+        assert st is not None
+        assert st.reasons == (f"Insufficient {resource}",)
+
+
+def test_the_oldest_class_naming_a_resource_wins() -> None:
+    old = decode_device_class(_gpu_class("b-old", created="2026-01-01T00:00:00Z"))
+    new = decode_device_class(_gpu_class("a-new", created="2026-02-01T00:00:00Z"))
+    assert resolver([new, old])["example.com/gpu"].name == "b-old"
+    tie = decode_device_class(_gpu_class("a-tie", created="2026-01-01T00:00:00Z"))
+    assert resolver([old, tie])["example.com/gpu"].name == "a-tie"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"),
+    [
+        # Added, naming the pod's resource explicitly or implicitly: queue.
+        (None, _gpu_class(), Q),
+        (None, dra.device_class("gpu"), SKIP),
+        (None, _gpu_class(resource="example.com/other"), SKIP),
+        # Updated without a change of extendedResourceName: skip.
+        (_gpu_class(), _gpu_class(), SKIP),
+        # Updated to name the pod's resource: queue.
+        (dra.device_class("gpu"), _gpu_class(), Q),
+    ],
+)
+def test_device_class_hint(old: Any, new: Any, want: QueueingHint) -> None:
+    pod = make_pod("p").request("example.com/gpu", "1").obj()
+    plugin = Fit(None, FakeHandle())
+    (hint,) = [
+        r.hint
+        for r in plugin.events_to_register()
+        if r.event.resource == EventResource.DEVICE_CLASS
+    ]
+    assert hint is not None
+    decoded_old = None if old is None else decode_device_class(old)
+    assert hint(pod, decoded_old, decode_device_class(new)) == want
+    implicit = make_pod("q").request("deviceclass.resource.kubernetes.io/gpu", "1").obj()
+    assert hint(implicit, None, decode_device_class(dra.device_class("gpu"))) == Q
