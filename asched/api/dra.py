@@ -67,6 +67,24 @@ class DeviceTaint:
 
 
 @dataclass(slots=True, frozen=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule (GA in 1.37): `taint` applies to the devices its selector picks,
+    by driver, pool and device name (each None when unset); without a selector it
+    applies to none."""
+
+    name: str
+    taint: DeviceTaint
+    selects: bool = False
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(slots=True, frozen=True)
 class DeviceToleration:
     """A request's `tolerations[]`."""
 
@@ -732,3 +750,33 @@ def decode_resource_slice(raw: dict[str, Any]) -> ResourceSlice:
         )
 
     return _decoding("ResourceSlice", name, build)
+
+
+def decode_device_taint_rule(raw: dict[str, Any]) -> DeviceTaintRule:
+    meta = raw.get("metadata") or {}
+    name = str(meta.get("name") or "")
+
+    def build() -> DeviceTaintRule:
+        spec = _obj(raw.get("spec"), "spec")
+        selector = spec.get("deviceSelector")
+        sel = _obj(selector, "spec.deviceSelector")
+        taint = spec.get("taint")
+
+        def opt(key: str) -> str | None:
+            value = sel.get(key)
+            return None if value is None else _text(sel, key, "spec.deviceSelector")
+
+        return DeviceTaintRule(
+            name=name,
+            taint=DeviceTaint(
+                key=_text(taint, "key", "spec.taint"),
+                value=_text(taint, "value", "spec.taint"),
+                effect=_text(taint, "effect", "spec.taint"),
+            ),
+            selects=selector is not None,
+            driver=opt("driver"),
+            pool=opt("pool"),
+            device=opt("device"),
+        )
+
+    return _decoding("DeviceTaintRule", name, build)

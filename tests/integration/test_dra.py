@@ -475,3 +475,67 @@ async def test_extended_resource_backed_by_a_device_class(
             }
         ],
     }
+
+
+async def test_a_device_taint_rule_keeps_the_device_from_new_claims(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """DeviceTaintRules (GA in 1.37): a rule taints the first node's GPU NoSchedule; a
+    claim without tolerations gets the other node's GPU, although the pod prefers the
+    tainted one's node."""
+    tainted, free = await kwok_nodes([NodeSpec("tainted"), NodeSpec("free")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls))
+    for node in (tainted, free):
+        await dra_objects.create(
+            "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
+        )
+    await dra_objects.create(
+        "devicetaintrules",
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceTaintRule",
+            "metadata": {"name": unique("rule")},
+            "spec": {
+                "deviceSelector": {"driver": DRIVER, "pool": tainted},
+                "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"},
+            },
+        },
+    )
+    await admin.post(
+        f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+        dra.resource_claim("c", dra.device_request("gpu", cls), namespace=namespace),
+    )
+    pod = (
+        make_pod("p", namespace)
+        .scheduler("dra-test")
+        .resource_claim("gpu", claim="c")
+        .affinity(
+            {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 100,
+                            "preference": {
+                                "matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": [tainted]}
+                                ]
+                            },
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+        bound = await _wait_bound(admin, namespace, {"p"}, within=15)
+    assert bound["p"] == free

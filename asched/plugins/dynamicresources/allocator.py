@@ -496,8 +496,8 @@ _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 def _taint_prevents_allocation(device: Device, request: DeviceSubRequest) -> bool:
     """taintPreventsAllocation (DeviceTaints, GA in 1.37): a NoSchedule or NoExecute taint
-    that none of the request's tolerations tolerates. DeviceTaintRules (alpha, off) are
-    not read."""
+    that none of the request's tolerations tolerates; the taints of DeviceTaintRules are
+    already on the device (tracker.with_taint_rules)."""
     return any(
         taint.effect in _BLOCKING_EFFECTS
         and not any(t.tolerates(taint) for t in request.tolerations)

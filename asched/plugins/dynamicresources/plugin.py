@@ -44,7 +44,13 @@ from typing import Any, Self
 
 import structlog
 
-from asched.api.dra import Allocation, DeviceClass, ResourceClaim, ResourceSlice
+from asched.api.dra import (
+    Allocation,
+    DeviceClass,
+    DeviceTaintRule,
+    ResourceClaim,
+    ResourceSlice,
+)
 from asched.api.pod import Pod
 from asched.base.durations import DurationError, parse_duration
 from asched.client.protocol import ApiError
@@ -120,10 +126,12 @@ from asched.plugins.dynamicresources.readiness import (
 )
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
 from asched.plugins.dynamicresources.tracker import (
+    DEVICE_TAINT_RULES,
     INFORMERS,
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
     ClaimTracker,
+    with_taint_rules,
 )
 from asched.plugins.helpers import check_fields, default_normalize_score, field_path
 
@@ -244,8 +252,10 @@ class DynamicResources(
         return store.get(name)
 
     def _slices(self) -> Sequence[ResourceSlice]:
+        """ListWithDeviceTaintRules: the slices with the DeviceTaintRules' taints."""
         store: ObjectStore[ResourceSlice] = self._handle.store(RESOURCE_SLICES)
-        return store.list()
+        rules: ObjectStore[DeviceTaintRule] = self._handle.store(DEVICE_TAINT_RULES)
+        return with_taint_rules(store.list(), rules.list())
 
     # ---- PreEnqueue --------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:

@@ -8,14 +8,16 @@ device the previous one was given. DeviceClasses and ResourceSlices are plain li
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from asched.api.dra import (
     Allocation,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceSlice,
+    decode_device_taint_rule,
     decode_resource_claim,
     decode_resource_slice,
 )
@@ -38,7 +40,49 @@ RESOURCE_SLICES: InformerRequest[ResourceSlice] = InformerRequest(
     event_resource=EventResource.RESOURCE_SLICE,
     optional=True,
 )
-INFORMERS = (RESOURCE_CLAIMS, DEVICE_CLASSES, RESOURCE_SLICES)
+# DeviceTaintRules (GA in 1.37) taint the devices of slices: kube-scheduler's slice tracker
+# turns a rule's change into ResourceSlice updates, so a rule's events are slice events.
+DEVICE_TAINT_RULES: InformerRequest[DeviceTaintRule] = InformerRequest(
+    resource="devicetaintrules.resource.k8s.io/v1",
+    list_path="/apis/resource.k8s.io/v1/devicetaintrules",
+    decode=decode_device_taint_rule,
+    event_resource=EventResource.RESOURCE_SLICE,
+    optional=True,
+)
+INFORMERS = (RESOURCE_CLAIMS, DEVICE_CLASSES, RESOURCE_SLICES, DEVICE_TAINT_RULES)
+
+
+def with_taint_rules(
+    slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule]
+) -> Sequence[ResourceSlice]:
+    """The slices as the scheduler sees them (Go's Tracker.applyPatches): each rule's
+    taint appended to the devices its selector picks."""
+    if not rules:
+        return slices
+    out = []
+    for slice_ in slices:
+        applying = [
+            r
+            for r in rules
+            if r.selects
+            and (r.driver is None or r.driver == slice_.driver)
+            and (r.pool is None or r.pool == slice_.pool)
+        ]
+        if not applying:
+            out.append(slice_)
+            continue
+        devices = tuple(
+            replace(
+                d,
+                taints=(
+                    *d.taints,
+                    *(r.taint for r in applying if r.device is None or r.device == d.name),
+                ),
+            )
+            for d in slice_.devices
+        )
+        out.append(replace(slice_, devices=devices))
+    return out
 
 
 @dataclass(slots=True)

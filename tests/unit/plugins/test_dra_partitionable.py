@@ -1,7 +1,8 @@
 """DynamicResources' allocator with partitionable devices (DRAPartitionableDevices, beta
 and on in 1.37): counter sets in their own slices, devices that consume them, the pool
 validations of buildPool, and per-device node selection. The expected answers follow
-structured/internal/incubating's checkAvailableCounters and GatherPools."""
+structured/internal/incubating's checkAvailableCounters and GatherPools. Also the
+DeviceTaintRules the slice tracker applies to the slices the allocator reads."""
 
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ from typing import Any
 
 import pytest
 
-from asched.api.dra import ResourceClaim, decode_device_class, decode_resource_claim
+from asched.api.dra import (
+    ResourceClaim,
+    decode_device_class,
+    decode_device_taint_rule,
+    decode_resource_claim,
+)
 from asched.api.dra import decode_resource_slice as decode_slice
 from asched.api.errors import DecodeError
 from asched.plugins.dynamicresources.allocator import Allocator, NodeAllocationFailure
 from asched.plugins.dynamicresources.pools import DeviceID
-from asched.plugins.dynamicresources.tracker import AllocatedState
+from asched.plugins.dynamicresources.tracker import AllocatedState, with_taint_rules
 from asched.testing import dra
 
 GPU = "gpu.example.com"
@@ -235,3 +241,38 @@ def test_counter_decode_errors_name_the_field() -> None:
         DecodeError, match=r"spec\.devices\[0\]\.consumesCounters\[0\]\.counters\.m\.value"
     ):
         decode_slice(bad_device)
+
+
+# ---- DeviceTaintRules (GA in 1.37) ------------------------------------------------------
+
+
+def taint_rule(name: str, **selector: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": selector,
+            "taint": {"key": "maintenance", "value": "true", "effect": "NoSchedule"},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("selector", "tainted"),
+    [
+        ({}, ["gpu-0", "gpu-1"]),  # an empty selector picks every device
+        ({"device": "gpu-1"}, ["gpu-1"]),
+        ({"driver": GPU, "pool": "n1", "device": "gpu-0"}, ["gpu-0"]),
+        ({"pool": "n2"}, []),
+        ({"driver": "other.example.com"}, []),
+    ],
+)
+def test_device_taint_rules_taint_the_devices_they_select(
+    selector: dict[str, str], tainted: list[str]
+) -> None:
+    s = decode_slice(dra.resource_slice("n1-gpu", "n1", [dra.device("gpu-0"), dra.device("gpu-1")]))
+    (patched,) = with_taint_rules([s], [decode_device_taint_rule(taint_rule("r", **selector))])
+    assert [d.name for d in patched.devices if d.taints] == tainted
+    no_selector = taint_rule("none")
+    del no_selector["spec"]["deviceSelector"]
+    (same,) = with_taint_rules([s], [decode_device_taint_rule(no_selector)])
+    assert not any(d.taints for d in same.devices)
