@@ -32,7 +32,7 @@ from typing import Any
 
 from asched.api import Node, Pod
 from asched.api.dra import DEVICE_CLASS_RESOURCE_PREFIX, DeviceClass
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, Unbatchable
+from asched.framework.columns import BatchVerdict, Bools, Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -168,6 +168,8 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             for name, q in r.scalar.items()
             if q != 0 and not (ignoring and self._ignored_extended(name))
         )
+        if not scalars:
+            return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars)
         delegable = self._delegable(name for name, _, _ in scalars)
         return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalars, delegable)
 
@@ -207,16 +209,15 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         if s is None or s.scalars:
             # Extended resources are not columns; the per-node path checks them.
             raise Unbatchable
-        too_many = cols.pod_count[rows] + 1 > cols.alloc_pods[rows]
-        short = too_many
-        if s.milli_cpu > 0:
-            short = short | (s.milli_cpu > cols.alloc_cpu[rows] - cols.req_cpu[rows])
-        if s.memory > 0:
-            short = short | (s.memory > cols.alloc_mem[rows] - cols.req_mem[rows])
-        if s.ephemeral_storage > 0:
-            short = short | (s.ephemeral_storage > cols.alloc_eph[rows] - cols.req_eph[rows])
+        # A pass over every node (the usual one: its rows are all rows, rotated) computes
+        # on the whole columns and gathers the answer once, instead of gathering each
+        # of seven columns first.
+        every = len(rows) == len(cols)
+        short = _short(s, cols, None if every else rows)
         if not short.any():
             return None
+        if every:
+            short = short[rows]
         infos = cols.infos
 
         def status_at(k: int) -> Status:
@@ -416,6 +417,23 @@ def fits_request(s: _Request, node_info: NodeInfo) -> tuple[list[str], bool] | N
         reasons.append(reason)
         unresolvable = unresolvable or beyond_node
     return reasons, unresolvable
+
+
+def _short(s: _Request, cols: NodeColumns, rows: Int64s | None) -> Bools:
+    """Where the pod does not fit: fits_request's comparisons over columns (all of them
+    when `rows` is None)."""
+
+    def col(a: Int64s) -> Int64s:
+        return a if rows is None else a[rows]
+
+    short = col(cols.pod_count) + 1 > col(cols.alloc_pods)
+    if s.milli_cpu > 0:
+        short |= s.milli_cpu > col(cols.alloc_cpu) - col(cols.req_cpu)
+    if s.memory > 0:
+        short |= s.memory > col(cols.alloc_mem) - col(cols.req_mem)
+    if s.ephemeral_storage > 0:
+        short |= s.ephemeral_storage > col(cols.alloc_eph) - col(cols.req_eph)
+    return short
 
 
 def _delegated(s: _Request, name: str, allocatable: int) -> bool:
