@@ -14,10 +14,10 @@ cycle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import structlog
 
+from asched.api.meta import rfc3339
 from asched.api.workload import INITIALLY_SCHEDULED, NativePodGroup
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors
@@ -39,10 +39,6 @@ class _Want:
     message: str
     generation: int
     transition: bool  # the status flips: lastTransitionTime is now
-
-
-def _rfc3339(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PodGroupConditionWriter:
@@ -114,7 +110,7 @@ class PodGroupConditionWriter:
             "observedGeneration": w.generation,
         }
         if w.transition:
-            cond["lastTransitionTime"] = _rfc3339(self._clock.wall())
+            cond["lastTransitionTime"] = rfc3339(self._clock.wall())
         body = {"metadata": {"uid": w.uid}, "status": {"conditions": [cond]}}
         path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{w.namespace}/podgroups/{w.name}/status"
         return path, body

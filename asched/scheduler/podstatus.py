@@ -10,11 +10,11 @@ failing does not storm the API server.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import structlog
 
 from asched.api import Pod
+from asched.api.meta import rfc3339
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors
 from asched.client.protocol import KubeClient
@@ -36,10 +36,6 @@ class _Update:
     nominated_node_name: str | None
     #: False: a nomination-only patch (no PodScheduled condition).
     condition: bool = True
-
-
-def _rfc3339(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PodStatusWriter:
@@ -107,7 +103,7 @@ class PodStatusWriter:
                     "reason": upd.reason,
                     "message": upd.message,
                     "lastProbeTime": None,
-                    "lastTransitionTime": _rfc3339(self._clock.wall()),
+                    "lastTransitionTime": rfc3339(self._clock.wall()),
                 }
             ]
         if upd.nominated_node_name is not None:

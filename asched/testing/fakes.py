@@ -9,7 +9,7 @@ instead of passing on a silent default.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio.lowlevel
@@ -32,6 +32,16 @@ def node_info(node: Node, *pods: Pod) -> NodeInfo:
     for pod in pods:
         ni.add_pod(pod)
     return ni
+
+
+async def wait_for(cond: Callable[[], bool], steps: int = 100) -> None:
+    """Let other tasks run until `cond()` holds (a task reaching its next FakeClock sleep,
+    say); fails after `steps` scheduling rounds. No time passes."""
+    for _ in range(steps):
+        if cond():
+            return
+        await anyio.lowlevel.checkpoint()
+    raise AssertionError("condition never held")
 
 
 def filled_store(objects: Iterable[Any]) -> Store[Any]:

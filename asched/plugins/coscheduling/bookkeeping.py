@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import structlog
 
+from asched.api.meta import rfc3339
 from asched.api.podgroup import PodGroup
 from asched.plugins.coscheduling.groups import GroupBook
-from asched.plugins.coscheduling.status import rfc3339
 
 log = structlog.get_logger(__name__)
 

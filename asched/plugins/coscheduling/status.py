@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -73,10 +72,6 @@ def phase_for(min_member: int, c: MemberCounts) -> str:
     if c.scheduled >= need:
         return PHASE_SCHEDULED
     return PHASE_SCHEDULING
-
-
-def rfc3339(wall: float) -> str:
-    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def desired_status(pg: PodGroup, c: MemberCounts, start_time: str = "") -> dict[str, Any]:

@@ -26,6 +26,7 @@ waits for them: readiness.py).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,12 +57,20 @@ from asched.plugins.dynamicresources.pools import (
 )
 from asched.plugins.dynamicresources.tracker import AllocatedState
 
+# How many devices the search tries between two looks at the clock (a try takes
+# microseconds).
+_CLOCK_EVERY = 256
+
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
 
 
 class AllocationError(Exception):
     """Something is wrong with a claim or class (Go returns an error, not "no fit")."""
+
+
+class AllocationTimeout(Exception):
+    """The search for one node ran past the plugin's filterTimeout."""
 
 
 class NodeAllocationFailure(Exception):
@@ -102,7 +111,13 @@ class Allocator:
         self._node: tuple[str, Mapping[str, str]] = ("", {})
 
     def allocate(
-        self, node_name: str, labels: Mapping[str, str], claims: Sequence[ResourceClaim]
+        self,
+        node_name: str,
+        labels: Mapping[str, str],
+        claims: Sequence[ResourceClaim],
+        *,
+        deadline: float | None = None,
+        now: Callable[[], float] = time.monotonic,
     ) -> list[Allocation] | None:
         """One Allocation per claim, or None when the node cannot satisfy them all.
 
@@ -121,6 +136,8 @@ class Allocator:
         ]
         constraints = [_constraints(claim) for claim in claims]
         search = _Search(requests, pools, self._allocated, self._selectable, constraints)
+        if deadline is not None:
+            search.limit(deadline, now)
         if not search.run(0):
             if any(pool.invalid for pool in pools):
                 raise NodeAllocationFailure(MSG_INVALID_POOLS)
@@ -279,6 +296,10 @@ class _Search:
         # capacity they consume (allocatingCapacity).
         self._shares: dict[DeviceID, int] = {}
         self._sharing: dict[DeviceID, dict[str, Fraction]] = {}
+        # The filter timeout: the clock is read every _CLOCK_EVERY search steps.
+        self._steps = 0
+        self._deadline = float("inf")
+        self._now: Callable[[], float] = time.monotonic
 
     def node_bound(self, results: Sequence[DeviceResult]) -> bool:
         """Go's createNodeSelector: an allocation from a slice of all nodes (or of devices
@@ -375,6 +396,9 @@ class _Search:
             return True
         return any(self._fill(r, alt, 0, 0) for alt in self._requests[r])
 
+    def limit(self, deadline: float, now: Callable[[], float]) -> None:
+        self._deadline, self._now = deadline, now
+
     def _fill(self, r: int, data: _Request, slot: int, start: int) -> bool:
         if data.request.allocation_mode == ALLOCATION_MODE_ALL and not data.all_devices:
             return False
@@ -410,6 +434,9 @@ class _Search:
         capacity allow it (Go's allocateDevice), then fill the rest; a device All mode
         needs that a constraint refuses is Go's error (such a claim can never be
         satisfied)."""
+        self._steps += 1
+        if not self._steps % _CLOCK_EVERY and self._now() > self._deadline:
+            raise AllocationTimeout
         shared = cand.device.allow_multiple_allocations
         counted = bool(cand.device.consumes_counters) and not (
             shared and self._capacity_in_use(cand.id)

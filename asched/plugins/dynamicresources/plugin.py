@@ -32,8 +32,7 @@ or class (a CEL error) is an Error. asched adds a PreScore that Skips pods witho
 firstAvailable requests (Go's Score gives them 0 everywhere). Extended resources backed by
 DRA (a pod's `example.com/gpu: 2` that a DeviceClass provides) join as one more claim,
 made per node and created at PreBind (extended.py). Not mirrored: PodGroup claims
-(PodGroupPostFilter) and the filter timeout (DynamicResourcesArgs.filterTimeout is
-accepted, not used).
+(PodGroupPostFilter).
 """
 
 from __future__ import annotations
@@ -90,6 +89,7 @@ from asched.framework.types import (
 from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
 from asched.plugins.dynamicresources.allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     NodeAllocationFailure,
 )
@@ -147,33 +147,51 @@ MSG_DELETED = "deletion of ResourceClaim completed"
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
 FIRST_AVAILABLE_MAX_SIZE = 8
+# config.DynamicResourcesFilterTimeoutDefault
+FILTER_TIMEOUT_DEFAULT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
 class DynamicResourcesArgs:
-    """bindingTimeout: how long PreBind waits for binding conditions (at least 1s, as
-    ValidateDynamicResourcesArgs); filterTimeout is accepted so kube-scheduler files
-    load, and has no effect (asched's Filter has no per-node deadline)."""
+    """filterTimeout: how long Filter may search one node's devices (10s; 0 turns the
+    limit off; negative is refused), bindingTimeout: how long PreBind waits for binding
+    conditions (600s; under 1s is refused), as ValidateDynamicResourcesArgs checks them.
+    The filter timeout matters more to asched than to Go: Filter runs on the event
+    loop, so a search that explodes would stall every other pod."""
 
-    filter_timeout: str | None = None
+    filter_timeout: float = FILTER_TIMEOUT_DEFAULT
     binding_timeout: float = BINDING_TIMEOUT_DEFAULT
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
         check_fields(raw, ("filterTimeout", "bindingTimeout"), path)
-        ft, bt = raw.get("filterTimeout"), raw.get("bindingTimeout")
-        if bt is None:
-            return cls(None if ft is None else str(ft))
-        where = field_path(path, "bindingTimeout")
-        if not isinstance(bt, str):
-            raise ArgsError(where, f"Invalid value: {bt!r}: expected a duration string")
-        try:
-            timeout = parse_duration(bt)
-        except DurationError as exc:
-            raise ArgsError(where, f"Invalid value: {bt!r}: {exc}") from None
-        if timeout < 1:
-            raise ArgsError(where, f'Invalid value: "{bt}": must be at least 1 second')
-        return cls(None if ft is None else str(ft), timeout)
+        filter_timeout = _duration(raw, "filterTimeout", path, FILTER_TIMEOUT_DEFAULT)
+        if filter_timeout < 0:
+            raise ArgsError(
+                field_path(path, "filterTimeout"),
+                f'Invalid value: "{raw["filterTimeout"]}": must be zero or positive',
+            )
+        binding_timeout = _duration(raw, "bindingTimeout", path, BINDING_TIMEOUT_DEFAULT)
+        if binding_timeout < 1:
+            raise ArgsError(
+                field_path(path, "bindingTimeout"),
+                f'Invalid value: "{raw["bindingTimeout"]}": must be at least 1 second',
+            )
+        return cls(filter_timeout, binding_timeout)
+
+
+def _duration(raw: Mapping[str, Any], key: str, path: str, default: float) -> float:
+    """A metav1.Duration field: a Go duration string."""
+    value = raw.get(key)
+    if value is None:
+        return default
+    where = field_path(path, key)
+    if not isinstance(value, str):
+        raise ArgsError(where, f"Invalid value: {value!r}: expected a duration string")
+    try:
+        return parse_duration(value)
+    except DurationError as exc:
+        raise ArgsError(where, f"Invalid value: {value!r}: {exc}") from None
 
 
 Args = DynamicResourcesArgs
@@ -395,8 +413,18 @@ class DynamicResources(
                 node_claim if c is extended and node_claim is not None else c
                 for c in s.to_allocate()
             ]
+            clock = self._handle.clock
+            timeout = self._args.filter_timeout
             try:
-                result = s.allocator.allocate(node.name, node.labels, to_allocate)
+                result = s.allocator.allocate(
+                    node.name,
+                    node.labels,
+                    to_allocate,
+                    deadline=clock.now() + timeout if timeout > 0 else None,
+                    now=clock.now,
+                )
+            except AllocationTimeout:
+                return error(f"node {node.name}: timed out trying to allocate devices", NAME)
             except AllocationError as exc:
                 return error(exc, NAME)
             except NodeAllocationFailure as exc:

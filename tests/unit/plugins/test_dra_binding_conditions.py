@@ -20,6 +20,7 @@ from asched.plugins.dynamicresources.plugin import DynamicResourcesArgs
 from asched.plugins.dynamicresources.readiness import BindingFailed, claim_ready
 from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS
 from asched.testing import dra
+from asched.testing.fakes import wait_for
 from tests.unit.plugins.test_dynamicresources import (
     GPU,
     World,
@@ -70,14 +71,6 @@ def reported(written: dict[str, Any], version: str, **conditions: str) -> dict[s
         }
     ]
     return claim
-
-
-async def wait_for(cond: Any) -> None:
-    for _ in range(100):
-        if cond():
-            return
-        await anyio.lowlevel.checkpoint()
-    raise AssertionError("condition never held")
 
 
 async def pre_bind_while(w: World, driver: Any) -> Status | None:

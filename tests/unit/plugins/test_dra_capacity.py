@@ -1,6 +1,7 @@
 """DynamicResources with consumable capacity (DRAConsumableCapacity, beta and on in
 1.37): request policies as Go's consumable_capacity.go rounds and checks them, devices
-shared by several allocations, and what the allocation written to the API says."""
+shared by several allocations, and what the allocation written to the API says. Also
+the plugin's args and the filter timeout that bounds one node's search."""
 
 from __future__ import annotations
 
@@ -18,9 +19,15 @@ from asched.api.dra import (
 )
 from asched.api.dra import decode_resource_slice as decode_slice
 from asched.api.quantity import parse_quantity_exact as q
-from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.framework.registry import ArgsError
+from asched.plugins.dynamicresources.allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+)
 from asched.plugins.dynamicresources.binding import allocation_json
 from asched.plugins.dynamicresources.capacity import CapacityError, consumed_capacity
+from asched.plugins.dynamicresources.plugin import DynamicResourcesArgs
 from asched.plugins.dynamicresources.tracker import AllocatedState
 from asched.testing import dra
 
@@ -197,3 +204,35 @@ def test_capacity_errors_name_claim_request_and_device() -> None:
         r'gpu\.example\.com/n1/nic-0: capacity "bandwidth": capacity request cannot be',
     ):
         allocator(device).allocate("n1", {}, [c])
+
+
+def test_a_search_past_the_filter_timeout_stops() -> None:
+    """filterTimeout (DRASchedulerFilterTimeout, beta and on in 1.37): a search that runs
+    past its deadline stops with AllocationTimeout; the plugin turns that into Go's
+    "node <name>: timed out trying to allocate devices" Error. Here 40 devices and a
+    matchAttribute constraint no two of them share make the search try every pair."""
+    devices = [dra.device(f"d{i}", {"slot": i}) for i in range(40)]
+    request = dra.device_request("gpu", "gpu", count=2)
+    raw = dra.resource_claim("c", request)
+    raw["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/slot"}]
+    c = decode_resource_claim(raw)
+    with pytest.raises(AllocationTimeout):
+        allocator(*devices).allocate("n1", {}, [c], deadline=100, now=lambda: 101.0)
+    # The clock is read only every few hundred tries: a search of a few tries finishes.
+    assert allocator(*devices[:3]).allocate("n1", {}, [c], deadline=100, now=lambda: 101.0) is None
+    assert allocator(*devices).allocate("n1", {}, [c]) is None  # no deadline: no fit
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"filterTimeout": "-1s"}, r"args\.filterTimeout.*must be zero or positive"),
+        ({"bindingTimeout": "500ms"}, r"args\.bindingTimeout.*must be at least 1 second"),
+        ({"filterTimeout": "ten"}, r"args\.filterTimeout.*invalid duration"),
+    ],
+)
+def test_dynamic_resources_args_are_validated(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ArgsError, match=message):
+        DynamicResourcesArgs.from_dict(raw, "args")
+    assert DynamicResourcesArgs.from_dict({"filterTimeout": "0s"}, "args").filter_timeout == 0
+    assert DynamicResourcesArgs.from_dict({}, "args").filter_timeout == 10

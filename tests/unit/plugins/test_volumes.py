@@ -45,6 +45,7 @@ from asched.plugins.volumes.informers import (
     VOLUME_ATTACHMENTS,
     VOLUME_BINDING_INFORMERS,
 )
+from asched.testing.fakes import wait_for
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.fakes import FakeHandle, RecordingClient, node_info
 
@@ -452,14 +453,6 @@ async def test_pre_bind_times_out() -> None:
     ((_, path, body, _),) = client.requests
     assert path == "/api/v1/namespaces/default/persistentvolumeclaims/data"
     assert body["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n1"}
-
-
-async def wait_for(cond: Any) -> None:
-    for _ in range(100):
-        if cond():
-            return
-        await anyio.lowlevel.checkpoint()
-    raise AssertionError("condition never held")
 
 
 def _cap(limit: str | None, max_size: str | None = None) -> CSIStorageCapacity:
