@@ -178,6 +178,9 @@ class CSIDriver:
     name: str
     storage_capacity: bool = False
     attach_required: bool = True
+    # spec.preventPodSchedulingIfMissing (VolumeLimitScaling, beta and on in 1.37): a pod
+    # with the driver's volumes goes only to nodes whose CSINode lists the driver.
+    prevent_scheduling_if_missing: bool = False
 
     @property
     def key(self) -> str:
@@ -434,6 +437,7 @@ def decode_csi_driver(raw: dict[str, Any]) -> CSIDriver:
             str(meta.get("name") or ""),
             spec.get("storageCapacity") is True,
             True if attach is None else bool(attach),
+            spec.get("preventPodSchedulingIfMissing") is True,
         )
 
     return _decoding("CSIDriver", raw, build)

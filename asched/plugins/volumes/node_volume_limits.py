@@ -27,7 +27,7 @@ from typing import Any
 
 from asched.api import Pod
 from asched.api.pod import Volume
-from asched.api.storage import CSINode, PersistentVolumeClaim, VolumeAttachment
+from asched.api.storage import CSIDriver, CSINode, PersistentVolumeClaim, VolumeAttachment
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -55,6 +55,9 @@ from asched.plugins.volumes.csi_migration import (
     MigrationError,
     migration_on,
     translate,
+)
+from asched.plugins.volumes.informers import (
+    CSI_DRIVERS as CSI_DRIVER_OBJECTS,
 )
 from asched.plugins.volumes.informers import (
     CSI_NODES,
@@ -125,6 +128,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             STORAGE_CLASSES,
             CSI_NODES,
             VOLUME_ATTACHMENTS,
+            CSI_DRIVER_OBJECTS,
         )
 
     def pre_filter(
@@ -198,7 +202,14 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),), NAME)
         except _InlineError as exc:
             return Status(Code.ERROR, (str(exc),), NAME)
-        if not new or csi_node is None:
+        if not new:
+            return None
+        for driver in new.values():
+            if not self._driver_installed(driver, csi_node):
+                return Status(
+                    Code.UNSCHEDULABLE, (f"{driver} CSI driver is not installed on the node",), NAME
+                )
+        if csi_node is None:
             return None
         limits = {
             d.name: d.allocatable for d in csi_node.drivers.values() if d.allocatable is not None
@@ -226,6 +237,15 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if limit is not None and used.get(driver, 0) + count > limit:
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT,), NAME)
         return None
+
+    def _driver_installed(self, driver: str, csi_node: CSINode | None) -> bool:
+        """checkCSIDriverOnNode (VolumeLimitScaling, beta and on in 1.37): a driver that
+        opts in with preventPodSchedulingIfMissing must be on the node's CSINode; an
+        unknown driver, or one that does not opt in, counts as installed."""
+        known: CSIDriver | None = self._handle.store(CSI_DRIVER_OBJECTS).get(driver)
+        if known is None or not known.prevent_scheduling_if_missing:
+            return True
+        return csi_node is not None and driver in csi_node.drivers
 
     def _attachments(self, node_name: str) -> dict[str, str]:
         """getNodeVolumeAttachmentInfo: `driver/handle` -> driver of the node's

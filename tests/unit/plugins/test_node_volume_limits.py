@@ -13,6 +13,7 @@ from asched.api.intree import InTreeSource, parse_in_tree
 from asched.api.storage import (
     PersistentVolume,
     VolumeAttachment,
+    decode_csi_driver,
     decode_csi_node,
     decode_pv,
     decode_pvc,
@@ -30,6 +31,7 @@ from asched.plugins.volumes.csi_migration import (
     translated_affinity,
 )
 from asched.plugins.volumes.informers import (
+    CSI_DRIVERS,
     CSI_NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
@@ -169,6 +171,7 @@ def _filter(
     claims: tuple[Any, ...] = (),
     classes: tuple[Any, ...] = (),
     attachments: tuple[VolumeAttachment, ...] = (),
+    drivers: tuple[Any, ...] = (),
 ) -> tuple[Code | None, tuple[str, ...]]:
     n1 = node_info(make_node("n1").obj(), *existing)
     h = FakeHandle(
@@ -179,6 +182,7 @@ def _filter(
             STORAGE_CLASSES.resource: list(classes),
             CSI_NODES.resource: list(csi_nodes),
             VOLUME_ATTACHMENTS.resource: list(attachments),
+            CSI_DRIVERS.resource: list(drivers),
         },
     )
     plugin = NodeVolumeLimits(None, h)
@@ -410,3 +414,31 @@ def test_assigned_pod_deleted_hint_counts_migratable_inline_volumes(
 ) -> None:
     """The claim cases are in test_volume_hints.py; this is the in-line migration one."""
     assert _assigned_pod_deleted_hint(make_pod("p").pvc("x").obj(), deleted, None) == want
+
+
+@pytest.mark.parametrize(
+    ("prevent", "node_has_driver", "want"),
+    [
+        (True, False, (Code.UNSCHEDULABLE, (f"{CSI} CSI driver is not installed on the node",))),
+        (True, True, (None, ())),
+        (False, False, (None, ())),
+    ],
+    ids=["opted-in-missing", "opted-in-installed", "not-opted-in"],
+)
+def test_a_driver_that_must_be_installed(
+    prevent: bool, node_has_driver: bool, want: tuple[Any, ...]
+) -> None:
+    """checkCSIDriverOnNode (VolumeLimitScaling, beta and on in 1.37): a CSIDriver with
+    preventPodSchedulingIfMissing keeps its volumes off nodes whose CSINode lacks it."""
+    driver = decode_csi_driver(
+        {"metadata": {"name": CSI}, "spec": {"preventPodSchedulingIfMissing": prevent}}
+    )
+    csi_node = _csi_node(CSI if node_has_driver else GCE, 8)
+    got = _filter(
+        make_pod("p").pvc("data").obj(),
+        csi_nodes=(csi_node,),
+        pvs=CSI_PVS,
+        claims=(_claim("data", volume="v2"),),
+        drivers=(driver,),
+    )
+    assert got == want
