@@ -218,10 +218,16 @@ _ACCESS = [
         True,
         id="patch-resourceclaim-status",
     ),
+    # The claim of a pod's extended resources backed by DRA (DRAExtendedResource).
     pytest.param(
         Access("create", "resourceclaims", "resource.k8s.io"),
+        True,
+        id="create-resourceclaims",
+    ),
+    pytest.param(
+        Access("create", "resourceslices", "resource.k8s.io", namespaced=False),
         False,
-        id="forbidden-create-resourceclaims",
+        id="forbidden-create-resourceslices",
     ),
     pytest.param(
         Access("delete", "resourceslices", "resource.k8s.io", namespaced=False),

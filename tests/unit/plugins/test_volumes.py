@@ -641,6 +641,7 @@ def test_node_volume_limits(limit: int, existing_claim: str, want: tuple[str, ..
             STORAGE_CLASSES.resource: [],
             CSI_NODES.resource: [csi_node("n1", limit)],
             VOLUME_ATTACHMENTS.resource: [],
+            CSI_DRIVERS.resource: [],
         },
     )
     plugin = NodeVolumeLimits(None, h)
