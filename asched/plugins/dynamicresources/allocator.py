@@ -2,8 +2,8 @@
 
 Follows k8s.io/dynamic-resource-allocation/structured. NewAllocator picks the most stable
 implementation whose supported features cover the enabled ones; kube-scheduler 1.37's
-default gates turn on DeviceBindingConditions, ConsumableCapacity and
-FractionalCapacityRange (beta), so Go runs the "incubating" variant. What asched follows of
+default gates turn on DeviceBindingConditions, ConsumableCapacity and PartitionableDevices
+(beta), so Go runs the "incubating" variant. What asched follows of
 it: GatherPools, then allocateOne's depth-first search over claims -> requests -> devices
 with backtracking, a request's devices taken in pool/slice/device order after the one its
 previous slot took, a device taken at most once and never one already allocated (unless the

@@ -1,13 +1,18 @@
 """Consumable capacity (DRAConsumableCapacity, beta and on in 1.37): what one request
 consumes of a device's capacity, and whether the device still has it.
 
-Follows structured/internal/incubating/consumable_capacity.go with FractionalCapacityRange
-on (kube-scheduler 1.37's default gates): CmpRequestOverCapacity,
+Follows structured/internal/incubating/consumable_capacity.go: CmpRequestOverCapacity,
 calculateConsumedCapacity (a request's amount rounded up to the capacity's request
 policy: the policy's default or the whole capacity when the request names no amount, the
 next valid value, or the range's minimum plus whole steps), violatesPolicy and
 GetConsumedCapacityFromRequest. Quantities are exact Fractions; where Go works in int64
 milli or whole units it does here too, with its overflow errors.
+
+Ranges step in whole units: DRAFractionalCapacityRange is on in a 1.37 kube-scheduler
+only from a minimum compatibility version of 1.37, which is not the default (1.36), so a
+range from 100m in 100m steps takes 1 for a request of 150m, as the differential
+scenario dra-consumable-capacity-fractional-range shows kube-scheduler doing. The milli
+arithmetic is kept behind FRACTIONAL_CAPACITY_RANGE for when the gate's default moves.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from asched.api.dra import CapacityRequestPolicy, Device, DeviceCapacity
 from asched.api.quantity import format_quantity
 
 MAX_INT64 = 2**63 - 1
+# DRAFractionalCapacityRange as kube-scheduler 1.37 runs it by default.
+FRACTIONAL_CAPACITY_RANGE = False
 _NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
 
 
@@ -37,7 +44,10 @@ def _milli(value: Fraction) -> int | None:
 
 
 def _use_milli(policy: CapacityRequestPolicy) -> bool:
-    """useMilli: every bound of the range is whole in milli units, the step at least 1m."""
+    """useMilli: the gate is on, every bound of the range is whole in milli units, the
+    step at least 1m."""
+    if not FRACTIONAL_CAPACITY_RANGE:
+        return False
     for bound in (policy.range_min, policy.range_max, policy.range_step):
         if bound is not None and _milli(bound) is None:
             return False

@@ -20,6 +20,7 @@ from asched.api.dra import (
 from asched.api.dra import decode_resource_slice as decode_slice
 from asched.api.quantity import parse_quantity_exact as q
 from asched.framework.registry import ArgsError
+from asched.plugins.dynamicresources import capacity
 from asched.plugins.dynamicresources.allocator import (
     AllocationError,
     AllocationTimeout,
@@ -53,7 +54,7 @@ def rng(low: str, step: str | None = None, high: str | None = None) -> CapacityR
         ("2.5Gi", rng("1Gi", "1Gi"), "3Gi"),  # up to the next whole step
         ("3Gi", rng("1Gi", "2Gi"), "3Gi"),  # already on a step
         ("3.5Gi", rng("1Gi"), "3.5Gi"),  # no step: as asked
-        ("150m", rng("100m", "100m"), "200m"),  # milli arithmetic (FractionalCapacityRange)
+        ("150m", rng("100m", "100m"), "1"),  # whole units: FractionalCapacityRange is off
         ("3", CapacityRequestPolicy(valid_values=(q("1"), q("4"), q("8"))), "4"),
         ("9", CapacityRequestPolicy(valid_values=(q("1"), q("4"), q("8"))), "9"),
     ],
@@ -65,6 +66,20 @@ def test_consumed_capacity_rounds_as_go(
     assert consumed_capacity(None if requested is None else q(requested), cap) == q(expected)
 
 
+@pytest.fixture
+def fractional(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DRAFractionalCapacityRange on (a minimum compatibility version of 1.37)."""
+    monkeypatch.setattr(capacity, "FRACTIONAL_CAPACITY_RANGE", True)
+
+
+@pytest.mark.usefixtures("fractional")
+def test_milli_steps_with_fractional_ranges() -> None:
+    assert consumed_capacity(q("150m"), DeviceCapacity(q("10"), rng("100m", "100m"))) == q("200m")
+    # A step finer than 1m, or a bound finer than milli: whole units again.
+    assert consumed_capacity(q("150m"), DeviceCapacity(q("10"), rng("100m", "1u"))) == q("1")
+
+
+@pytest.mark.usefixtures("fractional")
 def test_a_request_finer_than_milli_on_a_milli_range_is_an_error() -> None:
     with pytest.raises(CapacityError, match="is not a representable milli value"):
         consumed_capacity(q("1500u"), DeviceCapacity(q("10"), rng("1m", "1m")))
@@ -193,6 +208,7 @@ def test_the_allocation_written_names_the_share_and_its_capacity() -> None:
     assert state.devices == set()
 
 
+@pytest.mark.usefixtures("fractional")
 def test_capacity_errors_name_claim_request_and_device() -> None:
     device = nic(validRange={"min": "1m", "step": "1m"})
     request = dra.device_request("nic", "gpu")
