@@ -244,12 +244,19 @@ class HintIndex:
     ) -> Strategy:
         """For a pod gated by PreEnqueue: is it worth running PreEnqueue again?
 
-        kube-scheduler only considers events its gating plugin registered
-        (GatingPluginEvents); we also ask only that plugin's hints, since the gate is
-        the one thing keeping the pod out.
+        As moveEntitiesToActiveOrBackoffQueue and isPodWorthRequeuing: only an event its
+        gating plugin registered (GatingPluginEvents) is considered, and then the hints
+        of every plugin that rejected the pod are asked (the gate joins the plugins of
+        its last attempt, as runPreEnqueuePlugin adds it to UnschedulablePlugins): a
+        preemptor gated by DefaultPreemption is let out by NodeResourcesFit's answer to
+        its victim's deletion, not by DefaultPreemption's hint, which always skips.
         """
-        plugin = qpi.gating_plugin
-        for fn in self.for_event(qpi.pod.scheduler_name, event).get(plugin, ()):
-            if _call_hint(fn, plugin, qpi.pod, event, old=old, new=new) is QueueingHint.QUEUE:
-                return Strategy.AFTER_BACKOFF
+        gate = qpi.gating_plugin
+        hints = self.for_event(qpi.pod.scheduler_name, event)
+        if gate not in hints:
+            return Strategy.SKIP
+        for plugin in sorted({gate} | qpi.unschedulable_plugins | qpi.pending_plugins):
+            for fn in hints.get(plugin, ()):
+                if _call_hint(fn, plugin, qpi.pod, event, old=old, new=new) is QueueingHint.QUEUE:
+                    return Strategy.AFTER_BACKOFF
         return Strategy.SKIP

@@ -1,9 +1,20 @@
 """Carrying out a preemption: evict the chosen node's victims, then release the node.
 
-Mirrors kube-scheduler's preemption Executor.prepareCandidate (the synchronous path, used
-when the SchedulerAsyncPreemption gate is off): the victims are preempted concurrently,
-at most `handle.parallelism` API calls at a time, inside PostFilter; the first failure
-cancels the rest and becomes the PostFilter's Error. Per victim (Executor.PreemptPod):
+Two paths, as kube-scheduler's preemption Executor has them:
+- prepare_candidate_async (SchedulerAsyncPreemption, beta and on in 1.37, used for a
+  pod's own preemption): PostFilter only records the preemptor and hands the work to
+  `run()`, the plugin's background task; it clears the lower-priority nominations on the
+  node, preempts every victim but the last concurrently, then the last (skipped when an
+  earlier one failed), and forgets the preemptor. Until then DefaultPreemption's
+  PreEnqueue holds the preemptor back (is_running: true while the work is pending, and
+  while the last victim exists and is not yet terminating, which closes the race of its
+  deletion event arriving before the work ends). A failure, or a last victim preempted
+  only in memory (no deletion event will come), activates the preemptor.
+- prepare_candidate (the synchronous path, used by the pod-group preemption of the group
+  cycle): the victims are preempted concurrently inside the call, at most
+  `handle.parallelism` API calls at a time; the first failure cancels the rest and
+  becomes the caller's Error.
+Per victim (Executor.PreemptPod):
 - a victim already terminating gets no API call (its graceful deletion is under way);
 - a victim waiting at Permit is rejected there ("preempted") instead of deleted;
 - otherwise its status gets the condition DisruptionTarget=True, reason
@@ -22,13 +33,15 @@ logged, not returned (upstream: "not critical").
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import anyio
 import structlog
 
 from asched.api import Pod
+from asched.api.meta import rfc3339
 from asched.client.protocol import ApiError, TransportError
 from asched.framework.handle import Handle
 from asched.framework.status import Code, Status
@@ -44,10 +57,6 @@ REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
-def _rfc3339(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _pod_path(pod: Pod) -> str:
     return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
 
@@ -56,10 +65,92 @@ def _gone(exc: ApiError) -> bool:
     return exc.not_found or exc.conflict
 
 
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """One asynchronous preemption: the candidate's victims still to preempt."""
+
+    candidate: Candidate
+    preemptor: Pod
+    victims: tuple[Pod, ...]
+
+
 class Executor:
     def __init__(self, handle: Handle, plugin_name: str) -> None:
         self._handle = handle
         self._plugin = plugin_name
+        # Preemptors whose asynchronous preemption is under way (Go's `preempting`), and
+        # the last victim of each once its turn has come (lastVictimsPendingPreemption).
+        self._preempting: set[str] = set()
+        self._last_victim: dict[str, tuple[str, str]] = {}
+        self._jobs: deque[_Job] = deque()
+        self._wake = anyio.Event()
+        self._active = 0
+
+    @property
+    def busy(self) -> bool:
+        """Asynchronous preemptions are queued or under way."""
+        return bool(self._jobs) or self._active > 0
+
+    # ---- asynchronous path -----------------------------------------------------------
+    def is_running(self, uid: str) -> bool:
+        """isRunningPreemption: the preemptor's preemption is pending, or its last victim
+        still exists and is not terminating."""
+        if uid not in self._preempting:
+            return False
+        last = self._last_victim.get(uid)
+        if last is None:
+            return True
+        namespace, name = last
+        victim = next(
+            (p for p in self._handle.pods_in_namespace(namespace) if p.name == name), None
+        )
+        return victim is not None and victim.deletion_timestamp is None
+
+    def prepare_candidate_async(self, candidate: Candidate, preemptor: Pod) -> None:
+        """prepareCandidateAsync: record the preemptor and queue the work for run()."""
+        victims = tuple(v for v in candidate.victims if v.deletion_timestamp is None)
+        if not victims:
+            return  # every victim is terminating already: nothing to wait for
+        self._preempting.add(preemptor.uid)
+        self._jobs.append(_Job(candidate, preemptor, victims))
+        self._wake.set()
+
+    async def run(self) -> None:
+        """The asynchronous preemptions, each its own task of this group."""
+        async with anyio.create_task_group() as tg:
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                while self._jobs:
+                    self._active += 1  # counted from here, so `busy` never blinks
+                    tg.start_soon(self._execute, self._jobs.popleft())
+
+    async def _execute(self, job: _Job) -> None:
+        preemptor, node = job.preemptor, job.candidate.node_name
+        uid, by = preemptor.uid, f"pod {preemptor.uid}"
+        failed = last_in_memory = False
+        try:
+            # Lower-priority pods nominated here may no longer fit: let them look elsewhere
+            # at once rather than after the victims are gone.
+            await self._clear_lower_nominations(preemptor, node)
+            if len(job.victims) > 1:
+                failed = await self._preempt_all(node, preemptor, job.victims[:-1], by) is not None
+            if not failed:
+                last = job.victims[-1]
+                self._last_victim[uid] = (last.namespace, last.name)
+                try:
+                    last_in_memory = await self._preempt(node, preemptor, last, by)
+                except (ApiError, TransportError) as exc:
+                    self._log_failure(preemptor, last, node, exc)
+                    failed = True
+        finally:
+            self._active -= 1
+            self._preempting.discard(uid)
+            self._last_victim.pop(uid, None)
+        log.info("async_preemption_finished", preemptor=preemptor.key, node=node, failed=failed)
+        if failed or last_in_memory:
+            # No victim's deletion will requeue the preemptor: do it here.
+            self._handle.activate([preemptor])
 
     async def prepare_candidate(
         self, candidate: Candidate, preemptor: Pod, *, by: tuple[str, str] | None = None
@@ -81,46 +172,60 @@ class Executor:
                 )
             else:
                 victims.append(v)
-        failures: list[Status] = []
         if victims:
-            todo: Iterator[Pod] = iter(victims)
-            async with anyio.create_task_group() as tg:
-
-                async def worker() -> None:
-                    # Workers share one iterator: at most `parallelism` calls in flight.
-                    for victim in todo:
-                        try:
-                            await self._preempt(node, preemptor, victim, f"{kind} {uid}")
-                        except (ApiError, TransportError) as exc:
-                            log.warning(
-                                "preemption_failed",
-                                preemptor=preemptor.key,
-                                victim=victim.key,
-                                node=node,
-                                error=str(exc),
-                            )
-                            failures.append(Status(Code.ERROR, (str(exc),), self._plugin, exc))
-                            tg.cancel_scope.cancel()
-                            return
-
-                for _ in range(min(max(self._handle.parallelism, 1), len(victims))):
-                    tg.start_soon(worker)
-        if failures:
-            return failures[0]
+            failed = await self._preempt_all(node, preemptor, victims, f"{kind} {uid}")
+            if failed is not None:
+                return failed
         await self._clear_lower_nominations(preemptor, node)
         return None
 
-    async def _preempt(self, node: str, preemptor: Pod, victim: Pod, by: str) -> None:
+    async def _preempt_all(
+        self, node: str, preemptor: Pod, victims: Sequence[Pod], by: str
+    ) -> Status | None:
+        """Preempt the victims concurrently, at most `parallelism` calls in flight; the
+        first failure cancels the rest and is returned."""
+        failures: list[Status] = []
+        todo: Iterator[Pod] = iter(victims)
+        async with anyio.create_task_group() as tg:
+
+            async def worker() -> None:
+                # Workers share one iterator: at most `parallelism` calls in flight.
+                for victim in todo:
+                    try:
+                        await self._preempt(node, preemptor, victim, by)
+                    except (ApiError, TransportError) as exc:
+                        self._log_failure(preemptor, victim, node, exc)
+                        failures.append(Status(Code.ERROR, (str(exc),), self._plugin, exc))
+                        tg.cancel_scope.cancel()
+                        return
+
+            for _ in range(min(max(self._handle.parallelism, 1), len(victims))):
+                tg.start_soon(worker)
+        return failures[0] if failures else None
+
+    def _log_failure(self, preemptor: Pod, victim: Pod, node: str, exc: Exception) -> None:
+        log.warning(
+            "preemption_failed",
+            preemptor=preemptor.key,
+            victim=victim.key,
+            node=node,
+            error=str(exc),
+        )
+
+    async def _preempt(self, node: str, preemptor: Pod, victim: Pod, by: str) -> bool:
+        """PreemptPod; True when the victim was preempted in memory (rejected at Permit)."""
         h = self._handle
+        in_memory = False
         message = f"Preempted by {by} on node {node}"
         if h.waiting_pods.reject(victim.uid, self._plugin, "preempted"):
             log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key, node=node)
             # Executor.PreemptPod marks a victim preempted only in memory (rejected at
             # Permit, never deleted) with this suffix; Go names itself, so asched does.
             message += f" (in {SCHEDULER_NAME} memory)."
+            in_memory = True
         else:
             if not await self._mark_disruption_target(preemptor, victim):
-                return
+                return False
             try:
                 await h.client.request(
                     "DELETE",
@@ -137,7 +242,7 @@ class Executor:
                 log.info(
                     "victim_already_deleted", preemptor=preemptor.key, victim=victim.key, node=node
                 )
-                return
+                return False
             log.info("victim_preempted", preemptor=preemptor.key, victim=victim.key, node=node)
         h.events.event(
             victim,
@@ -146,6 +251,7 @@ class Executor:
             "Preempting",
             message,
         )
+        return in_memory
 
     async def _mark_disruption_target(self, preemptor: Pod, victim: Pod) -> bool:
         """Add DisruptionTarget to the victim's conditions; False when the victim is gone."""
@@ -155,7 +261,7 @@ class Executor:
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
             "priority pod",
-            "lastTransitionTime": _rfc3339(self._handle.clock.wall()),
+            "lastTransitionTime": rfc3339(self._handle.clock.wall()),
         }
         try:
             await self._handle.client.request(

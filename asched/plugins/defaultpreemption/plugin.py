@@ -16,10 +16,13 @@ Mirrors kube-scheduler v1.37 plugins/defaultpreemption and the preemption Evalua
    "preemption: ", as upstream does, and the scheduler appends it to its own
    FailedScheduling message.
 
-Victims are deleted inside PostFilter (upstream's behaviour with SchedulerAsyncPreemption
-off; in 1.37 that gate is on by default and deletes in a goroutine while a PreEnqueue
-gate holds the preemptor back). The scheduling cycle therefore awaits those calls,
-bounded by `parallelism` concurrent requests.
+Victims are preempted asynchronously (SchedulerAsyncPreemption, beta and on in 1.37):
+PostFilter returns the nomination at once and the plugin's background task deletes the
+victims (executor.py); meanwhile PreEnqueue holds the preemptor back with "waiting for the
+preemption for this pod to be finished", and an assigned pod's deletion is registered with
+a hint that always skips (the plugins whose rejection the preemption resolves requeue the
+pod). A pod group's preemption (the group cycle's PodGroupPostFilter) still preempts
+inside the call.
 Difference: a "terminating pod" on the nominated node is any pod with a deletion
 timestamp (upstream 1.31+ also requires its DisruptionTarget condition to say
 PreemptionByScheduler; asched's Pod does not decode that condition).
@@ -35,11 +38,18 @@ import structlog
 
 from asched.api import Pod
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from asched.framework.handle import Handle
-from asched.framework.interfaces import PostFilterPlugin
+from asched.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.registry import PluginSpec
-from asched.framework.status import Code, Status, code_of, error
+from asched.framework.status import Code, Status, code_of, error, unresolvable
 from asched.framework.types import NodeToStatus, PostFilterResult
 from asched.plugins.defaultpreemption.args import DefaultPreemptionArgs
 from asched.plugins.defaultpreemption.candidates import (
@@ -58,6 +68,7 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PLACEMENT_FOUND = "found a potential placement for pod on node {node}, preempting {count} victims"
 PREEMPT_NEVER = "Never"
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 log = structlog.get_logger(__name__)
 
@@ -71,7 +82,7 @@ class PreemptionMetrics(Protocol):
     def preemption_victims(self, count: int) -> None: ...
 
 
-class DefaultPreemption(PostFilterPlugin):
+class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args or DefaultPreemptionArgs()
         self._handle = handle
@@ -103,6 +114,27 @@ class DefaultPreemption(PostFilterPlugin):
     @property
     def metrics(self) -> PreemptionMetrics | None:
         return self._metrics
+
+    async def run(self) -> None:
+        """The asynchronous preemptions (started by the scheduler's task group)."""
+        await self._executor.run()
+
+    # ---- PreEnqueue / queueing ------------------------------------------------------
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Go's PreEnqueue: a pod whose asynchronous preemption is still running waits."""
+        if self._executor.is_running(pod.uid):
+            return unresolvable(WAITING_FOR_PREEMPTION, plugin=NAME)
+        return None
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Go's EventsToRegister with async preemption: an assigned pod's deletion, whose
+        hint always skips (isPodSchedulableAfterAssignedPodDeletion): the plugins the
+        preemption is for requeue the pod, not this one."""
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE), _skip_after_pod_deletion
+            ),
+        )
 
     # ---- PostFilter ----------------------------------------------------------------
     async def post_filter(
@@ -180,9 +212,7 @@ class DefaultPreemption(PostFilterPlugin):
         )
         if self._metrics is not None:
             self._metrics.preemption_victims(len(best.victims))
-        st = await self._executor.prepare_candidate(best, pod)
-        if st is not None:
-            return None, st
+        self._executor.prepare_candidate_async(best, pod)
         found = PLACEMENT_FOUND.format(node=best.node_name, count=len(best.victims))
         return PostFilterResult(best.node_name), Status(Code.SUCCESS, (found,), NAME)
 
@@ -202,6 +232,10 @@ class DefaultPreemption(PostFilterPlugin):
             ):
                 return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+
+def _skip_after_pod_deletion(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    return QueueingHint.QUEUE_SKIP
 
 
 SPEC = PluginSpec(NAME, DefaultPreemption, DefaultPreemptionArgs)

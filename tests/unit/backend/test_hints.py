@@ -173,3 +173,44 @@ def test_for_event_lists_only_matching_plugins() -> None:
     assert set(index.for_event(PROFILE, NODE_ADD)) == {"A", "Skipper", "Broken"}
     assert set(index.for_event(PROFILE, NODE_LABEL)) == {"B"}
     assert set(index.for_event("other-profile", NODE_ADD)) == set()
+
+
+POD_DELETE = ClusterEvent(EventResource.POD, ActionType.DELETE, "AssignedPodDelete")
+
+
+def _queue(pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    return QueueingHint.QUEUE
+
+
+@pytest.mark.parametrize(
+    ("event", "rejected_by", "expected"),
+    [
+        # The gate registered the event: every rejector's hint is asked (Fit queues).
+        (POD_DELETE, {"Fit"}, Strategy.AFTER_BACKOFF),
+        # Only the gate rejected the pod, and its hint always skips.
+        (POD_DELETE, set(), Strategy.SKIP),
+        # An event the gate did not register never reopens it (GatingPluginEvents).
+        (NODE_ADD, {"Fit"}, Strategy.SKIP),
+    ],
+    ids=["rejector-queues", "gate-alone-skips", "not-the-gates-event"],
+)
+def test_gated_pod_asks_every_rejector(
+    event: ClusterEvent, rejected_by: set[str], expected: Strategy
+) -> None:
+    """isPodWorthRequeuing for a gated pod: a preemptor held back by DefaultPreemption's
+    PreEnqueue (whose AssignedPodDelete hint always skips) is let out by the hint of the
+    plugin its preemption was for."""
+    index = HintIndex(
+        {
+            PROFILE: {
+                "Preempt": [ClusterEventWithHint(POD_DELETE, _skip)],
+                "Fit": [
+                    ClusterEventWithHint(POD_DELETE, _queue),
+                    ClusterEventWithHint(NODE_ADD, _queue),
+                ],
+            }
+        }
+    )
+    qpi = QueuedPodInfo(make_pod("p").obj(), 0.0, unschedulable_plugins=rejected_by)
+    qpi.gating_plugin = "Preempt"
+    assert index.gate_strategy(qpi, event, None, None) == expected

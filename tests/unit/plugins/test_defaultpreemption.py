@@ -20,6 +20,7 @@ from asched.api import Node, Pod
 from asched.backend.snapshot import Snapshot
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError, PluginSpec, Registry
@@ -41,6 +42,7 @@ from asched.plugins.defaultpreemption import (
 from asched.plugins.defaultpreemption.pdb import split_by_pdb_violation
 from asched.plugins.defaultpreemption.victims import select_victims_on_node
 from asched.plugins.noderesources import FIT_SPEC, FitArgs
+from asched.testing.fakes import wait_for
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.unit.framework.fakes import FakeServices, Recorder, Sort
 from tests.unit.plugins.fakes_pods import FakeStore, cluster
@@ -214,9 +216,15 @@ class Env:
         return out
 
     async def preempt(self, pod: Pod) -> tuple[PostFilterResult | None, Status | None]:
+        """PostFilter, then the asynchronous preemption it started, to its end."""
         statuses = await self.statuses(pod)
         self.seen.nodes.clear()
-        return await self.plugin.post_filter(self.state, pod, statuses)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.plugin.run)
+            result = await self.plugin.post_filter(self.state, pod, statuses)
+            await wait_for(lambda: not self.plugin.executor.busy, steps=10_000)
+            tg.cancel_scope.cancel()
+        return result
 
     def dry_run_nodes(self) -> list[str]:
         """The nodes preemption dry-ran, in order (Seen runs after NodeResourcesFit)."""
@@ -567,15 +575,12 @@ async def test_api_failures(method: str, status: int, want_ok: bool, want_events
     e = env([node("n1")], [running("v", "n1", "1").obj()])
     path = "/api/v1/namespaces/default/pods/v" + ("/status" if method == "PATCH" else "")
     e.client.fail[(method, path)] = ApiError(status, "Reason", "boom", method, path)
-    result, st = await e.preempt(preemptor().obj())
-    if want_ok:
-        assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
-    else:
-        assert result is None
-        assert st is not None
-        assert st.code == Code.ERROR
-        assert st.message().startswith("preemption: ")
-        assert "boom" in st.message()
+    pod = preemptor().obj()
+    result, st = await e.preempt(pod)
+    # Asynchronous preemption: PostFilter has nominated the node before any API call.
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
+    # A failed call activates the preemptor (no deletion event will requeue it).
+    assert [p.uid for p in e.services.activated] == ([] if want_ok else [pod.uid])
     assert len(e.events) == want_events
 
 
@@ -589,12 +594,13 @@ async def test_first_failure_cancels_the_other_evictions() -> None:
     )
     path = "/api/v1/namespaces/default/pods/a/status"
     e.client.fail[("PATCH", path)] = ApiError(500, "InternalError", "boom", "PATCH", path)
-    result, st = await e.preempt(preemptor().obj())
-    assert result is None
-    assert st is not None
-    assert st.code == Code.ERROR
+    pod = preemptor().obj()
+    result, st = await e.preempt(pod)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 2))
+    # The first victim failed, so the last one (b) was never preempted.
     assert e.client.deleted() == []
     assert e.events == []
+    assert [p.uid for p in e.services.activated] == [pod.uid]
 
 
 @pytest.mark.parametrize("parallelism", [1, 2, 16], ids=lambda n: f"parallelism-{n}")
@@ -605,7 +611,8 @@ async def test_evictions_are_bounded_by_parallelism(parallelism: int) -> None:
     result, st = await e.preempt(preemptor().obj())
     assert (result, st) == (PostFilterResult("n1"), placed("n1", 4))
     assert sorted(e.client.deleted()) == ["v0", "v1", "v2", "v3"]
-    assert e.client.max_in_flight == min(parallelism, 4)
+    # All victims but the last in parallel, then the last alone (prepareCandidateAsync).
+    assert e.client.max_in_flight == min(parallelism, 3)
 
 
 async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
@@ -756,7 +763,7 @@ async def test_snapshot_is_not_mutated_by_dry_runs() -> None:
 
 
 def test_registration() -> None:
-    assert SPEC.extension_points() == frozenset({"postFilter"})
+    assert SPEC.extension_points() == frozenset({"preEnqueue", "postFilter"})
     e = env([node("n1")])
     assert tuple(e.plugin.informers()) == (PDB_INFORMER,)
     assert PDB_INFORMER.list_path == "/apis/policy/v1/poddisruptionbudgets"
@@ -1040,3 +1047,72 @@ def test_args_rejected(raw: dict[str, Any], path: str, message: str) -> None:
 )
 def test_num_candidates(args: DefaultPreemptionArgs, num_nodes: int, want: int) -> None:
     assert args.num_candidates(num_nodes) == want
+
+
+# ---- Asynchronous preemption (SchedulerAsyncPreemption, beta and on in 1.37) -----------
+
+
+async def test_post_filter_nominates_before_any_victim_is_touched() -> None:
+    """prepareCandidateAsync: PostFilter returns the node at once; until the background
+    work runs, PreEnqueue holds the preemptor back with Go's message."""
+    e = env([node("n1")], [running("v", "n1", "1").obj()])
+    pod = preemptor().obj()
+    statuses = await e.statuses(pod)
+    result, st = await e.plugin.post_filter(e.state, pod, statuses)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
+    assert e.client.requests == []
+    gate = e.plugin.pre_enqueue(pod)
+    assert gate is not None
+    assert (gate.code, gate.reasons) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("waiting for the preemption for this pod to be finished",),
+    )
+    assert e.plugin.pre_enqueue(make_pod("q").uid("q").obj()) is None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(e.plugin.run)
+        await wait_for(lambda: not e.plugin.executor.busy, steps=10_000)
+        tg.cancel_scope.cancel()
+    assert e.client.deleted() == ["v"]
+    assert e.plugin.pre_enqueue(pod) is None
+    assert e.services.activated == []
+
+
+def test_the_last_victim_decides_while_its_deletion_is_under_way() -> None:
+    """isRunningPreemption: once the last victim's turn has come, the preemption counts as
+    done when that victim is gone or terminating, even before the work has returned (its
+    deletion event may arrive first)."""
+
+    def running_preemption(victims: list[Pod], last_turn: bool) -> bool:
+        e = env([node("n1")], victims)
+        e.services.pending = victims  # what the informer has
+        executor = e.plugin.executor
+        executor._preempting.add("p")
+        if last_turn:
+            executor._last_victim["p"] = ("default", "last")
+        return executor.is_running("p")
+
+    last = running("last", "n1", "1")
+    assert running_preemption([last.obj()], last_turn=False)  # pending
+    assert running_preemption([last.obj()], last_turn=True)  # the victim still runs
+    assert not running_preemption([last.terminating().obj()], last_turn=True)
+    assert not running_preemption([], last_turn=True)  # gone
+
+
+async def test_a_victim_preempted_only_in_memory_activates_the_preemptor() -> None:
+    victim = running("w", "n1", "1").obj()
+    e = env([node("n1")], [victim])
+    e.fwk.waiting_pods.add(WaitingPod(victim, "n1", {"Gate": 30.0}, now=0.0))
+    pod = preemptor().obj()
+    await e.preempt(pod)
+    assert [p.uid for p in e.services.activated] == [pod.uid]
+
+
+def test_assigned_pod_deletion_is_registered_and_always_skips() -> None:
+    """isPodSchedulableAfterAssignedPodDeletion: the plugins the preemption is for requeue
+    the pod; this one only needs the event registered to be asked about gated pods."""
+    e = env([node("n1")])
+    (reg,) = e.plugin.events_to_register()
+    assert (reg.event.resource, reg.event.action) == (EventResource.POD, ActionType.DELETE)
+    assert reg.hint is not None
+    gone = running("v", "n1", "1").obj()
+    assert reg.hint(preemptor().obj(), gone, None) == QueueingHint.QUEUE_SKIP

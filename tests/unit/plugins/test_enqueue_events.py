@@ -102,19 +102,18 @@ GO_EVENTS: dict[str, list[tuple[R, A, bool]]] = {
         (R.SCHEDULING_POD_GROUP, A.ADD, True),
         (R.SCHEDULING_POD_GROUP, A.UPDATE, True),
     ],
+    # With SchedulerAsyncPreemption (beta, on): AssignedPod/Delete for its PreEnqueue,
+    # with a hint that always says QueueSkip.
+    "DefaultPreemption": [(R.POD, A.DELETE, True)],
 }
 
 # Plugins with no EnqueueExtensions: Go's QueueSort, Score-only and binder plugins never
-# reject a pod. DefaultPreemption registers AssignedPod/Delete (a hint that always says
-# QueueSkip) only for its asynchronous preemption's PreEnqueue; asched preempts
-# synchronously inside PostFilter, has no such PreEnqueue, so it registers nothing, as
-# Go does with SchedulerAsyncPreemption off.
+# reject a pod.
 NO_EVENTS = {
     "PrioritySort",
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
     "DefaultBinder",
-    "DefaultPreemption",
 }
 
 # Not a kube-scheduler plugin (scheduler-plugins' Coscheduling, pinned in its own tests).
