@@ -15,6 +15,7 @@ from asched.client.protocol import KubeClient
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.prebinding import PodsInPreBind
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
 
@@ -64,6 +65,11 @@ class Handle(Protocol):
 
     @property
     def waiting_pods(self) -> WaitingPods: ...
+
+    @property
+    def pods_in_pre_bind(self) -> PodsInPreBind:
+        """Pods whose PreBind runs now; preemption may cancel them (CancelPod)."""
+        ...
 
     @property
     def events(self) -> EventRecorder: ...

@@ -21,6 +21,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.prebinding import PodsInPreBind
 from asched.framework.services import PodGroupIndex, SchedulerServices, SchedulingGroupIndex
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
@@ -51,10 +52,12 @@ class PluginHandle:
         services: SchedulerServices,
         waiting: WaitingPods,
         runner: PluginsRunner,
+        pre_bind: PodsInPreBind | None = None,
     ) -> None:
         self._profile_name = profile_name
         self._services = services
         self._waiting = waiting
+        self._pre_bind = pre_bind or PodsInPreBind()
         self._runner = runner
         # Checked once: isinstance against a runtime Protocol is slow for a per-pod call.
         self._group_index = services if isinstance(services, PodGroupIndex) else None
@@ -81,6 +84,10 @@ class PluginHandle:
     @property
     def waiting_pods(self) -> WaitingPods:
         return self._waiting
+
+    @property
+    def pods_in_pre_bind(self) -> PodsInPreBind:
+        return self._pre_bind
 
     @property
     def events(self) -> EventRecorder:

@@ -53,6 +53,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest
 from asched.framework.points import ExtensionPoint as EP
+from asched.framework.prebinding import PodsInPreBind
 from asched.framework.registry import Registry
 from asched.framework.runtime_base import ProfileSpec
 from asched.framework.runtime_bind import BindRunner
@@ -88,7 +89,10 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         self.columnar = columnar
         self._services = services
         self.waiting_pods = WaitingPods()
-        self.handle = PluginHandle(profile.scheduler_name, services, self.waiting_pods, self)
+        self.pods_in_pre_bind = PodsInPreBind()
+        self.handle = PluginHandle(
+            profile.scheduler_name, services, self.waiting_pods, self, self.pods_in_pre_bind
+        )
         self.plugins: dict[str, Plugin] = {}
         names: list[str] = []
         for refs in profile.plugins.values():

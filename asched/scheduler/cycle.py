@@ -267,7 +267,7 @@ class BindingCycle:
         if st is None:
             async with self._limiter:
                 began = time.perf_counter()
-                st = await fwk.run_pre_bind(state, assumed, node)
+                st = await self._pre_bind(fwk, state, assumed, node, has_work=pre_flight is None)
                 if st is None:
                     st = await fwk.run_bind(state, assumed, node)
                 bind_seconds = time.perf_counter() - began
@@ -292,6 +292,27 @@ class BindingCycle:
             attempts=a.qpi.attempts,
         )
         await fwk.run_post_bind(state, assumed, node)
+
+    async def _pre_bind(
+        self, fwk: Framework, state: CycleState, pod: Pod, node: str, *, has_work: bool
+    ) -> Status | None:
+        """PreBind; with work to do, the pod is registered so a preemption may cancel it
+        (podsInPreBind). Cancelled while PreBind runs, or before MarkPrebound, the binding
+        fails with the preemption's message as an Error (Go: fwk.AsStatus of the cause;
+        where Go's plugin may return its own error wrapping the cancelled context first,
+        asched's PreBind is simply stopped)."""
+        if not has_work:
+            return await fwk.run_pre_bind(state, pod, node)
+        entry = fwk.pods_in_pre_bind.add(pod.uid)
+        try:
+            st: Status | None = None
+            with entry.scope:
+                st = await fwk.run_pre_bind(state, pod, node)
+            if (st is None and not entry.mark_prebound()) or entry.scope.cancelled_caught:
+                return Status(Code.ERROR, (entry.message,))
+            return st
+        finally:
+            fwk.pods_in_pre_bind.remove(pod.uid)
 
     def cancelled(self, a: Assumed) -> None:
         """The binding task was cancelled (shutdown past its grace period).

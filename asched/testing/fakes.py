@@ -21,6 +21,7 @@ from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.prebinding import PodsInPreBind
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPods
 from asched.informers import Store
@@ -172,6 +173,7 @@ class FakeHandle:
         self._client = client or FakeClient()
         self._clock = clock or FakeClock()
         self._waiting = WaitingPods()
+        self._pre_bind = PodsInPreBind()
         self._events = FakeEvents()
         self._stores = {k: filled_store(v) for k, v in (stores or {}).items()}
         self._profile_name = profile_name
@@ -196,6 +198,10 @@ class FakeHandle:
     @property
     def waiting_pods(self) -> WaitingPods:
         return self._waiting
+
+    @property
+    def pods_in_pre_bind(self) -> PodsInPreBind:
+        return self._pre_bind
 
     @property
     def events(self) -> FakeEvents:

@@ -16,13 +16,16 @@ Two paths, as kube-scheduler's preemption Executor has them:
   becomes the caller's Error.
 Per victim (Executor.PreemptPod):
 - a victim already terminating gets no API call (its graceful deletion is under way);
-- a victim waiting at Permit is rejected there ("preempted") instead of deleted;
+- a victim waiting at Permit is rejected there ("preempted") instead of deleted, and a
+  victim whose PreBind runs is cancelled there (CancelPod: its binding fails with
+  "preempted by DefaultPreemption");
 - otherwise its status gets the condition DisruptionTarget=True, reason
   PreemptionByScheduler, then it is deleted; a victim that is already gone (404) is
   done, without an event;
 - each preempted victim gets the Normal event `Preempted` / `Preempting`:
   "Preempted by pod <preemptor uid> on node <node>", plus " (in asched memory)." for
-  a victim rejected at Permit (kube-scheduler says "kube-scheduler" there).
+  a victim rejected at Permit or cancelled in PreBind (kube-scheduler says
+  "kube-scheduler" there).
 asched adds the victim's uid as a precondition to both calls, so a pod recreated under the
 same name (a StatefulSet replica) is never evicted by mistake; a precondition conflict
 (409) means the victim we chose is gone, like a 404.
@@ -213,16 +216,24 @@ class Executor:
         )
 
     async def _preempt(self, node: str, preemptor: Pod, victim: Pod, by: str) -> bool:
-        """PreemptPod; True when the victim was preempted in memory (rejected at Permit)."""
+        """PreemptPod; True when the victim was preempted in memory (rejected at Permit or
+        cancelled in PreBind)."""
         h = self._handle
         in_memory = False
         message = f"Preempted by {by} on node {node}"
+        binding = h.pods_in_pre_bind.get(victim.uid)
         if h.waiting_pods.reject(victim.uid, self._plugin, "preempted"):
             log.info("preempted_waiting_pod", preemptor=preemptor.key, victim=victim.key, node=node)
-            # Executor.PreemptPod marks a victim preempted only in memory (rejected at
-            # Permit, never deleted) with this suffix; Go names itself, so asched does.
-            message += f" (in {SCHEDULER_NAME} memory)."
             in_memory = True
+        elif binding is not None and binding.cancel(f"preempted by {self._plugin}"):
+            # CancelPod: the victim's PreBind stops and its binding fails; no deletion.
+            log.info("preempted_pod_in_pre_bind", preemptor=preemptor.key, victim=victim.key)
+            in_memory = True
+        if in_memory:
+            # Executor.PreemptPod marks a victim preempted only in memory (rejected at
+            # Permit or in PreBind, never deleted) with this suffix; Go names itself, so
+            # asched does.
+            message += f" (in {SCHEDULER_NAME} memory)."
         else:
             if not await self._mark_disruption_target(preemptor, victim):
                 return False

@@ -1116,3 +1116,21 @@ def test_assigned_pod_deletion_is_registered_and_always_skips() -> None:
     assert reg.hint is not None
     gone = running("v", "n1", "1").obj()
     assert reg.hint(preemptor().obj(), gone, None) == QueueingHint.QUEUE_SKIP
+
+
+async def test_a_victim_in_pre_bind_is_cancelled_not_deleted() -> None:
+    """Executor.PreemptPod's second in-memory path: a victim whose PreBind runs is
+    cancelled there (CancelPod); no API call, the in-memory event suffix, and the
+    preemptor is activated because no deletion event will come."""
+    victim = running("b", "n1", "1").obj()
+    e = env([node("n1")], [victim])
+    entry = e.fwk.pods_in_pre_bind.add(victim.uid)
+    pod = preemptor().obj()
+    result, st = await e.preempt(pod)
+    assert (result, st) == (PostFilterResult("n1"), placed("n1", 1))
+    assert e.client.requests == []
+    assert entry.message == "preempted by DefaultPreemption"
+    assert e.events == [
+        ("Normal", "Preempted", "Preempted by pod p on node n1 (in asched memory).")
+    ]
+    assert [p.uid for p in e.services.activated] == [pod.uid]

@@ -23,6 +23,7 @@ from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
 from asched.framework import status as st
 from asched.framework.cycle_state import CycleState
+from asched.framework.prebinding import PodInPreBind
 from asched.framework.registry import PluginSpec
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.status import Status
@@ -63,6 +64,8 @@ class Volumes:
 
     def __init__(self, args: Any, handle: Any) -> None:
         self.pre_bound: list[str] = []
+        # When set, PreBind waits for it (a volume being attached).
+        self.hold: anyio.Event | None = None
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         answer = pod.labels.get("prebind")
@@ -75,6 +78,8 @@ class Volumes:
         return st.skip()
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if self.hold is not None:
+            await self.hold.wait()
         self.pre_bound.append(pod.name)
         return None
 
@@ -468,3 +473,39 @@ async def test_pod_of_no_profile_or_already_assumed_is_dropped() -> None:
     assert h.assumed == []
     assert h.queue.where(other.uid) is None
     assert h.events.events == []
+
+
+async def test_preemption_cancels_a_pod_in_pre_bind() -> None:
+    """podsInPreBind and CancelPod: a pod whose PreBind has work is registered while it
+    runs; cancelling it (as preemption does with a victim) stops PreBind and fails the
+    binding with the preemption's message, and nothing is bound."""
+    h = Harness(pre_bind=("Volumes",))
+    volumes = h.fwk.plugins["Volumes"]
+    assert isinstance(volumes, Volumes)
+    volumes.hold = anyio.Event()
+    a = await h.schedule(_pod("p", prefer="n1", prebind="work"))
+    assert a is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(h.binding.run, a)
+        for _ in range(100):
+            if h.fwk.pods_in_pre_bind.get(a.pod.uid) is not None:
+                break
+            await anyio.lowlevel.checkpoint()
+        entry = h.fwk.pods_in_pre_bind.get(a.pod.uid)
+        assert entry is not None
+        assert entry.cancel("preempted by DefaultPreemption")
+    assert h.fwk.pods_in_pre_bind.get(a.pod.uid) is None
+    assert volumes.pre_bound == []
+    assert h.binder.bound == []
+    assert any("preempted by DefaultPreemption" in m for m in h.failed_scheduling())
+
+
+async def test_a_pod_past_pre_bind_cannot_be_cancelled() -> None:
+    done = PodInPreBind()
+    assert done.mark_prebound()
+    assert not done.cancel("preempted by DefaultPreemption")
+    cancelled = PodInPreBind()
+    assert cancelled.cancel("preempted by DefaultPreemption")
+    assert cancelled.cancel("again")  # CancelPod again: still cancelled, first message kept
+    assert cancelled.message == "preempted by DefaultPreemption"
+    assert not cancelled.mark_prebound()
