@@ -83,7 +83,7 @@ class GroupPreemption:
           UnschedulableAndUnresolvable; every victim taken away in a what-if copy of the
           nodes and the group placed again; if it still does not fit, that status;
         - otherwise the victims are evicted through DefaultPreemption's executor
-          (actuatePodGroupPreemption, synchronously) and every member placed in the
+          (actuatePodGroupPreemption, asynchronously) and every member placed in the
           what-if is nominated to its node: Success "found a placement for podgroup,
           preempting <n> victims". The members go back to the queue; the next group
           cycle places them once the victims are gone.
@@ -133,11 +133,12 @@ class GroupPreemption:
             metrics.preemption_victims(len(victims))
         preemptor = replace(members[0].qpi.pod, priority=priority)
         candidate = Candidate(DOMAIN_NAME, victims, chosen.num_pdb_violations)
-        failed = await plugin.executor.prepare_candidate(
-            candidate, preemptor, by=("podgroup", pg.uid)
+        plugin.executor.prepare_candidate_async(
+            candidate,
+            preemptor,
+            group=(pg.key, pg.uid),
+            pods=[m.qpi.pod for m in members],
         )
-        if failed is not None:
-            return Preemption(Code.ERROR, prefix + failed.message())
         nominated = {m.qpi.uid: node for m, node in placed}
         found = f"found a placement for podgroup, preempting {len(victims)} victims"
         return Preemption(Code.SUCCESS, prefix + found, nominated)

@@ -10,10 +10,11 @@ Two paths, as kube-scheduler's preemption Executor has them:
   while the last victim exists and is not yet terminating, which closes the race of its
   deletion event arriving before the work ends). A failure, or a last victim preempted
   only in memory (no deletion event will come), activates the preemptor.
-- prepare_candidate (the synchronous path, used by the pod-group preemption of the group
-  cycle): the victims are preempted concurrently inside the call, at most
-  `handle.parallelism` API calls at a time; the first failure cancels the rest and
-  becomes the caller's Error.
+  A pod group's preemption takes the same path (actuatePodGroupPreemption): the group's
+  uid is recorded, PreEnqueue holds back every member, and all members are activated.
+- prepare_candidate (the synchronous path, Go's with SchedulerAsyncPreemption off): the
+  victims are preempted concurrently inside the call, at most `handle.parallelism` API
+  calls at a time; the first failure cancels the rest and becomes the caller's Error.
 Per victim (Executor.PreemptPod):
 - a victim already terminating gets no API call (its graceful deletion is under way);
 - a victim waiting at Permit is rejected there ("preempted") instead of deleted, and a
@@ -70,11 +71,16 @@ def _gone(exc: ApiError) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    """One asynchronous preemption: the candidate's victims still to preempt."""
+    """One asynchronous preemption: the candidate's victims still to preempt, who
+    preempts (`kind`, `uid`: a pod, or a pod group) and the pods to activate if no
+    deletion event will requeue them (ExecutorPreemptor.Pods)."""
 
     candidate: Candidate
     preemptor: Pod
     victims: tuple[Pod, ...]
+    kind: str
+    uid: str
+    pods: tuple[Pod, ...]
 
 
 class Executor:
@@ -85,6 +91,9 @@ class Executor:
         # the last victim of each once its turn has come (lastVictimsPendingPreemption).
         self._preempting: set[str] = set()
         self._last_victim: dict[str, tuple[str, str]] = {}
+        # namespace/name of a pod group -> its uid, while its preemption runs (Go reads
+        # the uid from the PodGroup lister in PreEnqueue).
+        self._groups: dict[str, str] = {}
         self._jobs: deque[_Job] = deque()
         self._wake = anyio.Event()
         self._active = 0
@@ -109,13 +118,35 @@ class Executor:
         )
         return victim is not None and victim.deletion_timestamp is None
 
-    def prepare_candidate_async(self, candidate: Candidate, preemptor: Pod) -> None:
-        """prepareCandidateAsync: record the preemptor and queue the work for run()."""
+    def group_running(self, namespace: str, name: str) -> bool:
+        """IsPodGroupRunningPreemption, for the group a member names."""
+        uid = self._groups.get(f"{namespace}/{name}")
+        return uid is not None and self.is_running(uid)
+
+    def prepare_candidate_async(
+        self,
+        candidate: Candidate,
+        preemptor: Pod,
+        *,
+        group: tuple[str, str] | None = None,
+        pods: Sequence[Pod] = (),
+    ) -> None:
+        """prepareCandidateAsync: record the preemptor and queue the work for run().
+
+        For a pod group (actuatePodGroupPreemption) `group` is its (key, uid), `preemptor`
+        one of its members carrying the group's priority, and `pods` its members."""
         victims = tuple(v for v in candidate.victims if v.deletion_timestamp is None)
         if not victims:
             return  # every victim is terminating already: nothing to wait for
-        self._preempting.add(preemptor.uid)
-        self._jobs.append(_Job(candidate, preemptor, victims))
+        members: tuple[Pod, ...]
+        if group is None:
+            kind, uid, members = "pod", preemptor.uid, (preemptor,)
+        else:
+            key, uid = group
+            kind, members = "podgroup", tuple(pods)
+            self._groups[key] = uid
+        self._preempting.add(uid)
+        self._jobs.append(_Job(candidate, preemptor, victims, kind, uid, members))
         self._wake.set()
 
     async def run(self) -> None:
@@ -130,7 +161,7 @@ class Executor:
 
     async def _execute(self, job: _Job) -> None:
         preemptor, node = job.preemptor, job.candidate.node_name
-        uid, by = preemptor.uid, f"pod {preemptor.uid}"
+        uid, by = job.uid, f"{job.kind} {job.uid}"
         failed = last_in_memory = False
         try:
             # Lower-priority pods nominated here may no longer fit: let them look elsewhere
@@ -150,10 +181,14 @@ class Executor:
             self._active -= 1
             self._preempting.discard(uid)
             self._last_victim.pop(uid, None)
-        log.info("async_preemption_finished", preemptor=preemptor.key, node=node, failed=failed)
+            for key in [k for k, v in self._groups.items() if v == uid]:
+                del self._groups[key]
+        log.info(
+            "async_preemption_finished", preemptor=f"{job.kind} {uid}", node=node, failed=failed
+        )
         if failed or last_in_memory:
             # No victim's deletion will requeue the preemptor: do it here.
-            self._handle.activate([preemptor])
+            self._handle.activate(job.pods)
 
     async def prepare_candidate(
         self, candidate: Candidate, preemptor: Pod, *, by: tuple[str, str] | None = None

@@ -21,8 +21,8 @@ PostFilter returns the nomination at once and the plugin's background task delet
 victims (executor.py); meanwhile PreEnqueue holds the preemptor back with "waiting for the
 preemption for this pod to be finished", and an assigned pod's deletion is registered with
 a hint that always skips (the plugins whose rejection the preemption resolves requeue the
-pod). A pod group's preemption (the group cycle's PodGroupPostFilter) still preempts
-inside the call.
+pod). A pod group's preemption (the group cycle's PodGroupPostFilter) is asynchronous the
+same way, and holds back every member of the group.
 Difference: a "terminating pod" on the nominated node is any pod with a deletion
 timestamp (upstream 1.31+ also requires its DisruptionTarget condition to say
 PreemptionByScheduler; asched's Pod does not decode that condition).
@@ -69,6 +69,7 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 PLACEMENT_FOUND = "found a potential placement for pod on node {node}, preempting {count} victims"
 PREEMPT_NEVER = "Never"
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
+WAITING_FOR_GROUP_PREEMPTION = "waiting for the preemption for this pod group to be finished"
 
 log = structlog.get_logger(__name__)
 
@@ -121,7 +122,12 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
 
     # ---- PreEnqueue / queueing ------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        """Go's PreEnqueue: a pod whose asynchronous preemption is still running waits."""
+        """Go's PreEnqueue: a pod whose asynchronous preemption is still running waits; a
+        member of a pod group waits for its group's (and only for that)."""
+        if pod.scheduling_group:
+            if self._executor.group_running(pod.namespace, pod.scheduling_group):
+                return unresolvable(WAITING_FOR_GROUP_PREEMPTION, plugin=NAME)
+            return None
         if self._executor.is_running(pod.uid):
             return unresolvable(WAITING_FOR_PREEMPTION, plugin=NAME)
         return None

@@ -1134,3 +1134,30 @@ async def test_a_victim_in_pre_bind_is_cancelled_not_deleted() -> None:
         ("Normal", "Preempted", "Preempted by pod p on node n1 (in asched memory).")
     ]
     assert [p.uid for p in e.services.activated] == [pod.uid]
+
+
+async def test_a_pod_groups_preemption_holds_back_every_member() -> None:
+    """actuatePodGroupPreemption with async preemption: the group's uid is what runs; a
+    member waits "for this pod group", a pod outside the group does not wait, and all
+    members are activated when no deletion event will come."""
+    victim = running("v", "n1", "1").obj()
+    e = env([node("n1")], [victim])
+    members = [make_pod(f"m{i}").uid(f"m{i}").scheduling_group("g").obj() for i in range(2)]
+    candidate = Candidate("n1", [victim], 0)
+    e.plugin.executor.prepare_candidate_async(
+        candidate, members[0], group=("default/g", "group-uid"), pods=members
+    )
+    gate = e.plugin.pre_enqueue(members[1])
+    assert gate is not None
+    assert gate.reasons == ("waiting for the preemption for this pod group to be finished",)
+    assert e.plugin.pre_enqueue(make_pod("other").uid("other").obj()) is None
+    assert e.plugin.pre_enqueue(make_pod("x").uid("x").scheduling_group("h").obj()) is None
+    e.client.fail[("DELETE", "/api/v1/namespaces/default/pods/v")] = ApiError(
+        500, "InternalError", "boom", "DELETE", "/api/v1/namespaces/default/pods/v"
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(e.plugin.run)
+        await wait_for(lambda: not e.plugin.executor.busy, steps=10_000)
+        tg.cancel_scope.cancel()
+    assert e.plugin.pre_enqueue(members[1]) is None
+    assert [p.uid for p in e.services.activated] == ["m0", "m1"]
