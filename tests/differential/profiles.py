@@ -52,6 +52,23 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
             }
         ],
     },
+    "dra-gpu-packing": {
+        # Bin packing of DRA-backed GPUs: NodeResourcesFit scores only the extended
+        # resource every DeviceClass is (no node advertises it: devices are counted).
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "scoringStrategy": {
+                        "type": "MostAllocated",
+                        "resources": [
+                            {"name": "deviceclass.resource.kubernetes.io/diff-gpu", "weight": 1}
+                        ],
+                    }
+                },
+            }
+        ],
+    },
     "balanced-only": {
         # Score with NodeResourcesBalancedAllocation alone, so it decides the node.
         "plugins": {

@@ -8,12 +8,14 @@ Mirrors kube-scheduler's resourceAllocationScorer (resource_allocation.go):
   `use_requested` (BalancedAllocation); ephemeral storage and extended resources always
   come from Requested;
 - an extended resource the pod does not request, or that the node does not have, is left
-  out (allocatable and requested both 0), so scorers skip it.
+  out (allocatable and requested both 0), so scorers skip it; one the node does not
+  advertise but a DeviceClass provides counts the node's devices of the class
+  (dra_totals.py), when the caller passes `dra`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from asched.api import Pod
@@ -58,8 +60,10 @@ def allocatable_and_requested(
     resources: Sequence[ScoredResource],
     requests: Sequence[int],
     use_requested: bool,
+    dra: Callable[[str], tuple[int, int]] | None = None,
 ) -> tuple[list[int], list[int]]:
-    """(allocatable, node requests + pod request) per resource; (0, 0) for skipped ones."""
+    """(allocatable, node requests + pod request) per resource; (0, 0) for skipped ones.
+    `dra(resource)` is the node's (devices, allocated) of a class's resource."""
     alloc = node_info.allocatable
     node_requested = node_info.requested
     base = node_requested if use_requested else node_info.non_zero_requested
@@ -77,7 +81,10 @@ def allocatable_and_requested(
             a = r = 0
         else:
             have = alloc.scalar.get(res.name)
-            if have is None:
+            devices = dra(res.name) if dra is not None and not have else (0, 0)
+            if devices[0] > 0:
+                a, r = devices[0], devices[1] + pod_request
+            elif have is None:
                 a = r = 0
             else:
                 a, r = have, node_requested.scalar.get(res.name, 0) + pod_request

@@ -13,6 +13,7 @@ Mirrors kube-scheduler v1.37 plugins/noderesources/balanced_allocation.go:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from asched.framework.columns import Int64s, NodeColumns, Unbatchable
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.handle import Handle
 from asched.framework.interfaces import PreScorePlugin, ScorePlugin
+from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, skip
@@ -33,6 +35,8 @@ from asched.plugins.noderesources.allocation import (
     scored_resources,
 )
 from asched.plugins.noderesources.args import BalancedAllocationArgs
+from asched.plugins.noderesources.dra_totals import DraTotals, dra_totals, for_node
+from asched.plugins.noderesources.dra_totals import informers as dra_informers
 from asched.plugins.noderesources.scorers import (
     balanced_improvement,
     balanced_improvement_pair,
@@ -42,6 +46,7 @@ NAME = "NodeResourcesBalancedAllocation"
 Args = BalancedAllocationArgs
 
 _PRE_SCORE_KEY: StateKey[tuple[int, ...]] = StateKey("PreScore" + NAME)
+_DRA_KEY: StateKey[DraTotals] = StateKey("PreScoreDRA" + NAME)
 _SKIP = skip(NAME)
 
 
@@ -56,20 +61,29 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     def name(self) -> str:
         return NAME
 
+    def informers(self) -> Sequence[InformerRequest[Any]]:
+        return dra_informers([r.name for r in self._resources])
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = pod_requests(pod, self._resources, use_requested=True)
         if not any(requests):
             return _SKIP
         state.write(_PRE_SCORE_KEY, requests)
+        if not self._cpu_memory:
+            totals = dra_totals(self._handle, [r.name for r in self._resources])
+            if totals is not None:
+                state.write(_DRA_KEY, totals)
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         requests = state.get(_PRE_SCORE_KEY)
+        totals = state.get(_DRA_KEY)
         if requests is None:
             # PreScore disabled in this profile: compute here, as kube-scheduler does.
             requests = pod_requests(pod, self._resources, use_requested=True)
             if not any(requests):
                 return 0
+            totals = dra_totals(self._handle, [r.name for r in self._resources])
         if self._cpu_memory:
             # The default resources: score without building per-resource vectors.
             alloc, used = node_info.allocatable, node_info.requested
@@ -78,7 +92,11 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
                 used.milli_cpu + p0, alloc.milli_cpu, used.memory + p1, alloc.memory, p0=p0, p1=p1
             )
         allocatable, requested = allocatable_and_requested(
-            node_info, self._resources, requests, use_requested=True
+            node_info,
+            self._resources,
+            requests,
+            use_requested=True,
+            dra=for_node(totals, node_info.node),
         )
         allocated = [
             r - p if a else 0 for a, r, p in zip(allocatable, requested, requests, strict=True)

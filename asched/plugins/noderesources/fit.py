@@ -19,9 +19,9 @@ DRA-backed extended resources (DRAExtendedResource, GA in 1.37): a requested res
 node does not advertise (allocatable 0) but a DeviceClass provides is left to
 DynamicResources (shouldDelegateResourceToDRA), in Filter and in the node hints; a
 DeviceClass added or changed requeues pods that request its resource
-(isSchedulableAfterDeviceClassEvent). Not mirrored: scoring such resources from devices
-when a scoring strategy lists them (calculateDRAExtendedResourceAllocatableRequest); they
-score as an allocatable of 0.
+(isSchedulableAfterDeviceClassEvent). A scoring strategy that lists such a resource scores
+it, on nodes that do not advertise it, by the node's devices of the class
+(calculateDRAExtendedResourceAllocatableRequest, dra_totals.py).
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ from asched.plugins.noderesources.args import (
     FitArgs,
     ScoringStrategy,
 )
+from asched.plugins.noderesources.dra_totals import DraTotals, dra_totals, for_node
+from asched.plugins.noderesources.dra_totals import informers as dra_informers
 
 NAME = "NodeResourcesFit"
 Args = FitArgs
@@ -102,6 +104,7 @@ class _Request:
 
 _PRE_FILTER_KEY: StateKey[_Request] = StateKey(_PRE_FILTER_KEY_NAME)
 _PRE_SCORE_KEY: StateKey[tuple[int, ...]] = StateKey(_PRE_SCORE_KEY_NAME)
+_DRA_KEY: StateKey[DraTotals] = StateKey("PreScoreDRA" + NAME)
 
 
 def build_scorer(strategy: ScoringStrategy) -> scorers.Scorer:
@@ -148,7 +151,8 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         return name in self._ignored or name.split("/", 1)[0] in self._ignored_groups
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
-        return (DEVICE_CLASSES,)
+        scored = dra_informers([r.name for r in self._resources])
+        return (DEVICE_CLASSES, *(i for i in scored if i is not DEVICE_CLASSES))
 
     def _delegable(self, names: Iterable[str]) -> frozenset[str]:
         """The names a DeviceClass provides (read only for pods that request one)."""
@@ -242,13 +246,19 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, pod_requests(pod, self._resources, use_requested=False))
+        if not self._cpu_memory:
+            totals = dra_totals(self._handle, [r.name for r in self._resources])
+            if totals is not None:
+                state.write(_DRA_KEY, totals)
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         requests = state.get(_PRE_SCORE_KEY)
+        totals = state.get(_DRA_KEY)
         if requests is None:
             # PreScore disabled in this profile: compute here, as kube-scheduler does.
             requests = pod_requests(pod, self._resources, use_requested=False)
+            totals = dra_totals(self._handle, [r.name for r in self._resources])
         if self._cpu_memory:
             # The default resources: score without building per-resource vectors.
             alloc, base = node_info.allocatable, node_info.non_zero_requested
@@ -259,7 +269,11 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
                 alloc.memory,
             )
         allocatable, requested = allocatable_and_requested(
-            node_info, self._resources, requests, use_requested=False
+            node_info,
+            self._resources,
+            requests,
+            use_requested=False,
+            dra=for_node(totals, node_info.node),
         )
         return self._scorer(requested, allocatable)
 

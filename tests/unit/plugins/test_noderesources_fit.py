@@ -13,12 +13,18 @@ from typing import Any
 import pytest
 
 from asched.api import Node, Pod
-from asched.api.dra import decode_device_class
+from asched.api.dra import decode_device_class, decode_resource_claim, decode_resource_slice
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code
 from asched.plugins.deviceclasses import DEVICE_CLASSES, resolver
+from asched.plugins.dynamicresources.tracker import (
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+    AllocatedState,
+)
 from asched.plugins.noderesources import FitArgs
+from asched.plugins.noderesources.dra_totals import DraTotals
 from asched.plugins.noderesources.fit import NAME, Fit, build_scorer
 from asched.testing import dra
 from tests.builders import make_node, make_pod
@@ -683,3 +689,89 @@ def test_device_class_hint(old: Any, new: Any, want: QueueingHint) -> None:
     assert hint(pod, decoded_old, decode_device_class(new)) == want
     implicit = make_pod("q").request("deviceclass.resource.kubernetes.io/gpu", "1").obj()
     assert hint(implicit, None, decode_device_class(dra.device_class("gpu"))) == Q
+
+
+def _gpu_world(*slices: dict[str, Any], claims: tuple[dict[str, Any], ...] = ()) -> FakeHandle:
+    return FakeHandle(
+        stores={
+            DEVICE_CLASSES.resource: [decode_device_class(_gpu_class())],
+            RESOURCE_SLICES.resource: [decode_resource_slice(s) for s in slices],
+            RESOURCE_CLAIMS.resource: [decode_resource_claim(c) for c in claims],
+        }
+    )
+
+
+def test_a_scored_extended_resource_counts_the_class_devices() -> None:
+    """calculateDRAExtendedResourceAllocatableRequest: with a scoring strategy that lists
+    example.com/gpu, a node that does not advertise it scores it by its devices of the
+    class (allocatable) and the allocated ones (requested). Node a has four GPUs, one of
+    them allocated; node b two, none: LeastAllocated gives a (4-2)/4 and b (2-1)/2."""
+    claim = dra.resource_claim("c", dra.device_request("gpu", "gpu"))
+    claim["metadata"]["uid"] = "c"
+    claim["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.example.com", "pool": "a", "device": "g0"}
+                ]
+            }
+        }
+    }
+    handle = _gpu_world(
+        dra.resource_slice("a-gpu", "a", [dra.device(f"g{i}") for i in range(4)], pool="a"),
+        dra.resource_slice("b-gpu", "b", [dra.device(f"g{i}") for i in range(2)], pool="b"),
+        claims=(claim,),
+    )
+    args = FitArgs.from_dict(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "example.com/gpu", "weight": 1}],
+            }
+        },
+        "args",
+    )
+    plugin = Fit(args, handle)
+    pod = make_pod("p").request("example.com/gpu", "1").obj()
+    state = CycleState()
+    assert plugin.pre_score(state, pod, []) is None
+    scores = {n: plugin.score(state, pod, node_info(make_node(n).obj())) for n in ("a", "b")}
+    assert scores == {"a": 50, "b": 50}
+    # Without the allocated claim a would have (4-1)/4.
+    free = _gpu_world(
+        dra.resource_slice("a-gpu", "a", [dra.device(f"g{i}") for i in range(4)], pool="a")
+    )
+    plugin = Fit(args, free)
+    state = CycleState()
+    plugin.pre_score(state, pod, [])
+    assert plugin.score(state, pod, node_info(make_node("a").obj())) == 75
+    # A node that advertises the resource is scored by its allocatable, as before.
+    advertised = node_info(make_node("a").resource("example.com/gpu", "8").obj())
+    assert plugin.score(state, pod, advertised) == 87
+
+
+def test_dra_totals_follow_the_class_selectors_and_the_nodes_slices() -> None:
+    """calculateDRAResourceTotals: a class's CEL selectors pick the devices; a slice of
+    another node counts nothing, one for all nodes counts everywhere."""
+    body = _gpu_class()
+    body["spec"]["selectors"] = [
+        {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "a100"'}}
+    ]
+    classes = resolver([decode_device_class(body)])
+    everywhere = dra.resource_slice("shared", "", [dra.device("s0", {"model": "a100"})])
+    del everywhere["spec"]["nodeName"]
+    everywhere["spec"]["allNodes"] = True
+    slices = [
+        decode_resource_slice(
+            dra.resource_slice(
+                "a-gpu",
+                "a",
+                [dra.device("g0", {"model": "a100"}), dra.device("g1", {"model": "h100"})],
+            )
+        ),
+        decode_resource_slice(everywhere),
+    ]
+    totals = DraTotals(classes, slices, AllocatedState(devices={("gpu.example.com", "a", "g0")}))
+    assert totals.totals(make_node("a").obj(), "example.com/gpu") == (2, 1)
+    assert totals.totals(make_node("b").obj(), "example.com/gpu") == (1, 0)
+    assert totals.totals(make_node("a").obj(), "example.com/other") == (0, 0)
