@@ -37,9 +37,9 @@ made per node and created at PreBind (extended.py). Not mirrored: PodGroup claim
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Self
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import structlog
 
@@ -51,19 +51,10 @@ from asched.api.dra import (
     ResourceSlice,
 )
 from asched.api.pod import Pod
-from asched.base.durations import DurationError, parse_duration
 from asched.client.protocol import ApiError
-from asched.framework.cycle_state import CycleState, StateKey
-from asched.framework.events import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    EventResource,
-    QueueingHint,
-)
+from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
-    EnqueueExtensions,
     FilterPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -77,7 +68,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.registry import ArgsError, PluginSpec
+from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, error, skip, unresolvable, unschedulable
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -93,6 +84,7 @@ from asched.plugins.dynamicresources.allocator import (
     Allocator,
     NodeAllocationFailure,
 )
+from asched.plugins.dynamicresources.args import DynamicResourcesArgs
 from asched.plugins.dynamicresources.binding import (
     bind_claim,
     create_claim,
@@ -117,14 +109,15 @@ from asched.plugins.dynamicresources.extended import (
     requests_and_mappings,
     special_claim,
 )
+from asched.plugins.dynamicresources.hints import QueueingHints
 from asched.plugins.dynamicresources.readiness import (
-    BINDING_TIMEOUT_DEFAULT,
     BindingFailed,
     claim_unavailable,
     has_binding_conditions,
     wait_until_ready,
 )
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
+from asched.plugins.dynamicresources.state import STATE_KEY, State
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_TAINT_RULES,
     INFORMERS,
@@ -133,7 +126,7 @@ from asched.plugins.dynamicresources.tracker import (
     ClaimTracker,
     with_taint_rules,
 )
-from asched.plugins.helpers import check_fields, default_normalize_score, field_path
+from asched.plugins.helpers import default_normalize_score
 
 log = structlog.get_logger(__name__)
 
@@ -147,93 +140,7 @@ MSG_DELETED = "deletion of ResourceClaim completed"
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
 FIRST_AVAILABLE_MAX_SIZE = 8
-# config.DynamicResourcesFilterTimeoutDefault
-FILTER_TIMEOUT_DEFAULT = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class DynamicResourcesArgs:
-    """filterTimeout: how long Filter may search one node's devices (10s; 0 turns the
-    limit off; negative is refused), bindingTimeout: how long PreBind waits for binding
-    conditions (600s; under 1s is refused), as ValidateDynamicResourcesArgs checks them.
-    The filter timeout matters more to asched than to Go: Filter runs on the event
-    loop, so a search that explodes would stall every other pod."""
-
-    filter_timeout: float = FILTER_TIMEOUT_DEFAULT
-    binding_timeout: float = BINDING_TIMEOUT_DEFAULT
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], path: str) -> Self:
-        check_fields(raw, ("filterTimeout", "bindingTimeout"), path)
-        filter_timeout = _duration(raw, "filterTimeout", path, FILTER_TIMEOUT_DEFAULT)
-        if filter_timeout < 0:
-            raise ArgsError(
-                field_path(path, "filterTimeout"),
-                f'Invalid value: "{raw["filterTimeout"]}": must be zero or positive',
-            )
-        binding_timeout = _duration(raw, "bindingTimeout", path, BINDING_TIMEOUT_DEFAULT)
-        if binding_timeout < 1:
-            raise ArgsError(
-                field_path(path, "bindingTimeout"),
-                f'Invalid value: "{raw["bindingTimeout"]}": must be at least 1 second',
-            )
-        return cls(filter_timeout, binding_timeout)
-
-
-def _duration(raw: Mapping[str, Any], key: str, path: str, default: float) -> float:
-    """A metav1.Duration field: a Go duration string."""
-    value = raw.get(key)
-    if value is None:
-        return default
-    where = field_path(path, key)
-    if not isinstance(value, str):
-        raise ArgsError(where, f"Invalid value: {value!r}: expected a duration string")
-    try:
-        return parse_duration(value)
-    except DurationError as exc:
-        raise ArgsError(where, f"Invalid value: {value!r}: {exc}") from None
-
-
 Args = DynamicResourcesArgs
-
-
-@dataclass(slots=True)
-class _State:
-    """Go's stateData for one pod's attempt. PreFilter writes it empty before anything
-    else and fills in the claims only when it succeeds, as Go does: PostFilter tells
-    "PreFilter never ran" (no state) from "nothing to deallocate" (no claims)."""
-
-    claims: list[ResourceClaim] = field(default_factory=list)
-    # Per claim: whether it was allocated when PreFilter read it.
-    allocated: list[bool] = field(default_factory=list)
-    allocator: Allocator | None = None
-    # Indices of allocated claims whose node selector some node did not match
-    # (Go's unavailableClaims): PostFilter may deallocate one of them.
-    unavailable: set[int] = field(default_factory=set)
-    # node -> the allocations (one per claim to allocate, in order) Filter found there.
-    node_allocations: dict[str, list[Allocation]] = field(default_factory=dict)
-    # claim uid -> allocation put in flight by Reserve.
-    reserved: dict[str, Allocation] = field(default_factory=dict)
-    # Extended resources backed by DRA: how many of `claims` are the pod's own (the
-    # extended-resource claim, when there is one, comes after them), the pod's scalar
-    # requests, the DeviceClass of each such resource, and per node the claim Filter made
-    # with its container mappings.
-    n_user: int = 0
-    scalars: dict[str, int] = field(default_factory=dict)
-    classes: dict[str, DeviceClass] = field(default_factory=dict)
-    node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(
-        default_factory=dict
-    )
-
-    def to_allocate(self) -> list[ResourceClaim]:
-        return [c for c, done in zip(self.claims, self.allocated, strict=True) if not done]
-
-    @property
-    def extended(self) -> ResourceClaim | None:
-        return self.claims[self.n_user] if len(self.claims) > self.n_user else None
-
-
-STATE_KEY: StateKey[_State] = StateKey(NAME)
 
 
 class DynamicResources(
@@ -246,7 +153,7 @@ class DynamicResources(
     ScoreNormalizer,
     ReservePlugin,
     PreBindPlugin,
-    EnqueueExtensions,
+    QueueingHints,
 ):
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
@@ -289,7 +196,7 @@ class DynamicResources(
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        s = _State()
+        s = State()
         state.write(STATE_KEY, s)
         claims: list[ResourceClaim] = []
         if pod.resource_claims:
@@ -321,7 +228,7 @@ class DynamicResources(
         s.n_user = n_user
         return None, None
 
-    def _pre_filter_extended(self, pod: Pod, s: _State) -> ResourceClaim | None:
+    def _pre_filter_extended(self, pod: Pod, s: State) -> ResourceClaim | None:
         """preFilterExtendedResources: the pod's claim for extended resources a DeviceClass
         provides (the one in the API, or an in-memory stand-in), or None."""
         scalars = pod.requests.scalar
@@ -624,81 +531,6 @@ class DynamicResources(
         except BindingFailed as exc:
             return error(str(exc), NAME)
         return None
-
-    # ---- Queueing ----------------------------------------------------------------------
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """Go's EventsToRegister, same events and hints."""
-        return (
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.NODE,
-                    ActionType.ADD
-                    | ActionType.UPDATE_NODE_LABEL
-                    | ActionType.UPDATE_NODE_ALLOCATABLE,
-                )
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.RESOURCE_CLAIM,
-                    ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
-                ),
-                self.hint_claim_changed,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(
-                    EventResource.UNSCHEDULED_POD,
-                    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
-                ),
-                self.hint_pod_updated,
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
-            ),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
-            ),
-        )
-
-    def hint_claim_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """Go's isSchedulableAfterClaimChange."""
-        if new is None:
-            gone = old if isinstance(old, ResourceClaim) else None
-            if gone is not None and gone.allocation is None:
-                return QueueingHint.QUEUE_SKIP
-            return QueueingHint.QUEUE
-        if not isinstance(new, ResourceClaim):
-            return QueueingHint.QUEUE
-        try:
-            uses = any(c.uid == new.uid for _, c in pod_claims(pod, self.tracker.get))
-        except ClaimLookupError:
-            return QueueingHint.QUEUE_SKIP
-        before = old if isinstance(old, ResourceClaim) else None
-        if before is not None and before.allocation is not None and new.allocation is None:
-            return QueueingHint.QUEUE
-        if not uses:
-            return QueueingHint.QUEUE_SKIP
-        if before is None:
-            return QueueingHint.QUEUE
-        # Go skips only when the whole status is unchanged (a driver's status.devices
-        # conditions count too); allocation and reservedFor are compared as well because
-        # the claim tracker's in-flight copies change them without a new fingerprint.
-        if (before.allocation, before.reserved_for, before.status_fingerprint) == (
-            new.allocation,
-            new.reserved_for,
-            new.status_fingerprint,
-        ):
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
-
-    def hint_pod_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
-        """Go's isSchedulableAfterTargetPodUpdate."""
-        if not isinstance(new, Pod):
-            return QueueingHint.QUEUE
-        try:
-            pod_claims(new, self.tracker.get)
-        except ClaimLookupError:
-            return QueueingHint.QUEUE_SKIP
-        return QueueingHint.QUEUE
 
 
 SPEC = PluginSpec(NAME, DynamicResources, DynamicResourcesArgs)

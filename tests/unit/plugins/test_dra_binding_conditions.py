@@ -16,7 +16,7 @@ from asched.api.dra import decode_resource_claim
 from asched.framework.registry import ArgsError
 from asched.framework.status import Code, Status
 from asched.plugins.dynamicresources import DynamicResources
-from asched.plugins.dynamicresources.plugin import DynamicResourcesArgs
+from asched.plugins.dynamicresources.args import DynamicResourcesArgs
 from asched.plugins.dynamicresources.readiness import BindingFailed, claim_ready
 from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS
 from asched.testing import dra

@@ -26,9 +26,9 @@ from asched.plugins.dynamicresources.allocator import (
     AllocationTimeout,
     Allocator,
 )
+from asched.plugins.dynamicresources.args import DynamicResourcesArgs
 from asched.plugins.dynamicresources.binding import allocation_json
 from asched.plugins.dynamicresources.capacity import CapacityError, consumed_capacity
-from asched.plugins.dynamicresources.plugin import DynamicResourcesArgs
 from asched.plugins.dynamicresources.tracker import AllocatedState
 from asched.testing import dra
 

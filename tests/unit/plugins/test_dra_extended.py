@@ -20,7 +20,7 @@ from asched.plugins.dynamicresources.extended import (
     RequestMapping,
     requests_and_mappings,
 )
-from asched.plugins.dynamicresources.plugin import STATE_KEY
+from asched.plugins.dynamicresources.state import STATE_KEY
 from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS, RESOURCE_SLICES
 from asched.testing import dra
 from asched.testing.builders import make_node, make_pod

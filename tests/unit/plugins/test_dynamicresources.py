@@ -30,8 +30,8 @@ from asched.plugins.dynamicresources.allocator import (
     NodeAllocationFailure,
 )
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
-from asched.plugins.dynamicresources.plugin import STATE_KEY
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
+from asched.plugins.dynamicresources.state import STATE_KEY
 from asched.plugins.dynamicresources.tracker import (
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,

@@ -1,0 +1,97 @@
+"""DynamicResources' queueing: Go's EventsToRegister and its hint functions, as a mixin
+of the plugin (the hints read the plugin's claim tracker)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from asched.api.dra import ResourceClaim
+from asched.api.pod import Pod
+from asched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from asched.framework.interfaces import EnqueueExtensions
+from asched.plugins.dynamicresources.claims import ClaimLookupError, pod_claims
+from asched.plugins.dynamicresources.tracker import ClaimTracker
+
+
+class QueueingHints(EnqueueExtensions):
+    tracker: ClaimTracker
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Go's EventsToRegister, same events and hints."""
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.RESOURCE_CLAIM,
+                    ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
+                ),
+                self.hint_claim_changed,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.UNSCHEDULED_POD,
+                    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
+                ),
+                self.hint_pod_updated,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
+            ),
+        )
+
+    def hint_claim_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """Go's isSchedulableAfterClaimChange."""
+        if new is None:
+            gone = old if isinstance(old, ResourceClaim) else None
+            if gone is not None and gone.allocation is None:
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if not isinstance(new, ResourceClaim):
+            return QueueingHint.QUEUE
+        try:
+            uses = any(c.uid == new.uid for _, c in pod_claims(pod, self.tracker.get))
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        before = old if isinstance(old, ResourceClaim) else None
+        if before is not None and before.allocation is not None and new.allocation is None:
+            return QueueingHint.QUEUE
+        if not uses:
+            return QueueingHint.QUEUE_SKIP
+        if before is None:
+            return QueueingHint.QUEUE
+        # Go skips only when the whole status is unchanged (a driver's status.devices
+        # conditions count too); allocation and reservedFor are compared as well because
+        # the claim tracker's in-flight copies change them without a new fingerprint.
+        if (before.allocation, before.reserved_for, before.status_fingerprint) == (
+            new.allocation,
+            new.reserved_for,
+            new.status_fingerprint,
+        ):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def hint_pod_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+        """Go's isSchedulableAfterTargetPodUpdate."""
+        if not isinstance(new, Pod):
+            return QueueingHint.QUEUE
+        try:
+            pod_claims(new, self.tracker.get)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
