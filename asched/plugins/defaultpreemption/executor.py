@@ -1,8 +1,8 @@
 """Carrying out a preemption: evict the chosen node's victims, then release the node.
 
-Two paths, as kube-scheduler's preemption Executor has them:
-- prepare_candidate_async (SchedulerAsyncPreemption, beta and on in 1.37, used for a
-  pod's own preemption): PostFilter only records the preemptor and hands the work to
+Executor.prepareCandidateAsync (SchedulerAsyncPreemption, beta and on in 1.37; Go's
+synchronous prepareCandidate, for the gate off, is not kept):
+- PostFilter only records the preemptor and hands the work to
   `run()`, the plugin's background task; it clears the lower-priority nominations on the
   node, preempts every victim but the last concurrently, then the last (skipped when an
   earlier one failed), and forgets the preemptor. Until then DefaultPreemption's
@@ -10,11 +10,10 @@ Two paths, as kube-scheduler's preemption Executor has them:
   while the last victim exists and is not yet terminating, which closes the race of its
   deletion event arriving before the work ends). A failure, or a last victim preempted
   only in memory (no deletion event will come), activates the preemptor.
-  A pod group's preemption takes the same path (actuatePodGroupPreemption): the group's
+- A pod group's preemption takes the same path (actuatePodGroupPreemption): the group's
   uid is recorded, PreEnqueue holds back every member, and all members are activated.
-- prepare_candidate (the synchronous path, Go's with SchedulerAsyncPreemption off): the
-  victims are preempted concurrently inside the call, at most `handle.parallelism` API
-  calls at a time; the first failure cancels the rest and becomes the caller's Error.
+- The victims but the last are preempted at most `handle.parallelism` API calls at a
+  time; the first failure cancels the rest.
 Per victim (Executor.PreemptPod):
 - a victim already terminating gets no API call (its graceful deletion is under way);
 - a victim waiting at Permit is rejected there ("preempted") instead of deleted, and a
@@ -30,7 +29,7 @@ Per victim (Executor.PreemptPod):
 asched adds the victim's uid as a precondition to both calls, so a pod recreated under the
 same name (a StatefulSet replica) is never evicted by mistake; a precondition conflict
 (409) means the victim we chose is gone, like a 404.
-Afterwards, pods of lower priority nominated to the node lose their nomination
+Before the victims, pods of lower priority nominated to the node lose their nomination
 (status.nominatedNodeName cleared), so they look elsewhere at once; failures there are
 logged, not returned (upstream: "not critical").
 """
@@ -189,33 +188,6 @@ class Executor:
         if failed or last_in_memory:
             # No victim's deletion will requeue the preemptor: do it here.
             self._handle.activate(job.pods)
-
-    async def prepare_candidate(
-        self, candidate: Candidate, preemptor: Pod, *, by: tuple[str, str] | None = None
-    ) -> Status | None:
-        """Preempt the candidate's victims; an Error status if any of them failed.
-
-        `by` is the preemptor as the victims' event names it, (type, uid): a pod group
-        preempts as ("podgroup", its uid) on the candidate "cluster"
-        (actuatePodGroupPreemption, podGroupExecutorPreemptor); `preemptor` is then one
-        of its members carrying the group's priority and scheduler name.
-        """
-        kind, uid = by or ("pod", preemptor.uid)
-        node = candidate.node_name
-        victims = []
-        for v in candidate.victims:
-            if v.deletion_timestamp is not None:
-                log.debug(
-                    "victim_already_terminating", preemptor=preemptor.key, victim=v.key, node=node
-                )
-            else:
-                victims.append(v)
-        if victims:
-            failed = await self._preempt_all(node, preemptor, victims, f"{kind} {uid}")
-            if failed is not None:
-                return failed
-        await self._clear_lower_nominations(preemptor, node)
-        return None
 
     async def _preempt_all(
         self, node: str, preemptor: Pod, victims: Sequence[Pod], by: str
