@@ -59,6 +59,8 @@ class RunOptions:
     api_server_wait: float = DEFAULT_WAIT
     # False: no columnar fast path (`asched run --no-columnar`).
     columnar: bool = True
+    # kube-scheduler's OpportunisticBatching gate (`--feature-gates`).
+    opportunistic_batching: bool = True
     # > 0: report event-loop stalls longer than this (`--report-stalls-ms`, stalls.py).
     report_stalls_ms: float = 0.0
     # The live inspector at /inspector/ on the ops port (`--no-inspector` turns it off).
@@ -157,6 +159,7 @@ async def run(opts: RunOptions) -> int:
         )
         options = scheduler_options(cfg)
         options.columnar = opts.columnar
+        options.opportunistic_batching = opts.opportunistic_batching
         options.on_synced = gctune.freeze_caches
         sched = Scheduler(client, registry, options, clock=clock, events=recorder, metrics=metrics)
         le = cfg.leader_election

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from asched.base import featuregates
 from asched.base.errors import StartupError
 from asched.demo.cli import add_demo_parser, run_demo_command
 from asched.explain.cli import add_explain_parser, run_explain_command
@@ -62,6 +63,14 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         "(same decisions, slower; for comparing the two)",
     )
     p.add_argument(
+        "--feature-gates",
+        type=_feature_gates,
+        default=featuregates.DEFAULTS,
+        metavar="NAME=BOOL,...",
+        help="kube-scheduler gates to turn on or off; asched knows "
+        + ", ".join(f"{k} (default {str(v).lower()})" for k, v in featuregates.DEFAULTS.items()),
+    )
+    p.add_argument(
         "--report-stalls-ms",
         type=float,
         default=float(os.environ.get("ASCHED_REPORT_STALLS_MS", "0") or 0),
@@ -74,6 +83,13 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     add_inspector_arguments(p)
     p.add_argument("--log-level", default="info")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
+
+
+def _feature_gates(value: str) -> dict[str, bool]:
+    try:
+        return featuregates.parse(value)
+    except featuregates.FeatureGateError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_inspector_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,6 +125,7 @@ def run_run_command(args: argparse.Namespace) -> int:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         columnar=args.columnar,
+        opportunistic_batching=args.feature_gates["OpportunisticBatching"],
         report_stalls_ms=args.report_stalls_ms,
         inspector=args.inspector,
         inspector_decisions=args.inspector_decisions,

@@ -242,6 +242,26 @@ class Metrics:
             ["plugin", "extension_point", "profile"],
             r,
         )
+        # OpportunisticBatching (metrics.go BatchAttemptStats, BatchCacheFlushed,
+        # BatchRescoreAttempts).
+        self._batch_attempts = LoopCounter(
+            "scheduler_batch_attempts_total",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+            r,
+        )
+        self._batch_flushed = LoopCounter(
+            "scheduler_batch_cache_flushed_total",
+            "Counts of cache flushes by reason.",
+            ["profile", "reason"],
+            r,
+        )
+        self._batch_rescore = LoopCounter(
+            "scheduler_batch_rescore_attempts_total",
+            "Counts of rescore attempts during opportunistic batching.",
+            ["profile"],
+            r,
+        )
 
         # asched's own: the event loop is the one resource every cycle shares.
         self._loop_lag = Histogram(
@@ -318,6 +338,18 @@ class Metrics:
     def permit_wait(self, result: str, seconds: float) -> None:
         """A pod waited `seconds` at Permit; `result` is the final Status code's name."""
         self._permit_wait.get(result).observe(seconds)
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        """A pod's node hint: no_hint, hint_used or hint_not_used."""
+        self._batch_attempts.get(profile, result).inc()
+
+    def batch_flushed(self, profile: str, reason: str) -> None:
+        """The kept ranking could not serve a pod (or was dropped), and why."""
+        self._batch_flushed.get(profile, reason).inc()
+
+    def batch_rescore(self, profile: str) -> None:
+        """The node chosen last was rescored to compete for the next hint."""
+        self._batch_rescore.get(profile).inc()
 
     # ---- queue and cache ----------------------------------------------------------------
 

@@ -6,12 +6,14 @@ the scheduler does, and prints the CPU time per pod. This isolates the algorithm
 wire, so a change to the framework runtime can be compared before and after.
 
     python -m benchmarks.cycle --nodes 5000 --pods 500 [--kind basic|spread] [--no-columnar]
+    python -m benchmarks.cycle --nodes 5000 --pods 1000 --profile batchable [--no-batching]
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import subprocess
@@ -28,15 +30,14 @@ from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import RealClock
 from asched.client.protocol import KubeClient
-from asched.config import default_config
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import EventRecorder
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
-from asched.framework.runtime import Framework, ProfileSpec
+from asched.framework.runtime import Framework
 from asched.framework.services import RuntimeMetrics
 from asched.informers import Store
-from asched.plugins.registry import in_tree_registry
 from asched.scheduler.algorithm import Algorithm
+from asched.testing.profiles import default_profile
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 KINDS = ("basic", "spread", "antiaffinity", "nodeaffinity", "preferred-spread")
@@ -142,30 +143,37 @@ class _NoEvents:
         return None
 
 
-async def measure(nodes: int, pods: int, kind: str, columnar: bool = True) -> float:
+#: Profiles: kube-scheduler's default, and the default with PodTopologySpread's system
+#: default constraints off (`defaultingType: List`, none listed), under which pods without
+#: constraints are signable and opportunistic batching applies (kube-scheduler's too).
+PROFILES = ("default", "batchable")
+
+
+async def measure(
+    nodes: int,
+    pods: int,
+    kind: str,
+    columnar: bool = True,
+    *,
+    profile: str = "default",
+    batching: bool = True,
+) -> float:
     """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes."""
-    registry = in_tree_registry()
-    cfg = default_config(registry)
-    p = cfg.profiles[0]
-    spec = ProfileSpec(
-        p.scheduler_name,
-        {point: [(r.name, r.weight) for r in refs] for point, refs in p.plugins.items()},
-        dict(p.plugin_args),
-    )
+    spec, registry = default_profile(batchable=profile == "batchable")
     cache, snapshot = Cache(), Snapshot()
     for i in range(nodes):
         cache.add_node(decode_node(_node(i)))
     services = _Services(snapshot)
-    fwk = Framework(spec, registry, services, columnar=columnar)
+    fwk = Framework(spec, registry, services, columnar=columnar, batching=batching)
     algo = Algorithm(0)
     todo = [decode_pod(_pod(i, kind)) for i in range(pods)]
     # The first refresh clones every node into the snapshot; a running scheduler pays
     # that once at start-up, not per pod, so it stays out of the measurement.
     cache.update_snapshot(snapshot)
     start = time.process_time()
-    for pod in todo:
+    for cycle, pod in enumerate(todo, 1):
         cache.update_snapshot(snapshot)
-        result = await algo.schedule_pod(fwk, CycleState(), pod, snapshot.node_infos())
+        result = await algo.schedule_pod(fwk, CycleState(), pod, snapshot.node_infos(), cycle=cycle)
         placed = replace(pod, node_name=result.suggested_host)
         cache.assume_pod(placed)
         services.pods.append(placed)
@@ -246,6 +254,13 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=300)
     ap.add_argument("--kind", choices=KINDS, default="basic")
     ap.add_argument("--no-columnar", dest="columnar", action="store_false")
+    ap.add_argument("--profile", choices=PROFILES, default="default")
+    ap.add_argument(
+        "--no-batching",
+        dest="batching",
+        action="store_false",
+        help="OpportunisticBatching off (it only acts under --profile batchable)",
+    )
     ap.add_argument("--curve", default="", help="comma list of node counts: both paths, --kinds")
     ap.add_argument(
         "--kinds",
@@ -269,10 +284,21 @@ def main() -> None:
         if args.plot:
             plot(rows, args.plot)
         return
-    per_pod = anyio.run(measure, args.nodes, args.pods, args.kind, args.columnar)
+    per_pod = anyio.run(
+        functools.partial(
+            measure,
+            args.nodes,
+            args.pods,
+            args.kind,
+            args.columnar,
+            profile=args.profile,
+            batching=args.batching,
+        )
+    )
     path = "columnar" if args.columnar else "per-node"
     print(
         f"kind={args.kind} nodes={args.nodes} pods={args.pods} path={path} "
+        f"profile={args.profile} batching={'on' if args.batching else 'off'} "
         f"ms_per_pod={per_pod * 1e3:.3f}"
     )
 

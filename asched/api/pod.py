@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from asched.api.affinity import (
     Affinity,
     TopologySpreadConstraint,
@@ -77,6 +79,9 @@ class Volume:
     csi_driver: str = ""
     #: A source CSI migration translates (NodeVolumeLimits counts it as its CSI driver's).
     in_tree: InTreeSource | None = None
+    #: The source as JSON with sorted keys (`{"emptyDir": {}}`): pod signatures compare
+    #: volumes by their whole source, as kube-scheduler's VolumesSigner does.
+    source_json: str = ""
 
 
 # The in-line disk sources and the field naming each one's disk.
@@ -218,6 +223,7 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
                 _disk(source, body),
                 driver,
                 parse_in_tree(source, body),
+                orjson.dumps({source: body}, option=orjson.OPT_SORT_KEYS).decode(),
             )
         )
     return tuple(out)

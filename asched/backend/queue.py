@@ -277,6 +277,7 @@ class SchedulingQueue:
 
     def _begin_attempt(self, qpi: QueuedPodInfo) -> None:
         qpi.attempts += 1
+        qpi.cycle = self._cycle
         # Reset for this attempt; the failure handler fills them in again.
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()

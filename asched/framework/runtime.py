@@ -52,6 +52,7 @@ from asched.framework.interfaces import (
     ScorePlugin,
 )
 from asched.framework.listers import InformerRequest
+from asched.framework.opportunistic import OpportunisticBatch
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.prebinding import PodsInPreBind
 from asched.framework.registry import Registry
@@ -61,6 +62,7 @@ from asched.framework.runtime_filter import FilterRunner
 from asched.framework.runtime_score import ScoreRunner
 from asched.framework.scoring import Scorer
 from asched.framework.services import SchedulerServices
+from asched.framework.signatures import SignPlugin, signature
 from asched.framework.waiting import WaitingPods
 
 # ProfileSpec moved to runtime_base.py and filter_evaluations is used by runtime_filter.py;
@@ -82,9 +84,12 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         services: SchedulerServices,
         *,
         columnar: bool = True,
+        batching: bool = True,
     ) -> None:
         """`columnar=False` turns the batch Filter/Score path off (asched.framework.batch),
-        so every plugin runs node by node: the reference the fast path must equal."""
+        so every plugin runs node by node: the reference the fast path must equal.
+        `batching=False` turns opportunistic batching off (kube-scheduler's
+        OpportunisticBatching gate; asched.framework.opportunistic)."""
         self.profile = profile
         self.columnar = columnar
         self._services = services
@@ -153,6 +158,28 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
             add_pod=self.run_pre_filter_extension_add_pod,
         )
         self._sample_metrics = False
+        self._signers = _signers(
+            [
+                *self.pre_filter_plugins,
+                *self.filter_plugins,
+                *self.pre_score_plugins,
+                *self.score_plugins,
+            ]
+        )
+        self.batch: OpportunisticBatch | None = None
+        if batching:
+            self.batch = OpportunisticBatch(
+                self,
+                snapshot=lambda: services.snapshot,
+                clock=services.clock,
+                metrics=lambda: services.metrics,
+            )
+
+    def sign_pod(self, pod: Pod) -> bytes | None:
+        """frameworkImpl.SignPod: None when the profile or a plugin cannot sign."""
+        if self._signers is None:
+            return None
+        return signature(pod, self._signers)
 
     def _at(self, point: EP, protocol: type[P]) -> list[P]:
         """The plugins enabled at `point`, checked once against the point's Protocol."""
@@ -199,3 +226,20 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
             if callable(fn):
                 reqs.extend(fn())
         return reqs
+
+
+# Plugins that may refuse a pod go first: the answer is the same in any order (None if
+# any refuses), and under the default profile PodTopologySpread refuses every pod.
+_MAY_REFUSE = ("PodTopologySpread", "InterPodAffinity", "DynamicResources")
+
+
+def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
+    """computeBatchablePlugins: every PreFilter, Filter, PreScore and Score plugin, once
+    each, if all of them can sign pods; else None (the profile never signs)."""
+    out: dict[str, SignPlugin] = {}
+    for p in plugins:
+        if not isinstance(p, SignPlugin):
+            return None
+        out.setdefault(p.name, p)
+    first = [out[n] for n in _MAY_REFUSE if n in out]
+    return first + [p for n, p in out.items() if n not in _MAY_REFUSE]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from asched.api import Pod
@@ -18,7 +18,7 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime_base import RuntimeBase
 from asched.framework.scoring import ScoreFn, Scorer
 from asched.framework.status import Code, Status, error, wrap_error
-from asched.framework.types import ScoreTable
+from asched.framework.types import Int64Array, ScoreTable
 
 
 class ScoreRunner(RuntimeBase):
@@ -70,3 +70,29 @@ class ScoreRunner(RuntimeBase):
         if fns:
             self._point("Score", status, start)
         return table, status
+
+    async def run_raw_score_plugins(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[list[tuple[str, int]], Status | None]:
+        """RunRawScorePlugins: each Score plugin left for the pod on one node, unnormalized
+        (opportunistic batching rescores the node it chose last)."""
+        out: list[tuple[str, int]] = []
+        for name, fn, is_async in self.score_fns(state):
+            try:
+                f: Any = fn  # int, or an awaitable of one when is_async
+                value = await f(state, pod, node_info) if is_async else f(state, pod, node_info)
+            except Exception as exc:
+                self._crashed(plugin=name, point="Score", pod=pod.key)
+                return out, wrap_error(f'plugin "{name}" failed with', error(exc, name), name)
+            out.append((name, int(value)))
+        return out, None
+
+    def normalize_scores(
+        self,
+        state: CycleState,
+        pod: Pod,
+        raws: Sequence[tuple[str, Int64Array]],
+        names: Callable[[], list[str]],
+    ) -> tuple[ScoreTable, Status | None]:
+        """NormalizeScores over raw scores kept from earlier (Scorer.totals_from_raw)."""
+        return self._scorer.totals_from_raw(raws, state, pod, names, columnar=self.columnar)

@@ -17,7 +17,7 @@ import numpy as np
 
 from asched.api import Pod
 from asched.framework.batch import BatchPlugins, as_rows, normalize, score_raw
-from asched.framework.columns import Int64s, NodeRows
+from asched.framework.columns import Int64s
 from asched.framework.cycle_state import CycleState
 from asched.framework.interfaces import ScoreNormalizer
 from asched.framework.nodeinfo import NodeInfo
@@ -105,17 +105,57 @@ class Scorer:
             except Exception as exc:
                 self._crashed(plugin=name, point="Score", pod=pod.key)
                 return table, _score_failed(name, error(exc, name))
-            st, normalized = self._normalize(name, state, pod, table, raw, rows=rows)
+            st = self._add(name, state, pod, table, raw, totals=totals, batch=rows is not None)
             if st is not None:
                 return table, st
-            weight = self._weights.get(name, 1)
-            weighted = normalized * weight
-            totals += weighted
-            table.plugins.append(PluginScores(name, weight, raw, normalized, weighted))
             if per_node:
                 await anyio.lowlevel.checkpoint()
         table.totals_array = totals
         return table, None
+
+    def totals_from_raw(
+        self,
+        raws: Sequence[tuple[str, Int64s]],
+        state: CycleState,
+        pod: Pod,
+        names: Callable[[], list[str]],
+        *,
+        columnar: bool,
+    ) -> tuple[ScoreTable, Status | None]:
+        """NormalizeScores: the table of raw scores kept from earlier (per plugin, over the
+        same nodes in the same order) normalized, weighted and totalled again, as
+        opportunistic batching does after rescoring one node. `names` gives the nodes'
+        names, for per-node NormalizeScore."""
+        table = ScoreTable(names)
+        n = len(raws[0][1]) if raws else 0
+        totals = np.zeros(n, dtype=np.int64)
+        for name, raw in raws:
+            st = self._add(name, state, pod, table, raw, totals=totals, batch=columnar)
+            if st is not None:
+                return table, st
+        table.totals_array = totals
+        return table, None
+
+    def _add(
+        self,
+        name: str,
+        state: CycleState,
+        pod: Pod,
+        table: ScoreTable,
+        raw: Int64s,
+        *,
+        totals: Int64s,
+        batch: bool,
+    ) -> Status | None:
+        """One plugin's raw scores: normalized, checked, weighted, added to `totals`."""
+        st, normalized = self._normalize(name, state, pod, table, raw, batch=batch)
+        if st is not None:
+            return st
+        weight = self._weights.get(name, 1)
+        weighted = normalized * weight
+        totals += weighted
+        table.plugins.append(PluginScores(name, weight, raw, normalized, weighted))
+        return None
 
     def _normalize(
         self,
@@ -125,15 +165,16 @@ class Scorer:
         table: ScoreTable,
         raw: Int64s,
         *,
-        rows: NodeRows | None,
+        batch: bool,
     ) -> tuple[Status | None, Int64s]:
-        """NormalizeScore when the plugin has one, then the [0, 100] check."""
+        """NormalizeScore when the plugin has one (over the array when `batch` allows and
+        the plugin has a batch form), then the [0, 100] check."""
         normalized = raw
         normalizer = self._normalizers.get(name)
         if normalizer is not None:
-            batch = None if rows is None else normalize(self._batch, name, state, pod, raw)
-            if batch is not None:
-                normalized = batch
+            arr = normalize(self._batch, name, state, pod, raw) if batch else None
+            if arr is not None:
+                normalized = arr
             else:
                 names = table.nodes  # per-node NormalizeScore works by node name
                 scores = [NodeScore(n, v) for n, v in zip(names, raw.tolist(), strict=True)]

@@ -39,6 +39,9 @@ class QueuedPodInfo:
     # When the leftover flush last moved the pod (kube-scheduler FlushTimestamp): a pod
     # the flush sent back gated waits another full period before the next flush.
     flush_timestamp: float = 0.0
+    # The queue's scheduling cycle when the pod was popped (SchedulingQueue's
+    # SchedulingCycle); a pod group's members taken with it share their cycle.
+    cycle: int = 0
 
     @property
     def uid(self) -> str:
@@ -174,6 +177,13 @@ class PluginScores:
         self._raw, self._normalized, self._weighted = raw, normalized, weighted
 
     @property
+    def raw_array(self) -> Int64Array:
+        """The raw scores as an int64 array (without making the list)."""
+        if isinstance(self._raw, list):
+            return np.asarray(self._raw, dtype=np.int64)
+        return self._raw
+
+    @property
     def raw(self) -> list[int]:
         self._raw = _as_list(self._raw)
         return self._raw
@@ -252,6 +262,11 @@ class ScoreTable:
         if self._name_at is not None and not isinstance(self._nodes, list):
             return self._name_at(i)
         return self.nodes[i]
+
+    @property
+    def size(self) -> int:
+        """How many nodes were scored."""
+        return len(self.totals_array) if self.totals_array is not None else len(self.totals)
 
     @property
     def totals(self) -> list[int]:

@@ -4,7 +4,8 @@
   percentage, or adaptive max(50 - N/125, 5)%, and never fewer than 100 nodes.
 - Filtering starts where the previous cycle stopped (round robin) and stops early once
   enough feasible nodes are found, so every node gets its turn.
-- A pod with a nominated node (from preemption) tries that node first.
+- A pod with a nominated node (from preemption) tries that node first; so does a pod
+  that opportunistic batching gives a node hint (asched.framework.opportunistic).
 - Scoring is skipped when one node is feasible; the best total wins. Ties are not broken
   at random: kube-scheduler 1.37 puts the scored nodes, in the order filtering found them,
   into a container/heap (NewSortedScoredNodes) and pops the top; its Randomizer field is
@@ -106,23 +107,51 @@ class Algorithm:
         state: CycleState,
         pod: Pod,
         all_nodes: Sequence[NodeInfo],
+        *,
+        cycle: int = 0,
     ) -> ScheduleResult:
-        """Raises FitError (no node fits), NoNodesAvailable, or SchedulingError."""
+        """Raises FitError (no node fits), NoNodesAvailable, or SchedulingError. `cycle` is
+        the queue's scheduling cycle (opportunistic batching reuses the previous cycle's
+        ranking only for the next one)."""
         if not all_nodes:
             raise NoNodesAvailable()
-        feasible, diagnosis = await self.find_nodes_that_fit(fwk, state, pod, all_nodes)
+        batch = fwk.batch
+        signature = fwk.sign_pod(pod) if batch is not None else None
+        feasible, diagnosis, hint = await self._find(
+            fwk, state, pod, all_nodes, signature=signature, cycle=cycle
+        )
         if not feasible:
             raise FitError(pod.key, len(all_nodes), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
+            if batch is not None:
+                batch.store(signature, hint, feasible[0].name, cycle)
             return ScheduleResult(feasible[0].name, evaluated, 1)
         table = await self.prioritize(fwk, state, pod, feasible)
         i = self.select_index(table)
-        return ScheduleResult(table.name_at(i), evaluated, len(feasible), table, i)
+        name = table.name_at(i)
+        if batch is not None:
+            batch.store(signature, hint, name, cycle, scores=table, nodes=feasible)
+        return ScheduleResult(name, evaluated, len(feasible), table, i)
 
     async def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodeInfo], Diagnosis]:
+        feasible, diagnosis, _ = await self._find(fwk, state, pod, all_nodes)
+        return feasible, diagnosis
+
+    async def _find(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        all_nodes: Sequence[NodeInfo],
+        *,
+        signature: bytes | None = None,
+        cycle: int = 0,
+    ) -> tuple[list[NodeInfo], Diagnosis, str]:
+        """findNodesThatFitPod: the feasible nodes, why the others failed, and the node
+        hint opportunistic batching gave ("" for none)."""
         diagnosis = Diagnosis()
         pre_res, st, rejectors = await fwk.run_pre_filter(state, pod, all_nodes)
         if st is not None and not st.is_success():
@@ -133,18 +162,26 @@ class Algorithm:
             diagnosis.pre_filter_msg = st.message()
             diagnosis.add_plugin_status(st)
             diagnosis.unschedulable_plugins |= rejectors - diagnosis.pending_plugins
-            return [], diagnosis
+            return [], diagnosis, ""
         # Nodes the PreFilter result excluded were rejected by the narrowing plugins.
         diagnosis.unschedulable_plugins |= rejectors
 
-        if pod.nominated_node_name:
-            # Preemption made room on this node for this pod: try it first.
-            ni = next((n for n in all_nodes if n.name == pod.nominated_node_name), None)
+        hint = ""
+        if fwk.batch is not None:
+            # Asked even for a nominated pod (which then counts a flush), as Go does.
+            hint = await fwk.batch.node_hint(pod, signature, state, cycle)
+        first = pod.nominated_node_name or hint
+        if first:
+            # Preemption made room on the nominated node for this pod, or the previous pod
+            # of its batch ranked the hinted node next: try that node first
+            # (evaluateNominatedNode). A hinted node that fits ends the search, and the
+            # round-robin start stays where it was.
+            ni = _node_named(fwk, all_nodes, first)
             allowed_names = None if pre_res is None else pre_res.node_names
             if ni is not None and (allowed_names is None or ni.name in allowed_names):
                 nst = await fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
                 if nst is None or nst.is_success():
-                    return [ni], diagnosis
+                    return [ni], diagnosis, hint
 
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_res is not None and pre_res.node_names is not None:
@@ -178,7 +215,7 @@ class Algorithm:
             for st in diagnosis.node_to_status.distinct():
                 diagnosis.add_plugin_status(st)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
+        return feasible, diagnosis, hint
 
     async def prioritize(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
@@ -205,3 +242,12 @@ class Algorithm:
         if len(best) == 1:
             return int(best[0])
         return go_heap_top(arr)
+
+
+def _node_named(fwk: Framework, nodes: Sequence[NodeInfo], name: str) -> NodeInfo | None:
+    """The node called `name` among `nodes`: a snapshot lookup when `nodes` is the
+    snapshot's list (the usual case), else a scan (a pod-group placement's subset)."""
+    snapshot = fwk.handle.snapshot
+    if nodes is snapshot.node_infos():
+        return snapshot.get(name)
+    return next((n for n in nodes if n.name == name), None)

@@ -124,7 +124,7 @@ class SchedulingCycle:
         name = fwk.profile_name
         try:
             result = await self._algorithm.schedule_pod(
-                fwk, state, pod, self._snapshot.node_infos()
+                fwk, state, pod, self._snapshot.node_infos(), cycle=qpi.cycle
             )
         except FitError as fit:
             await self._post_filter(fwk, state, pod, fit)

@@ -361,7 +361,7 @@ class GroupCycle:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
         try:
-            result = await self._algorithm.schedule_pod(fwk, m.state, pod, nodes)
+            result = await self._algorithm.schedule_pod(fwk, m.state, pod, nodes, cycle=m.qpi.cycle)
         except FitError as fit:
             fit.nominated_node_name = ""
             m.plugins = set(fit.diagnosis.unschedulable_plugins)

@@ -81,6 +81,9 @@ class Options:
     # The columnar Filter/Score path (asched.framework.batch); off runs every plugin
     # node by node, which decides the same and is the reference to compare against.
     columnar: bool = True
+    # kube-scheduler's OpportunisticBatching gate (beta, on in 1.37;
+    # asched.framework.opportunistic): `--feature-gates OpportunisticBatching=false`.
+    opportunistic_batching: bool = True
 
 
 @dataclass(slots=True)
@@ -137,7 +140,13 @@ class Scheduler:
         self.leading = False
         services = _Services(self)
         self.frameworks: dict[str, Framework] = {
-            p.scheduler_name: Framework(p, registry, services, columnar=options.columnar)
+            p.scheduler_name: Framework(
+                p,
+                registry,
+                services,
+                columnar=options.columnar,
+                batching=options.opportunistic_batching,
+            )
             for p in options.profiles
         }
         if not self.frameworks:

@@ -69,6 +69,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import SignResult, unsignable
 from asched.framework.status import Status, error, skip, unresolvable, unschedulable
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -164,6 +165,12 @@ class DynamicResources(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """DynamicResources.SignPod: a pod with claims depends on the claims' state."""
+        if pod.resource_claims:
+            return unsignable("pods with dra resource claims are not signable", NAME)
+        return ()
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return INFORMERS

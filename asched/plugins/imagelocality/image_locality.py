@@ -27,6 +27,7 @@ from asched.framework.interfaces import PreScorePlugin, ScorePlugin
 from asched.framework.listers import SnapshotLister
 from asched.framework.nodeinfo import ImageStateSummary, NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import IMAGE_NAMES, SignFragment, SignResult
 from asched.framework.status import Status, skip
 from asched.framework.types import MAX_NODE_SCORE
 from asched.plugins.helpers import normalized_image_name
@@ -89,6 +90,10 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """ImageLocality.SignPod: the distinct normalized image names, sorted."""
+        return (SignFragment(IMAGE_NAMES, sorted({normalized_image_name(i) for i in pod.images})),)
 
     def _priorities(self, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
         """Node name -> score, for the nodes scoring above 0."""

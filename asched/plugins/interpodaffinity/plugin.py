@@ -35,6 +35,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.signatures import LABELS, SignFragment, SignResult, unsignable
 from asched.framework.status import Status, error, skip
 from asched.framework.types import NodeScore, PreFilterResult
 from asched.plugins.interpodaffinity.args import Args
@@ -88,6 +89,17 @@ class InterPodAffinity(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """InterPodAffinity.SignPod: a pod with affinity terms depends on where the others
+        are; otherwise its labels, which existing pods' terms may select (unless the
+        preferred terms of existing pods are ignored)."""
+        aff = pod.affinity
+        if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+            return unsignable("pods with InterPodAffinity are not signable", NAME)
+        if self._args.ignore_preferred_terms_of_existing_pods:
+            return ()
+        return (SignFragment(LABELS, pod.labels),)
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return (NAMESPACES,)

@@ -49,6 +49,13 @@ from asched.framework.interfaces import (
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.selectors import label_equals_rows, selector_rows, term_rows
+from asched.framework.signatures import (
+    NODE_AFFINITY,
+    NODE_SELECTOR,
+    SignFragment,
+    SignResult,
+    node_affinity,
+)
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import MAX_NODE_SCORE, NodeScore, PreFilterResult
 from asched.plugins.helpers import as_node, default_normalize_score, default_normalize_scores
@@ -172,6 +179,13 @@ class NodeAffinityPlugin(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """NodeAffinity.SignPod."""
+        return (
+            SignFragment(NODE_AFFINITY, node_affinity(pod)),
+            SignFragment(NODE_SELECTOR, pod.node_selector),
+        )
 
     def _enforced_match(self, node: Node) -> bool:
         """The profile's own rules: addedAffinity's required selector and the label pair."""

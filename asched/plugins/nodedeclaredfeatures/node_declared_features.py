@@ -31,6 +31,7 @@ from asched.framework.handle import Handle
 from asched.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import FEATURES, SignFragment, SignResult
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.helpers import as_node, as_pod
@@ -51,6 +52,10 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """NodeDeclaredFeatures.SignPod: the features the pod requires."""
+        return (SignFragment(FEATURES, sorted(pod.required_features)),)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -24,6 +24,7 @@ from asched.framework.handle import Handle
 from asched.framework.interfaces import EnqueueExtensions, FilterPlugin
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import NODE_NAME, SignFragment, SignResult
 from asched.framework.status import Code, Status, error
 
 NAME = "NodeName"
@@ -44,6 +45,10 @@ class NodeName(FilterPlugin, EnqueueExtensions):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """NodeName.SignPod."""
+        return (SignFragment(NODE_NAME, pod.node_name),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

@@ -39,6 +39,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import HOST_PORTS, SignFragment, SignResult, host_ports
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.helpers import as_pod
@@ -85,6 +86,10 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """NodePorts.SignPod."""
+        return (SignFragment(HOST_PORTS, host_ports(pod)),)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -25,7 +25,9 @@ from asched.framework.interfaces import PreScorePlugin, ScorePlugin
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import SignResult
 from asched.framework.status import Status, skip
+from asched.plugins.deviceclasses import DEVICE_CLASSES
 from asched.plugins.noderesources import array_scorers
 from asched.plugins.noderesources.allocation import (
     ScoredResource,
@@ -41,6 +43,7 @@ from asched.plugins.noderesources.scorers import (
     balanced_improvement,
     balanced_improvement_pair,
 )
+from asched.plugins.noderesources.signing import sign_requests
 
 NAME = "NodeResourcesBalancedAllocation"
 Args = BalancedAllocationArgs
@@ -61,8 +64,14 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     def name(self) -> str:
         return NAME
 
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """BalancedAllocation.SignPod."""
+        return sign_requests(pod, self._handle, NAME)
+
     def informers(self) -> Sequence[InformerRequest[Any]]:
-        return dra_informers([r.name for r in self._resources])
+        # DeviceClasses: sign_pod asks whether one provides a requested resource.
+        scored = dra_informers([r.name for r in self._resources])
+        return (DEVICE_CLASSES, *(i for i in scored if i is not DEVICE_CLASSES))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = pod_requests(pod, self._resources, use_requested=True)

@@ -53,6 +53,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import SignResult
 from asched.framework.status import Code, Status, error
 from asched.framework.types import PreFilterResult
 from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
@@ -73,6 +74,7 @@ from asched.plugins.noderesources.args import (
 )
 from asched.plugins.noderesources.dra_totals import DraTotals, dra_totals, for_node
 from asched.plugins.noderesources.dra_totals import informers as dra_informers
+from asched.plugins.noderesources.signing import sign_requests
 
 NAME = "NodeResourcesFit"
 Args = FitArgs
@@ -142,6 +144,10 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """Fit.SignPod."""
+        return sign_requests(pod, self._handle, NAME)
 
     # --- PreFilter / Filter ------------------------------------------------------
 

@@ -24,6 +24,7 @@ from asched.framework.handle import Handle
 from asched.framework.interfaces import EnqueueExtensions, FilterPlugin
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import TOLERATIONS, SignFragment, SignResult, tolerations
 from asched.framework.status import Code, Status, error
 from asched.plugins.helpers import NO_SCHEDULE, as_node, as_pod, tolerations_tolerate
 
@@ -43,6 +44,10 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """NodeUnschedulable.SignPod."""
+        return (SignFragment(TOLERATIONS, tolerations(pod)),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

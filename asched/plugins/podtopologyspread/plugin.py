@@ -37,6 +37,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.signatures import SignResult, unsignable
 from asched.framework.status import Status, error, skip
 from asched.framework.types import NodeScore, PreFilterResult
 from asched.plugins.nodememo import MemoCache
@@ -95,6 +96,16 @@ class PodTopologySpread(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """PodTopologySpread.SignPod: spreading depends on where the other pods are, so a
+        pod with constraints, its own or the profile's defaults, cannot be signed (the
+        default profile's system defaults turn batching off for every pod)."""
+        if pod.topology_spread_constraints:
+            return unsignable("pods with topology constraints are not signable", NAME)
+        if self._defaults:
+            return unsignable("pods with default topology constraints are not signable", NAME)
+        return ()
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         # Only default spreading reads workloads (upstream sets its listers only then).

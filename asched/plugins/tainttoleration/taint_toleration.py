@@ -38,6 +38,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import TOLERATIONS, SignFragment, SignResult, tolerations
 from asched.framework.status import Code, Status, error
 from asched.framework.types import MAX_NODE_SCORE, NodeScore
 from asched.plugins.helpers import (
@@ -75,6 +76,10 @@ class TaintToleration(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """TaintToleration.SignPod."""
+        return (SignFragment(TOLERATIONS, tolerations(pod)),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node

@@ -65,6 +65,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError, PluginSpec
+from asched.framework.signatures import VOLUMES, SignFragment, SignResult, volumes
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.helpers import check_fields, field_path, read_int
@@ -284,6 +285,10 @@ class VolumeBinding(
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """VolumeBinding.SignPod."""
+        return (SignFragment(VOLUMES, volumes(pod)),)
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return VOLUME_BINDING_INFORMERS

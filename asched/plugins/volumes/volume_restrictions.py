@@ -41,6 +41,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import VOLUMES, SignFragment, SignResult, volumes
 from asched.framework.status import Code, Status, error, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.volumes.informers import PERSISTENT_VOLUME_CLAIMS
@@ -139,6 +140,10 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """VolumeRestrictions.SignPod."""
+        return (SignFragment(VOLUMES, volumes(pod)),)
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return (PERSISTENT_VOLUME_CLAIMS,)

@@ -33,6 +33,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
+from asched.framework.signatures import VOLUMES, SignFragment, SignResult, volumes
 from asched.framework.status import Code, Status, skip
 from asched.framework.types import PreFilterResult
 from asched.plugins.volumes.informers import (
@@ -109,6 +110,10 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     @property
     def name(self) -> str:
         return NAME
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        """VolumeZone.SignPod."""
+        return (SignFragment(VOLUMES, volumes(pod)),)
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return (PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES)

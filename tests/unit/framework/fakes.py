@@ -26,6 +26,7 @@ from asched.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
+from asched.informers.store import Store
 
 CALLS: list[str] = []
 
@@ -65,6 +66,19 @@ class FakeServices:
 
     def activate(self, pods: Sequence[Pod]) -> None:
         self.activated.extend(pods)
+
+
+class EmptyStores(FakeServices):
+    """Every informer store exists and is empty: no Services, ReplicaSets, DeviceClasses
+    ... (what the real default plugins read)."""
+
+    def __init__(self, snapshot: Snapshot | None = None) -> None:
+        super().__init__(snapshot)
+        self._stores: dict[str, Store[Any]] = {}
+
+    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
+        store: Store[Any] = self._stores.setdefault(request.resource, Store())
+        return store
 
 
 class Sort:

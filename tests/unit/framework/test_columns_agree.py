@@ -29,18 +29,15 @@ from structlog.testing import capture_logs
 from asched.api import Node, Pod
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
-from asched.config import default_config
 from asched.framework.columns import NodeRows
 from asched.framework.cycle_state import CycleState
-from asched.framework.listers import InformerRequest, ObjectStore
-from asched.framework.runtime import Framework, ProfileSpec
+from asched.framework.runtime import Framework
 from asched.framework.types import NodeScore, NodeToStatus
-from asched.informers.store import Store
 from asched.plugins.interpodaffinity import scoring as ipa_scoring
 from asched.plugins.noderesources import array_scorers, scorers
-from asched.plugins.registry import in_tree_registry
 from asched.testing import make_node, make_pod
-from tests.unit.framework.fakes import FakeServices
+from asched.testing.profiles import default_profile
+from tests.unit.framework.fakes import EmptyStores, FakeServices
 
 TAINTS = [
     ("dedicated", "gpu", "NoSchedule"),
@@ -213,26 +210,11 @@ def incoming(draw: st.DrawFn, names: Sequence[str]) -> Pod:
     return p.obj()
 
 
-class Services(FakeServices):
-    """No Services, ReplicaSets or StatefulSets exist (default spreading finds none)."""
-
-    def __init__(self, snapshot: Snapshot) -> None:
-        super().__init__(snapshot)
-        self._stores: dict[str, Store[Any]] = {}
-
-    def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
-        store: Store[Any] = self._stores.setdefault(request.resource, Store())
-        return store
+Services = EmptyStores
 
 
 def frameworks(services: FakeServices) -> tuple[Framework, Framework]:
-    registry = in_tree_registry()
-    p = default_config(registry).profiles[0]
-    spec = ProfileSpec(
-        p.scheduler_name,
-        {point: [(r.name, r.weight) for r in refs] for point, refs in p.plugins.items()},
-        dict(p.plugin_args),
-    )
+    spec, registry = default_profile()
     return (
         Framework(spec, registry, services, columnar=True),
         Framework(spec, registry, services, columnar=False),

@@ -1,0 +1,41 @@
+"""`--feature-gates`: the kube-scheduler gates asched lets a user turn off.
+
+Only gates that change asched's behaviour are accepted; any other name is an error, so a
+gate misspelt or meant for another component is not silently ignored. The syntax is
+kube-scheduler's: `Name=true|false`, comma separated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: Gate -> its default at Kubernetes 1.37.
+DEFAULTS: Mapping[str, bool] = {
+    # Beta, on (pkg/features/kube_features.go): asched.framework.opportunistic.
+    "OpportunisticBatching": True,
+}
+
+
+class FeatureGateError(ValueError):
+    pass
+
+
+def parse(value: str) -> dict[str, bool]:
+    """The gates' values after applying `value` to the defaults."""
+    gates = dict(DEFAULTS)
+    for part in value.split(","):
+        item = part.strip()
+        if not item:
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise FeatureGateError(f"missing bool value for {name} (write {name}=true|false)")
+        if name not in DEFAULTS:
+            known = ", ".join(sorted(DEFAULTS))
+            raise FeatureGateError(f"unrecognized feature gate: {name} (known: {known})")
+        flag = raw.strip().lower()
+        if flag not in ("true", "false"):
+            raise FeatureGateError(f"invalid value of {name}={raw.strip()}, err: not a bool")
+        gates[name] = flag == "true"
+    return gates

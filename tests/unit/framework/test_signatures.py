@@ -1,0 +1,112 @@
+"""Pod signatures: alike pods share one, any field a plugin decides on tells them apart,
+and a pod or profile kube-scheduler cannot sign gets none (signers.go, SignPod)."""
+
+from __future__ import annotations
+
+import pytest
+
+from asched.api import Pod
+from asched.framework.runtime import Framework
+from asched.testing import make_pod
+from asched.testing.builders import PodBuilder
+from asched.testing.profiles import default_profile
+from tests.unit.framework.fakes import EmptyStores, framework
+
+
+def _fwk(*, batchable: bool = True) -> Framework:
+    spec, registry = default_profile(batchable=batchable)
+    return Framework(spec, registry, EmptyStores())
+
+
+def _base(name: str) -> PodBuilder:
+    return make_pod(name).cpu("100m").memory("64Mi").label("app", "web").image("nginx:1.27")
+
+
+def _sig(pod: Pod, fwk: Framework | None = None) -> bytes | None:
+    return (fwk or _fwk()).sign_pod(pod)
+
+
+def test_alike_pods_share_a_signature() -> None:
+    fwk = _fwk()
+    a, b = _sig(_base("a").obj(), fwk), _sig(_base("b").uid("other").obj(), fwk)
+    assert a is not None
+    assert a == b
+
+
+def test_the_default_profile_signs_no_pod() -> None:
+    """PodTopologySpread's system default constraints refuse every pod."""
+    assert _sig(_base("a").obj(), _fwk(batchable=False)) is None
+
+
+def test_a_profile_with_a_plugin_that_cannot_sign_never_signs() -> None:
+    """computeBatchablePlugins: the test plugins implement no sign_pod."""
+    assert framework().sign_pod(_base("a").obj()) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda b: b.label("tier", "2"),  # InterPodAffinity: existing pods' terms see labels
+        lambda b: b.cpu("200m"),  # NodeResourcesFit / BalancedAllocation
+        lambda b: b.toleration("dedicated", "gpu", "NoSchedule"),  # TaintToleration
+        lambda b: b.node_selector({"disk": "ssd"}),  # NodeAffinity
+        lambda b: b.node_affinity_in("zone", ["a"]),
+        lambda b: b.image("redis:7"),  # ImageLocality
+        lambda b: b.host_port(8080),  # NodePorts
+        lambda b: b.pvc("data"),  # the volume plugins
+        lambda b: b.scheduler("other-scheduler"),
+    ],
+    ids=[
+        "labels",
+        "requests",
+        "tolerations",
+        "node-selector",
+        "node-affinity",
+        "image",
+        "host-port",
+        "pvc",
+        "scheduler-name",
+    ],
+)
+def test_a_field_some_plugin_reads_tells_pods_apart(change: object) -> None:
+    fwk = _fwk()
+    other = change(_base("b"))  # type: ignore[operator]
+    assert _sig(other.obj(), fwk) is not None
+    assert _sig(other.obj(), fwk) != _sig(_base("a").obj(), fwk)
+
+
+def test_config_map_and_secret_volumes_do_not_count() -> None:
+    """VolumesSigner skips them: they never decide a node and differ per pod."""
+    b = _base("b")
+    b._spec["volumes"] = [
+        {"name": "cfg", "configMap": {"name": "b-config"}},
+        {"name": "tok", "secret": {"secretName": "b-token"}},
+    ]
+    assert _sig(b.obj()) == _sig(_base("a").obj())
+
+
+def test_image_names_are_normalized_and_a_set() -> None:
+    """ImageLocality signs normalized names: "nginx" is "nginx:latest", twice is once."""
+    a = make_pod("a").cpu("100m").image("nginx").obj()
+    b = make_pod("b").cpu("100m").image("nginx:latest").obj()
+    assert _sig(a) == _sig(b)
+
+
+def test_toleration_order_does_not_count() -> None:
+    a = _base("a").toleration("a", "1", "NoSchedule").toleration("b", "2", "NoSchedule")
+    b = _base("b").toleration("b", "2", "NoSchedule").toleration("a", "1", "NoSchedule")
+    assert _sig(a.obj()) == _sig(b.obj())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda b: b.pod_affinity("kubernetes.io/hostname", {"app": "web"}, anti=True),
+        lambda b: b.spread(1, "topology.kubernetes.io/zone", {"app": "web"}),
+        lambda b: b.resource_claim("gpu", claim="gpu-claim"),
+    ],
+    ids=["pod-anti-affinity", "topology-spread", "resource-claim"],
+)
+def test_pods_kube_scheduler_cannot_sign(change: object) -> None:
+    pod = change(_base("a")).obj()  # type: ignore[operator]
+    assert _sig(pod) is None
