@@ -74,6 +74,8 @@ from asched.plugins.podtopologyspread.scoring import (
 
 _Q = QueueingHint.QUEUE
 _SKIP = QueueingHint.QUEUE_SKIP
+_UNSIGNABLE_OWN = unsignable("pods with topology constraints are not signable", NAME)
+_UNSIGNABLE_DEFAULTS = unsignable("pods with default topology constraints are not signable", NAME)
 
 
 class PodTopologySpread(
@@ -102,9 +104,9 @@ class PodTopologySpread(
         pod with constraints, its own or the profile's defaults, cannot be signed (the
         default profile's system defaults turn batching off for every pod)."""
         if pod.topology_spread_constraints:
-            return unsignable("pods with topology constraints are not signable", NAME)
+            return _UNSIGNABLE_OWN
         if self._defaults:
-            return unsignable("pods with default topology constraints are not signable", NAME)
+            return _UNSIGNABLE_DEFAULTS
         return ()
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
