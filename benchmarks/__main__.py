@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="both schedulers; 0 is the adaptive default",
     )
+    run.add_argument(
+        "--spread-defaulting",
+        choices=("System", "List"),
+        default="System",
+        help="PodTopologySpread defaultingType of both; List (no default constraints) makes "
+        "plain pods signable, so both schedulers batch them (OpportunisticBatching)",
+    )
     run.add_argument("--runs", type=int, default=1, help="repetitions (docs use 3, medians)")
     run.add_argument(
         "--schedulers",
@@ -135,6 +142,7 @@ def run_command(args: argparse.Namespace) -> int:
         native_gang=scenario.native_gang,
         permit_waiting_seconds=args.permit_wait,
         podgroup_backoff_seconds=args.podgroup_backoff,
+        spread_defaulting=args.spread_defaulting,
     )
     timeout = args.timeout or 120 + 3 * len(scenario.pods) / min(args.qps, 2000)
     opts = BenchOptions(

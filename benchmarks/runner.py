@@ -511,17 +511,25 @@ async def run_benchmark(opts: BenchOptions) -> dict[str, Any]:
         f"{scenario.name}-{len(scenario.nodes)}n-{len(scenario.pods)}p-"
         f"{opts.setup.limits.label}-{stamp}"
     )
+    if opts.setup.spread_defaulting != "System":
+        label = f"spread{opts.setup.spread_defaulting}-{label}"
     work_dir = opts.out_dir / label
     await anyio.Path(work_dir).mkdir()
     document: dict[str, Any] = {
         "scenario": scenario.name,
-        "describe": scenario.describe,
+        "describe": scenario.describe
+        + (
+            f"; PodTopologySpread defaultingType {opts.setup.spread_defaulting}"
+            if opts.setup.spread_defaulting != "System"
+            else ""
+        ),
         "nodes": len(scenario.nodes),
         "pods": len(scenario.pods),
         "podgroups": len(scenario.podgroups),
         "qps": opts.setup.limits.qps,
         "burst": opts.setup.limits.burst,
         "percentage_of_nodes_to_score": opts.setup.percentage_of_nodes_to_score,
+        "spread_defaulting": opts.setup.spread_defaulting,
         "machine": machine(),
         "started": stamp,
         "loadavg_start": list(os.getloadavg()),

@@ -77,6 +77,9 @@ class SchedulerSetup:
     podgroup_backoff_seconds: int = 10
     #: Run asched from this directory (an exported commit) instead of the checkout.
     asched_src: Path | None = None
+    #: PodTopologySpread's defaultingType for both: "List" (with no constraints) makes
+    #: plain pods signable, so opportunistic batching acts in both schedulers.
+    spread_defaulting: str = "System"
 
 
 def coscheduling_profile(setup: SchedulerSetup) -> dict[str, Any]:
@@ -96,6 +99,10 @@ def render_config(kind: Kind, setup: SchedulerSetup, kubeconfig: Path | None) ->
         raise ValueError("only asched has a Coscheduling plugin")
     profile: dict[str, Any] = coscheduling_profile(setup) if setup.gang else {}
     profile["schedulerName"] = SCHEDULER_NAMES[kind]
+    if setup.spread_defaulting != "System":
+        profile.setdefault("pluginConfig", []).append(
+            {"name": "PodTopologySpread", "args": {"defaultingType": setup.spread_defaulting}}
+        )
     client: dict[str, Any] = {"qps": setup.limits.qps, "burst": setup.limits.burst}
     if kubeconfig is not None:
         client["kubeconfig"] = str(kubeconfig)

@@ -45,3 +45,14 @@ def test_gang_profile_is_the_coscheduling_example_with_run_timings() -> None:
 def test_kube_scheduler_has_no_gang_profile() -> None:
     with pytest.raises(ValueError, match="Coscheduling"):
         render_config(Kind.KUBE, SchedulerSetup(ClientLimits(50, 100), gang=True), None)
+
+
+@pytest.mark.parametrize("kind", [Kind.ASCHED, Kind.KUBE], ids=["asched", "kube-scheduler"])
+def test_list_spread_defaulting_goes_to_both(kind: Kind) -> None:
+    """--spread-defaulting List: the same PodTopologySpread args for both schedulers, so
+    both batch plain pods."""
+    setup = SchedulerSetup(ClientLimits(50, 100), spread_defaulting="List")
+    profile = render_config(kind, setup, None)["profiles"][0]
+    assert profile["pluginConfig"] == [
+        {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+    ]
