@@ -65,6 +65,9 @@ class Decision:
     # The native PodGroup (namespace/name) whose group cycle placed the pod, if any: that
     # cycle compares whole placements, so no per-member score table is kept.
     group: str = ""
+    # Opportunistic batching placed the pod on the previous alike pod's next-best node:
+    # one node filtered, nothing scored.
+    hinted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +121,9 @@ class Collector:
         scores: tuple[ScoreTable, int] | None,
         *,
         group: str = "",
+        hinted: bool = False,
     ) -> None:
-        self._raw.append((self._wall(), pod, profile, node, seconds, scores, group))
+        self._raw.append((self._wall(), pod, profile, node, seconds, scores, group, hinted))
 
     def unschedulable(self, qpi: QueuedPodInfo, profile: str, fit: FitError) -> None:
         self._raw_rejections.append((self._wall(), qpi.pod.key, profile, fit))
@@ -165,14 +169,14 @@ class Collector:
             del self.rejections[key]
 
 
-_Raw = tuple[float, Pod, str, str, float, tuple[ScoreTable, int] | None, str]
+_Raw = tuple[float, Pod, str, str, float, tuple[ScoreTable, int] | None, str, bool]
 
 
 def _decision(raw: _Raw, runners_up: int) -> Decision:
-    at, p, profile, node, seconds, scores, group = raw
+    at, p, profile, node, seconds, scores, group, hinted = raw
     pod = p.key
     if scores is None or not scores[0].plugins:
-        return Decision(at, pod, profile, node, seconds, {}, (), group)
+        return Decision(at, pod, profile, node, seconds, {}, (), group, hinted)
     table, chosen = scores
     totals = table.totals_array
     if totals is None:

@@ -192,6 +192,7 @@ def _decision(d: Decision) -> dict[str, Any]:
         "node": d.node,
         "cycleMs": round(d.cycle_seconds * 1e3, 2),
         "group": d.group,
+        "hinted": d.hinted,
         "weights": d.weights,
         "scored": [
             {

@@ -56,6 +56,8 @@ class ScheduleResult:
     table: ScoreTable | None = None
     # The winner's index in `table` (-1 without a table).
     index: int = -1
+    # Opportunistic batching's hint placed the pod: only that node was evaluated.
+    hinted: bool = False
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -124,9 +126,10 @@ class Algorithm:
             raise FitError(pod.key, len(all_nodes), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
+            chosen = feasible[0].name
             if batch is not None:
-                batch.store(signature, hint, feasible[0].name, cycle)
-            return ScheduleResult(feasible[0].name, evaluated, 1)
+                batch.store(signature, hint, chosen, cycle)
+            return ScheduleResult(chosen, evaluated, 1, hinted=bool(hint) and hint == chosen)
         table = await self.prioritize(fwk, state, pod, feasible)
         i = self.select_index(table)
         name = table.name_at(i)

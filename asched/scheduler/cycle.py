@@ -168,7 +168,9 @@ class SchedulingCycle:
 
         if self.observer is not None:
             scores = None if result.table is None else (result.table, result.index)
-            self.observer.scheduled(pod, name, node, time.perf_counter() - start, scores)
+            self.observer.scheduled(
+                pod, name, node, time.perf_counter() - start, scores, hinted=result.hinted
+            )
         log.debug(
             "pod_assumed",
             pod=pod.key,

@@ -24,11 +24,13 @@ class CycleObserver(Protocol):
         scores: tuple[ScoreTable, int] | None,
         *,
         group: str = "",
+        hinted: bool = False,
     ) -> None:
         """The pod was assumed on *node* after a cycle of *seconds*; *scores* is the cycle's
         ScoreTable and *node*'s index in it (None when one node was feasible and nothing
         was scored, or when the group cycle placed the pod: then *group* names its
-        native PodGroup, namespace/name)."""
+        native PodGroup, namespace/name); *hinted*: opportunistic batching's hint placed
+        it, so only that node was evaluated."""
         ...
 
     def unschedulable(self, qpi: QueuedPodInfo, profile: str, fit: FitError) -> None:

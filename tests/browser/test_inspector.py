@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import yaml
 
 from asched.app import build_registry
 from asched.client.kubeconfig import load_connection
@@ -108,6 +109,24 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
     isolation = unique("insp")
     scheduler = unique("inspector")
     config = gang_config(tmp_path, scheduler, permit_wait_seconds=30)
+    # A second profile whose pods are signable (no PodTopologySpread default
+    # constraints), so opportunistic batching places alike pods by hint. Every profile
+    # sorts the one queue alike; QueueSort plays no part in signing.
+    cfg = yaml.safe_load(config.read_text())
+    batching = f"{scheduler}-batch"
+    cfg["profiles"].append(
+        {
+            "schedulerName": batching,
+            "plugins": {
+                "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]}
+            },
+            "pluginConfig": [
+                *cfg["profiles"][0]["pluginConfig"],
+                {"name": "PodTopologySpread", "args": {"defaultingType": "List"}},
+            ],
+        }
+    )
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     specs = [
         NodeSpec(name, cpu=cpu, labels={ISOLATION_LABEL: isolation, ZONE: zone})
         for name, cpu, zone in (
@@ -255,6 +274,29 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
             f"{namespace}/duo-0",
         )
         assert f"placed with its PodGroup {namespace}/duo by the group cycle" in summary
+
+        # Alike pods of the batching profile: after the first, hints place them, and their
+        # decisions say so instead of showing a ranking.
+        alike = [f"alike-{i}" for i in range(5)]
+        for name in alike:
+            body = pod(name, "100m")
+            body["spec"]["schedulerName"] = batching
+            await admin.post(pods_path, body)
+        summaries_js = (
+            "return arguments[0].map((p) => { const d = document.querySelector("
+            "`#decisions details[data-pod='${p}']`);"
+            "return d ? d.querySelector('summary').textContent : null; })"
+        )
+        keys = [f"{namespace}/{n}" for n in alike]
+        summaries = await browser.until(
+            summaries_js.replace("return arguments[0].map", "const s = arguments[0].map")
+            + ";return s.every((x) => x) && s",
+            keys,
+            within=60,
+        )
+        hinted = [t for t in summaries if "opportunistic batching" in t]
+        assert hinted, summaries
+        assert "opportunistic batching" not in summaries[0]  # the first pod was ranked
 
         # The queue chart moved: more samples, and the stuck pod is in the unschedulable line.
         chart = await browser.js(chart_js)

@@ -107,7 +107,9 @@ function renderDecisions(ds) {
       el("summary", {}, `${d.pod} → `, el("b", {}, d.node),
         ` (profile ${d.profile}, cycle ${d.cycleMs} ms${d.scored.length ? "" : d.group
           ? `, placed with its PodGroup ${d.group} by the group cycle: no per-member scores`
-          : ", one feasible node: not scored"})`),
+          : d.hinted
+            ? ", the next-best node of the previous alike pod (opportunistic batching): not scored"
+            : ", one feasible node: not scored"})`),
       d.scored.length ? scoreTable(d.weights, d.scored, d.node) : "");
     if (open.has(key)) det.open = true;
     return det;

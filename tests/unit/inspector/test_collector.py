@@ -93,6 +93,21 @@ async def test_binds_and_their_latency_are_counted() -> None:
     assert c.bind_latency(0.99) > 0
 
 
+def test_a_pod_placed_by_a_batching_hint_says_so() -> None:
+    """Opportunistic batching evaluates one node and scores none: the record says why it
+    has no ranking, and the JSON the page reads carries it."""
+    from asched.inspector.snapshot import _decision as as_json
+
+    c = Collector(ring_size=10, wall=lambda: 5.0)
+    c.scheduled(make_pod("p").obj(), "batchable", "n7", 0.0002, None, hinted=True)
+    c.scheduled(make_pod("q").obj(), "batchable", "n8", 0.0002, None)
+    c.drain()
+    hinted, alone = c.decisions
+    assert (hinted.node, hinted.hinted, hinted.scored) == ("n7", True, ())
+    assert alone.hinted is False
+    assert as_json(hinted)["hinted"] is True
+
+
 def test_runners_up_are_the_best_totals_and_never_a_pass_over_every_node() -> None:
     n = 10_000
     totals = np.arange(n, dtype=np.int64) % 97

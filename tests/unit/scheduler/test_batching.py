@@ -105,6 +105,7 @@ async def test_the_next_alike_pod_takes_the_hint_and_skips_the_search() -> None:
     second = await c.schedule(pod("p1"))
     # Only the hinted node was filtered, nothing was scored, the round robin stayed.
     assert (second.evaluated_nodes, second.feasible_nodes, second.table) == (1, 1, None)
+    assert (first.hinted, second.hinted) == (False, True)
     assert c.algo.next_start_node_index == start
     assert c.counts.attempts == {"no_hint": 1, "hint_used": 1}
     assert c.fwk.batch is not None
