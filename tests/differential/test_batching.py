@@ -16,9 +16,10 @@ test runs its own schedulers, each fresh, on one set of kwok nodes:
 Both schedulers must batch the same way: the first pod evaluates 100 nodes, the other five
 take hints (one node evaluated, one feasible), as each reports per pod (kube-scheduler's
 "Successfully bound" line, asched's `pod_assumed`). Which nodes those are depends on the
-node order of the snapshot, which for kube-scheduler follows its informer's initial
-events (not the names: its first window held the big node in the run that wrote this
-test), so placements are compared within asched: in name order the first window misses
+node order of the snapshot, which for kube-scheduler is random at start (client-go's
+watch-list hands its informer a map's iteration order; its first window held the big node
+in the run that wrote this test), so placements are compared within asched: in name order
+the first window misses
 the big node, so batched pods never get it, while with
 `--feature-gates OpportunisticBatching=false` the second pod's window starts at node 101
 and takes it.
