@@ -180,41 +180,52 @@ async def measure(
     return (time.process_time() - start) / pods
 
 
+#: The curve's paths: (name, columnar, profile). "batched" is the columnar path under the
+#: batchable profile, where alike pods take opportunistic batching's hints; it is drawn
+#: for basic pods only (spread and anti-affinity pods are never signable).
+PATHS = (
+    ("columnar", True, "default"),
+    ("per-node", False, "default"),
+    ("batched", True, "batchable"),
+)
+
+
 def curve(sizes: Sequence[int], pods: int, kinds: Sequence[str], reps: int) -> list[dict[str, Any]]:
-    """ms/pod for every (kind, size, path), median of `reps`; columnar and per-node runs
-    alternate within each repetition so both see the same machine load."""
+    """ms/pod for every (kind, size, path), median of `reps`; the paths alternate within
+    each repetition so all see the same machine load."""
     rows: list[dict[str, Any]] = []
     for kind in kinds:
+        paths = [p for p in PATHS if p[0] != "batched" or kind == "basic"]
         for n in sizes:
-            samples: dict[bool, list[float]] = {True: [], False: []}
+            samples: dict[str, list[float]] = {name: [] for name, _, _ in paths}
             for _ in range(reps):
-                for columnar in (True, False):
+                for name, columnar, profile in paths:
                     # At most one anti-affine pod fits a node: more would fail the cycle.
                     m = min(pods, n) if kind == "antiaffinity" else pods
-                    samples[columnar].append(_measure_in_child(n, m, kind, columnar))
-            for columnar, ms in samples.items():
+                    samples[name].append(_measure_in_child(n, m, kind, columnar, profile))
+            for name, ms in samples.items():
                 rows.append(
                     {
                         "kind": kind,
                         "nodes": n,
-                        "path": "columnar" if columnar else "per-node",
+                        "path": name,
                         "ms_per_pod": statistics.median(ms),
                         "samples": [round(x, 3) for x in ms],
                     }
                 )
                 print(
-                    f"kind={kind} nodes={n} path={rows[-1]['path']} "
+                    f"kind={kind} nodes={n} path={name} "
                     f"ms_per_pod={rows[-1]['ms_per_pod']:.3f} samples={rows[-1]['samples']}",
                     flush=True,
                 )
     return rows
 
 
-def _measure_in_child(nodes: int, pods: int, kind: str, columnar: bool) -> float:
+def _measure_in_child(nodes: int, pods: int, kind: str, columnar: bool, profile: str) -> float:
     """One measurement in a fresh interpreter: earlier sizes' garbage and heap growth
     would otherwise be charged to later ones."""
     cmd = [sys.executable, "-m", "benchmarks.cycle", "--nodes", str(nodes), "--pods", str(pods)]
-    cmd += ["--kind", kind] + ([] if columnar else ["--no-columnar"])
+    cmd += ["--kind", kind, "--profile", profile] + ([] if columnar else ["--no-columnar"])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return float(out.rsplit("ms_per_pod=", 1)[1].split()[0])
 
@@ -228,7 +239,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for kind in sorted({r["kind"] for r in rows}):
-        for path_name, style in (("columnar", "-o"), ("per-node", "--s")):
+        for path_name, style in (("columnar", "-o"), ("per-node", "--s"), ("batched", ":^")):
             pts = [r for r in rows if r["kind"] == kind and r["path"] == path_name]
             if pts:
                 ax.plot(
@@ -241,7 +252,7 @@ def plot(rows: Sequence[dict[str, Any]], path: str) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("nodes")
     ax.set_ylabel("CPU ms per pod (in-process cycle, median)")
-    ax.set_title("asched scheduling cycle cost, default profile")
+    ax.set_title("asched scheduling cycle cost (batched: basic pods, batchable profile)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
