@@ -187,6 +187,19 @@ async def test_a_different_pod_a_skipped_cycle_and_a_nomination_flush() -> None:
     assert c.counts.attempts["hint_used"] == 0
 
 
+async def test_members_of_one_group_cycle_share_its_number_and_still_batch() -> None:
+    """A pod-group cycle places its members under one cycle number; batchStateCompatible
+    accepts the same number there (GenericWorkload, which asched always serves)."""
+    c = Cluster([node(f"n{i}", cpu=4 + i) for i in range(5)])
+    await c.place(pod("m0"))
+    c.cycle -= 1  # the next member runs in the same cycle
+    second = await c.schedule(pod("m1"))
+    assert second.hinted
+    c.cycle -= 2  # an earlier cycle number is neither the next nor the same
+    await c.place(pod("m2"))
+    assert c.counts.flushed["pod_skipped"] == 1
+
+
 async def test_a_ranking_older_than_half_a_second_is_not_used() -> None:
     c = Cluster([node(f"n{i}", cpu=4 + i) for i in range(5)])
     await c.place(pod("p0"))
