@@ -35,6 +35,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError, PluginSpec, Registry
+from asched.framework.signatures import SignFragment, SignPlugin, unsignable
 from asched.framework.status import Code, Status
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -85,6 +86,9 @@ __all__ = [
     "ReservePlugin",
     "ScoreNormalizer",
     "ScorePlugin",
+    "SignFragment",
+    "SignPlugin",
     "StateKey",
     "Status",
+    "unsignable",
 ]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from asched.api import Pod
-from asched.framework.runtime import Framework
+from asched.framework.registry import PluginSpec
+from asched.framework.runtime import Framework, ProfileSpec
+from asched.framework.signatures import SignFragment, SignResult
 from asched.testing import make_pod
 from asched.testing.builders import PodBuilder
 from asched.testing.profiles import default_profile
@@ -110,3 +112,45 @@ def test_toleration_order_does_not_count() -> None:
 def test_pods_kube_scheduler_cannot_sign(change: object) -> None:
     pod = change(_base("a")).obj()  # type: ignore[operator]
     assert _sig(pod) is None
+
+
+class _Tiered:
+    """An out-of-tree Filter plugin whose verdict reads an annotation, and signs it."""
+
+    name = "Tiered"
+
+    def __init__(self, args: None, handle: object) -> None:
+        del args, handle
+
+    def filter(self, state: object, pod: Pod, node_info: object) -> None:
+        return None
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        return (SignFragment("example.com/tier", pod.annotations.get("example.com/tier", "")),)
+
+
+class _Silent(_Tiered):
+    name = "Silent"
+    sign_pod = None  # type: ignore[assignment]
+
+
+def _with(cls: type) -> Framework:
+    spec, registry = default_profile(batchable=True)
+    registry.register(PluginSpec(cls.name, cls))  # type: ignore[attr-defined]
+    points = {k: list(v) for k, v in spec.plugins.items()}
+    points["filter"].append((cls.name, 0))  # type: ignore[attr-defined]
+    return Framework(
+        ProfileSpec(spec.scheduler_name, points, spec.plugin_args), registry, EmptyStores()
+    )
+
+
+def test_an_out_of_tree_plugin_that_signs_keeps_batching_and_adds_its_fields() -> None:
+    fwk = _with(_Tiered)
+    gold = _base("a").annotation("example.com/tier", "gold").obj()
+    silver = _base("b").annotation("example.com/tier", "silver").obj()
+    assert _sig(gold, fwk) is not None
+    assert _sig(gold, fwk) != _sig(silver, fwk)
+
+
+def test_an_out_of_tree_plugin_without_sign_pod_turns_batching_off() -> None:
+    assert _sig(_base("a").obj(), _with(_Silent)) is None
