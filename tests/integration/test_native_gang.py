@@ -24,11 +24,15 @@ from tests.integration.test_gang import isolated_nodes, watching
 PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
 
 
-def _config(tmp_path: Path, scheduler_name: str) -> Path:
-    path = tmp_path / "config.yaml"
+def _config(tmp_path: Path, scheduler_name: str, *, qps: int = 0) -> Path:
+    """One default profile; `qps` > 0 limits the client to that many requests a second
+    (burst 1), so bindings leave one by one."""
+    path = tmp_path / (f"config-qps{qps}.yaml" if qps else "config.yaml")
+    client = f"clientConnection:\n  qps: {qps}\n  burst: 1\n" if qps else ""
     path.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\n"
         "kind: KubeSchedulerConfiguration\n"
+        f"{client}"
         f"profiles:\n  - schedulerName: {scheduler_name}\n"
     )
     return path
@@ -249,7 +253,10 @@ async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
             members = await _members(admin, namespace, f"k{i}", 10, scheduler=name, iso=iso)
             gangs.append(Gang(f"k{i}", 10, tuple(members)))
         await watch.wait_bound(pre[:3], within=10)
-        async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+        # Throttled, so the bindings leave one by one and the kill lands between two:
+        # unthrottled, all 68 can be on the wire before the first one is seen bound.
+        throttled = _config(tmp_path, name, qps=5)
+        async with running_asched(throttled, cluster.scheduler_kubeconfig, log) as proc:
             with anyio.fail_after(30):
                 while len(watch.bound_at) == 3:
                     await watch.changed.wait()
