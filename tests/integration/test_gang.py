@@ -328,7 +328,11 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
             for i in range(6)
         ]
         await watch.wait_bound(pre.members[:3], within=10)
-        async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+        # Throttled, so the bindings leave a few at a time and the kill lands between
+        # them: unthrottled, all 68 can be on the wire before the first one is seen bound.
+        (tmp_path / "throttled").mkdir()
+        throttled = gang_config(tmp_path / "throttled", name, backoff_seconds=2, qps=5)
+        async with running_asched(throttled, cluster.scheduler_kubeconfig, log) as proc:
             with anyio.fail_after(30):
                 while len(watch.bound_at) == 3:
                     await watch.changed.wait()
