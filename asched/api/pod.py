@@ -223,10 +223,18 @@ def _volumes(spec: dict[str, Any]) -> tuple[Volume, ...]:
                 _disk(source, body),
                 driver,
                 parse_in_tree(source, body),
-                orjson.dumps({source: body}, option=orjson.OPT_SORT_KEYS).decode(),
+                _source_json(source, body),
             )
         )
     return tuple(out)
+
+
+def _source_json(source: str, body: Any) -> str:
+    """What VolumesSigner compares; "" for ConfigMaps and Secrets, which it skips (and
+    which most pods carry, so decoding does not serialize them)."""
+    if source in ("configMap", "secret"):
+        return ""
+    return orjson.dumps({source: body}, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _images(spec: dict[str, Any], containers: list[Any]) -> tuple[str, ...]:

@@ -49,7 +49,6 @@ HINT_USED = "hint_used"
 HINT_NOT_USED = "hint_not_used"
 
 # scheduler_batch_cache_flushed_total{reason} (metrics.go BatchFlush*).
-POD_FAILED = "pod_failed"
 POD_SKIPPED = "pod_skipped"
 POD_NOMINATED = "pod_nominated"
 NODE_MISSING = "node_missing"
@@ -128,9 +127,11 @@ class _State:
 
 @dataclass(slots=True)
 class _LastCycle:
+    """The cycle StoreScheduleResults saw last. Go also keeps `succeeded` (flush reason
+    pod_failed), which is true whenever it is set, so its check is left out here."""
+
     cycle: int = 0
     chosen: str = ""
-    succeeded: bool = False
 
 
 def ranking_from(table: ScoreTable, nodes: Sequence[NodeInfo]) -> tuple[Ranking, int]:
@@ -198,8 +199,6 @@ class OpportunisticBatch:
         last = self._last
         if cycle != last.cycle + 1 and not (self._generic_workload and cycle == last.cycle):
             return self._flush(POD_SKIPPED)
-        if not last.succeeded:
-            return self._flush(POD_FAILED)
         if pod.nominated_node_name:
             return self._flush(POD_NOMINATED)
         if signature is None or signature != st.signature:
@@ -285,7 +284,7 @@ class OpportunisticBatch:
         """StoreScheduleResults: remember this cycle, and unless the hint was used keep the
         ranking of `scores` (the cycle's scores of `nodes`; None when one node was
         feasible) without the chosen node for the next pod."""
-        self._last = _LastCycle(cycle, chosen, True)
+        self._last = _LastCycle(cycle, chosen)
         if hinted == chosen:
             self._attempt(HINT_USED)
             self.batched_pods += 1

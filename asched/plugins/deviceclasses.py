@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from asched.api.dra import DEVICE_CLASS_RESOURCE_PREFIX, DeviceClass, decode_device_class
 from asched.framework.events import EventResource
-from asched.framework.listers import InformerRequest
+from asched.framework.listers import InformerRequest, ObjectStore
 from asched.plugins.helpers import is_extended_resource_name
 
 DEVICE_CLASSES: InformerRequest[DeviceClass] = InformerRequest(
@@ -53,3 +53,13 @@ def resolver(classes: Iterable[DeviceClass]) -> dict[str, DeviceClass]:
             explicit[name] = cls
     out.update(explicit)
     return out
+
+
+def class_provided(store: ObjectStore[DeviceClass], names: Iterable[str]) -> frozenset[str]:
+    """The extended resources among `names` some DeviceClass provides; the store is read
+    only when a name could be one (shouldDelegateResourceToDRA's class lookup)."""
+    wanted = [n for n in names if is_dra_extended_resource_name(n)]
+    if not wanted:
+        return frozenset()
+    classes = resolver(store.list())
+    return frozenset(n for n in wanted if n in classes)

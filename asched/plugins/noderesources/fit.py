@@ -50,13 +50,16 @@ from asched.framework.interfaces import (
     PreScorePlugin,
     ScorePlugin,
 )
-from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.listers import InformerRequest
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.signatures import SignResult
 from asched.framework.status import Code, Status, error
 from asched.framework.types import PreFilterResult
-from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
+from asched.plugins.deviceclasses import (
+    DEVICE_CLASSES,
+    class_provided,
+)
 from asched.plugins.helpers import as_node, as_pod, is_extended_resource_name
 from asched.plugins.noderesources import array_scorers, scorers
 from asched.plugins.noderesources.allocation import (
@@ -162,12 +165,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
 
     def _delegable(self, names: Iterable[str]) -> frozenset[str]:
         """The names a DeviceClass provides (read only for pods that request one)."""
-        wanted = [n for n in names if is_dra_extended_resource_name(n)]
-        if not wanted:
-            return frozenset()
-        store: ObjectStore[DeviceClass] = self._handle.store(DEVICE_CLASSES)
-        classes = resolver(store.list())
-        return frozenset(n for n in wanted if n in classes)
+        return class_provided(self._handle.store(DEVICE_CLASSES), names)
 
     def _request(self, pod: Pod, *, ignoring: bool = True) -> _Request:
         """The pod's requests for Filter (ignored extended resources left out) or, with

@@ -10,22 +10,16 @@ serves it depends on each node (shouldDelegateResourceToDRA).
 from __future__ import annotations
 
 from asched.api import Pod
-from asched.api.dra import DeviceClass
 from asched.framework.handle import Handle
-from asched.framework.listers import ObjectStore
 from asched.framework.signatures import RESOURCES, SignFragment, SignResult, unsignable
-from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
+from asched.plugins.deviceclasses import DEVICE_CLASSES, class_provided
 
 _DRA_UNSIGNABLE = "signature disabled when dra extended resources are used in the cluster"
 
 
 def sign_requests(pod: Pod, handle: Handle, plugin: str) -> SignResult:
     r = pod.requests
-    wanted = [n for n, q in r.scalar.items() if q != 0 and is_dra_extended_resource_name(n)]
-    if wanted:
-        store: ObjectStore[DeviceClass] = handle.store(DEVICE_CLASSES)
-        classes = resolver(store.list())
-        if any(n in classes for n in wanted):
-            return unsignable(_DRA_UNSIGNABLE, plugin)
+    if class_provided(handle.store(DEVICE_CLASSES), (n for n, q in r.scalar.items() if q)):
+        return unsignable(_DRA_UNSIGNABLE, plugin)
     value = (r.milli_cpu, r.memory, r.ephemeral_storage, sorted(r.scalar.items()))
     return (SignFragment(RESOURCES, value),)
