@@ -43,6 +43,7 @@ from asched.framework.interfaces import (
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
+    PreBindPreFlightPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -128,6 +129,11 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
             p for p in self.plugins.values() if isinstance(p, PlacementFeasiblePlugin)
         ]
         self.pre_bind_plugins = self._at(EP.PRE_BIND, PreBindPlugin)
+        # Checked once here: isinstance against a runtime Protocol walks its members, and
+        # the binding cycle asks for every pod.
+        self.pre_bind_pre_flights: list[PreBindPreFlightPlugin | None] = [
+            p if isinstance(p, PreBindPreFlightPlugin) else None for p in self.pre_bind_plugins
+        ]
         self.bind_plugins = self._at(EP.BIND, BindPlugin)
         self.post_bind_plugins = self._at(EP.POST_BIND, PostBindPlugin)
         # Detected once: which Filter/Score plugins are coroutines.

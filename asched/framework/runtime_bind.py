@@ -36,6 +36,7 @@ class BindRunner(RuntimeBase):
     permit_plugins: list[PermitPlugin]
     placement_feasible_plugins: list[PlacementFeasiblePlugin]
     pre_bind_plugins: list[PreBindPlugin]
+    pre_bind_pre_flights: list[PreBindPreFlightPlugin | None]  # per PreBind plugin
     bind_plugins: list[BindPlugin]
     post_bind_plugins: list[PostBindPlugin]
     waiting_pods: WaitingPods
@@ -150,8 +151,8 @@ class BindRunner(RuntimeBase):
         start = time.perf_counter()
         status: Status | None = Status(Code.SKIP)
         skipped: set[str] = set()
-        for p in self.pre_bind_plugins:
-            if not isinstance(p, PreBindPreFlightPlugin):
+        for p in self.pre_bind_pre_flights:
+            if p is None:
                 status = None
                 continue
             t = time.perf_counter()

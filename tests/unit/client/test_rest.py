@@ -85,9 +85,12 @@ async def server() -> AsyncIterator[FakeServer]:
     await runner.cleanup()
 
 
-@pytest.fixture
-async def client(server: FakeServer) -> AsyncIterator[RestClient]:
-    async with RestClient(Connection.from_token(server.url, "tok"), qps=-1, burst=0) as c:
+# Requests go over asched.client.h1's pool ("h1"); with a proxy configured they go over
+# aiohttp ("aiohttp"). Both must put the same bytes on the wire.
+@pytest.fixture(params=[True, False], ids=["h1", "aiohttp"])
+async def client(server: FakeServer, request: pytest.FixtureRequest) -> AsyncIterator[RestClient]:
+    connection = Connection.from_token(server.url, "tok")
+    async with RestClient(connection, qps=-1, burst=0, lean_http=request.param) as c:
         yield c
 
 
@@ -120,6 +123,22 @@ async def test_request_sends_json_and_decodes_the_answer(
     assert sent.headers["Authorization"] == "Bearer tok"
     assert sent.headers["Content-Type"] == "application/json"
     assert sent.headers["Accept"] == "application/json"
+
+
+async def test_query_in_the_path_and_names_that_need_escaping(
+    server: FakeServer, client: RestClient
+) -> None:
+    server.reply("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:a b", 200, {})
+
+    await client.request(
+        "GET",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:a b?limit=1",
+        params={"labelSelector": "app in (x,y)"},
+    )
+
+    sent = server.seen[-1]
+    assert sent.path == "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:a b"
+    assert sent.query == {"limit": "1", "labelSelector": "app in (x,y)"}
 
 
 BINDING = {

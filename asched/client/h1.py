@@ -1,0 +1,348 @@
+"""A lean HTTP/1.1 keep-alive pool for the API server's request/response calls.
+
+Why not aiohttp for these: asched makes two small writes per pod (a Binding and an Event)
+and aiohttp spends most of its per-request CPU around the bytes, not on them (a
+ClientRequest and a ClientResponse object, a multidict of headers, a yarl URL, payload
+lookup, timer handles, tracing hooks). Profiled in the side-by-side benchmark it was
+14 % of asched's CPU, more than the scheduling algorithm's Score. This pool writes a
+request as one bytes object and reads the answer with httptools (llhttp, the C parser
+Node.js uses), so a call costs a few tens of microseconds. Watches stay on aiohttp: they
+are long-lived and their cost is decoding, not the HTTP layer.
+
+What it guarantees:
+- At most `limit` connections; a caller beyond that waits for one to come back.
+- A connection is reused only after its previous answer was read completely and the
+  server did not ask to close it; one that went idle longer than IDLE_SECONDS is closed
+  rather than reused (kube-apiserver's own idle timeout is 90 s, set in its secure serving).
+- A request cancelled or timed out mid-flight closes its connection: nobody else may read
+  the remains of its answer.
+- A reused connection that closes before a single byte of the answer arrived is retried
+  once on a new connection when the request is safe to repeat (GET, as net/http's
+  Transport.roundTrip does for replayable requests); other methods report the failure.
+  HEAD is never sent (llhttp would wait for the body a HEAD answer announces but lacks).
+- Failures without an answer raise H1Error (the caller turns it into TransportError).
+- `Content-Encoding: gzip` answers (kube-apiserver compresses lists over 128 KiB when asked)
+  are inflated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import time
+import zlib
+from collections import deque
+from dataclasses import dataclass
+from typing import cast
+from urllib.parse import urlsplit
+
+import httptools
+
+IDLE_SECONDS = 60.0
+_REPLAYABLE = frozenset({"GET", "OPTIONS"})
+
+
+class H1Error(Exception):
+    """The request got no complete answer (refused, reset, TLS, a malformed answer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where the pool connects: host and port, and TLS when the scheme is https."""
+
+    host: str
+    port: int
+    tls: ssl.SSLContext | None
+    server_hostname: str | None
+    host_header: str
+
+
+def endpoint(url: str, tls: ssl.SSLContext | bool, server_hostname: str | None) -> Endpoint:
+    """The Endpoint of an API server URL (scheme://host[:port]). *tls* is the connection's
+    context, True for the system trust store, or False for no verification."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"server {url!r}: not an http(s)://host[:port] URL")
+    secure = parts.scheme == "https"
+    port = parts.port or (443 if secure else 80)
+    context: ssl.SSLContext | None = None
+    if secure:
+        if isinstance(tls, ssl.SSLContext):
+            context = tls
+        else:
+            context = ssl.create_default_context()
+            if not tls:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+    # The Host header keeps the URL's spelling (brackets of an IPv6 literal included).
+    return Endpoint(
+        host=parts.hostname,
+        port=port,
+        tls=context,
+        server_hostname=server_hostname or parts.hostname,
+        host_header=parts.netloc.rpartition("@")[2],
+    )
+
+
+class _Connection(asyncio.Protocol):
+    """One TCP (or TLS) connection carrying one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.served = 0
+        self.idle_since = 0.0
+        self._parser = httptools.HttpResponseParser(self)
+        self._answer: asyncio.Future[tuple[int, bytes]] | None = None
+        self._chunks: list[bytes] = []
+        self._received = False
+        self._gzip = False
+        self._keep_alive = True
+        self._header_name = b""
+
+    # -- asyncio.Protocol ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's TLS transport is not an asyncio.Transport subclass, but has its methods.
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._received = True
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(H1Error(f"malformed answer: {exc}"))
+            self.abort()
+
+    def eof_received(self) -> bool:
+        return False  # close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+        self._fail(_Lost(f"connection closed before the answer was complete{detail}", self))
+
+    # -- httptools callbacks -------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() == b"content-encoding" and value.strip().lower() == b"gzip":
+            self._gzip = True
+
+    def on_body(self, body: bytes) -> None:
+        self._chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        body = b"".join(self._chunks)
+        self._chunks = []
+        self._keep_alive = self._parser.should_keep_alive()
+        status = self._parser.get_status_code()
+        answer, self._answer = self._answer, None
+        if self._gzip:
+            self._gzip = False
+            try:
+                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+            except zlib.error as exc:
+                if answer is not None and not answer.done():
+                    answer.set_exception(H1Error(f"unreadable gzip answer: {exc}"))
+                self.abort()
+                return
+        if answer is None or answer.done():
+            # An answer nobody asked for: the connection is out of step; drop it.
+            self.abort()
+            return
+        answer.set_result((status, body))
+
+    # -- use -----------------------------------------------------------------------------
+
+    @property
+    def reusable(self) -> bool:
+        return self._keep_alive and not self.closed and self._answer is None
+
+    def send(self, data: bytes) -> asyncio.Future[tuple[int, bytes]]:
+        assert self.transport is not None
+        assert self._answer is None
+        self._answer = asyncio.get_running_loop().create_future()
+        self._received = False
+        self.served += 1
+        self.transport.write(data)
+        return self._answer
+
+    @property
+    def received(self) -> bool:
+        return self._received
+
+    def abort(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _fail(self, exc: Exception) -> None:
+        answer, self._answer = self._answer, None
+        if answer is not None and not answer.done():
+            answer.set_exception(exc)
+
+
+class _Lost(H1Error):
+    """The connection closed before the answer was complete."""
+
+    def __init__(self, message: str, connection: _Connection) -> None:
+        super().__init__(message)
+        self.connection = connection
+
+
+class H1Pool:
+    """Keep-alive connections to one endpoint, at most *limit* at a time."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        limit: int,
+        connect_timeout: float,
+    ) -> None:
+        self._endpoint = endpoint
+        self._limit = max(1, limit)
+        self._connect_timeout = connect_timeout
+        self._idle: list[_Connection] = []
+        self._open = 0  # connected or connecting
+        self._waiters: deque[asyncio.Future[_Connection | None]] = deque()
+        self._closed = False
+
+    @property
+    def host_header(self) -> str:
+        return self._endpoint.host_header
+
+    @property
+    def open_connections(self) -> int:
+        return self._open
+
+    async def round_trip(self, method: str, head: bytes, body: bytes | None) -> tuple[int, bytes]:
+        """Send one request (*head* ends with the blank line) and return (status, body)."""
+        data = head + body if body else head
+        for attempt in (0, 1):
+            conn = await self._acquire(fresh=attempt > 0)
+            try:
+                answer = await conn.send(data)
+            except _Lost as exc:
+                self._discard(conn)
+                if (
+                    attempt == 0
+                    and exc.connection.served > 1
+                    and not exc.connection.received
+                    and method in _REPLAYABLE
+                ):
+                    continue
+                raise H1Error(str(exc)) from None
+            except BaseException:
+                # Cancelled or failed mid-flight: the rest of the answer may still come.
+                conn.abort()
+                self._discard(conn)
+                raise
+            self._release(conn)
+            return answer
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.abort()
+            self._open -= 1
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(H1Error("client closed"))
+
+    # -- the pool ------------------------------------------------------------------------
+
+    async def _acquire(self, *, fresh: bool) -> _Connection:
+        if self._closed:
+            raise H1Error("client closed")
+        now = time.monotonic()
+        while self._idle and not fresh:
+            conn = self._idle.pop()
+            if conn.reusable and now - conn.idle_since < IDLE_SECONDS:
+                return conn
+            conn.abort()
+            self._open -= 1
+        if self._open >= self._limit:
+            if fresh and self._idle:
+                # A retry must not reuse an idle connection; trade one for a new one.
+                self._idle.pop(0).abort()
+                self._open -= 1
+            else:
+                waiter: asyncio.Future[_Connection | None] = (
+                    asyncio.get_running_loop().create_future()
+                )
+                self._waiters.append(waiter)
+                try:
+                    handed = await waiter
+                except BaseException:
+                    if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                        # Handed a connection (or a slot) just as we were cancelled.
+                        self._give_back(waiter.result())
+                    else:
+                        with contextlib.suppress(ValueError):
+                            self._waiters.remove(waiter)
+                    raise
+                if handed is not None:
+                    return handed
+                # Handed a free slot: connect below (the slot was counted for us).
+                return await self._connect(counted=True)
+        return await self._connect(counted=False)
+
+    async def _connect(self, *, counted: bool) -> _Connection:
+        if not counted:
+            self._open += 1
+        endpoint = self._endpoint
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                _, conn = await loop.create_connection(
+                    _Connection,
+                    endpoint.host,
+                    endpoint.port,
+                    ssl=endpoint.tls,
+                    server_hostname=endpoint.server_hostname if endpoint.tls else None,
+                )
+        except BaseException as exc:
+            self._open -= 1
+            self._wake_one()
+            if isinstance(exc, OSError | TimeoutError | ssl.SSLError):
+                raise H1Error(
+                    f"connect {endpoint.host}:{endpoint.port}: {type(exc).__name__}: {exc}"
+                ) from exc
+            raise
+        return conn
+
+    def _release(self, conn: _Connection) -> None:
+        if not conn.reusable or self._closed:
+            conn.abort()
+            self._discard(conn)
+            return
+        self._give_back(conn)
+
+    def _give_back(self, conn: _Connection | None) -> None:
+        """Hand *conn* (or, when None, a free slot) to the first waiter, else keep it."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(conn)
+                return
+        if conn is None:
+            self._open -= 1
+        else:
+            conn.idle_since = time.monotonic()
+            self._idle.append(conn)
+
+    def _discard(self, conn: _Connection) -> None:
+        """*conn* is gone: its slot goes to a waiter (who connects anew) or is freed."""
+        del conn
+        self._give_back(None)
+
+    def _wake_one(self) -> None:
+        # A failed connect freed a slot; a waiter may try its own.
+        if self._waiters and self._open < self._limit:
+            self._open += 1
+            self._give_back(None)

@@ -1,0 +1,288 @@
+"""asched.client.h1 against a loopback server that writes exactly the bytes each test
+chooses: keep-alive reuse, chunked and gzip answers, the connection limit, retries of a
+reused connection the server dropped, and what a cancelled request leaves behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from asched.client import h1
+
+# What the server does with one request on one connection: write an answer (bytes), or
+# None to close the connection without answering, or "hang" to never answer.
+Answer = bytes | None | str
+Script = Callable[["Server", int, bytes], Awaitable[Answer]]
+Serve = Callable[[Script], Awaitable["Server"]]
+
+
+def ok(body: bytes = b"{}", *, extra: str = "") -> bytes:
+    return (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+@dataclass
+class Server:
+    script: Script
+    port: int = 0
+    connections: int = 0
+    open_now: int = 0
+    most_open: int = 0
+    requests: list[tuple[int, bytes]] = field(default_factory=list)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        conn_id = self.connections
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                request = head + (await reader.readexactly(length) if length else b"")
+                self.requests.append((conn_id, request))
+                answer = await self.script(self, conn_id, request)
+                if answer is None:
+                    return
+                if answer == "hang":
+                    await asyncio.Event().wait()
+                assert isinstance(answer, bytes)
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            self.open_now -= 1
+            writer.close()
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Serve]:
+    servers: list[asyncio.Server] = []
+
+    async def start(script: Script) -> Server:
+        server = Server(script)
+        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        server.port = srv.sockets[0].getsockname()[1]
+        servers.append(srv)
+        return server
+
+    yield start
+    for srv in servers:
+        srv.close()
+
+
+def pool_for(server: Server, limit: int = 4) -> h1.H1Pool:
+    endpoint = h1.endpoint(f"http://127.0.0.1:{server.port}", False, None)
+    return h1.H1Pool(endpoint, limit=limit, connect_timeout=5.0)
+
+
+def get(path: str = "/x") -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: t\r\n\r\n".encode()
+
+
+async def test_sequential_requests_reuse_one_connection(serve: Serve) -> None:
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        return ok(b'{"path": "' + request.split(b" ")[1] + b'"}')
+
+    server = await serve(script)
+    pool = pool_for(server)
+    answers = [await pool.round_trip("GET", get(f"/r{i}"), None) for i in range(3)]
+    assert answers == [(200, b'{"path": "/r%d"}' % i) for i in range(3)]
+    assert server.connections == 1
+    await pool.close()
+
+
+async def test_post_body_is_sent_after_the_head(serve: Serve) -> None:
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        return ok(request.split(b"\r\n\r\n", 1)[1])
+
+    server = await serve(script)
+    pool = pool_for(server)
+    head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
+    assert await pool.round_trip("POST", head, b"hello") == (200, b"hello")
+    await pool.close()
+
+
+async def test_chunked_and_gzip_answers_are_reassembled(serve: Serve) -> None:
+    payload = b'{"items": [' + b",".join(b"%d" % i for i in range(2000)) + b"]}"
+    packed = gzip.compress(payload)
+
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        if b"/chunked" in request:
+            return (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+            )
+        return ok(packed, extra="Content-Encoding: gzip\r\n")
+
+    server = await serve(script)
+    pool = pool_for(server)
+    assert await pool.round_trip("GET", get("/chunked"), None) == (200, b"hello world")
+    assert await pool.round_trip("GET", get("/gzip"), None) == (200, payload)
+    assert server.connections == 1
+    await pool.close()
+
+
+async def test_connection_close_answer_is_not_reused(serve: Serve) -> None:
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return ok(extra="Connection: close\r\n")
+
+    server = await serve(script)
+    pool = pool_for(server)
+    for _ in range(3):
+        assert (await pool.round_trip("GET", get(), None))[0] == 200
+    assert server.connections == 3
+    await pool.close()
+
+
+async def test_never_more_connections_than_the_limit(serve: Serve) -> None:
+    async def script(server: Server, _: int, __: bytes) -> Answer:
+        await asyncio.sleep(0)  # let the other requests pile up behind the limit
+        return ok()
+
+    server = await serve(script)
+    pool = pool_for(server, limit=2)
+    results = await asyncio.gather(*(pool.round_trip("GET", get(), None) for _ in range(12)))
+    assert results == [(200, b"{}")] * 12
+    assert server.most_open <= 2
+    assert pool.open_connections <= 2
+    await pool.close()
+
+
+async def test_dropped_reused_connection_retries_a_get_once(serve: Serve) -> None:
+    async def script(_: Server, conn_id: int, __: bytes) -> Answer:
+        # The first connection answers once, then closes on the second request unanswered.
+        served_here = sum(1 for c, _ in server.requests if c == conn_id)
+        return ok() if conn_id > 1 or served_here == 1 else None
+
+    server = await serve(script)
+    pool = pool_for(server)
+    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
+    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
+    assert server.connections == 2
+    assert len(server.requests) == 3  # the dropped one was sent again
+    await pool.close()
+
+
+async def test_dropped_reused_connection_fails_a_post(serve: Serve) -> None:
+    async def script(_: Server, conn_id: int, __: bytes) -> Answer:
+        served_here = sum(1 for c, _ in server.requests if c == conn_id)
+        return ok() if served_here == 1 else None
+
+    server = await serve(script)
+    pool = pool_for(server)
+    head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
+    assert await pool.round_trip("POST", head, b"{}") == (200, b"{}")
+    with pytest.raises(h1.H1Error, match="closed before the answer"):
+        await pool.round_trip("POST", head, b"{}")
+    assert len(server.requests) == 2  # a POST is never sent twice
+    assert await pool.round_trip("POST", head, b"{}") == (200, b"{}")
+    await pool.close()
+
+
+async def test_cancelled_request_closes_its_connection_and_frees_the_slot(serve: Serve) -> None:
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        return "hang" if b"/slow" in request else ok()
+
+    server = await serve(script)
+    pool = pool_for(server, limit=1)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.05):
+            await pool.round_trip("GET", get("/slow"), None)
+    # The only slot is free again, and the answer to /slow can never reach this request.
+    assert await pool.round_trip("GET", get("/fast"), None) == (200, b"{}")
+    assert server.connections == 2
+    assert pool.open_connections == 1
+    await pool.close()
+
+
+async def test_waiter_cancelled_while_queued_does_not_leak_a_slot(serve: Serve) -> None:
+    gate = asyncio.Event()
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        await gate.wait()
+        return ok()
+
+    server = await serve(script)
+    pool = pool_for(server, limit=1)
+    first = asyncio.create_task(pool.round_trip("GET", get(), None))
+    await asyncio.sleep(0.01)
+    queued = asyncio.create_task(pool.round_trip("GET", get(), None))
+    await asyncio.sleep(0.01)
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    gate.set()
+    assert await first == (200, b"{}")
+    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
+    assert server.connections == 1
+    await pool.close()
+
+
+async def test_malformed_answer_is_an_error(serve: Serve) -> None:
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return b"NOT HTTP AT ALL\r\n\r\n"
+
+    server = await serve(script)
+    pool = pool_for(server)
+    with pytest.raises(h1.H1Error, match="malformed answer"):
+        await pool.round_trip("GET", get(), None)
+    assert pool.open_connections == 0
+    await pool.close()
+
+
+async def test_refused_connection_names_the_endpoint() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    pool = h1.H1Pool(
+        h1.endpoint(f"http://127.0.0.1:{port}", False, None), limit=1, connect_timeout=5.0
+    )
+    with pytest.raises(h1.H1Error, match=f"connect 127.0.0.1:{port}"):
+        await pool.round_trip("GET", get(), None)
+    assert pool.open_connections == 0
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "port", "secure", "host_header"),
+    [
+        ("https://127.0.0.1:6443", "127.0.0.1", 6443, True, "127.0.0.1:6443"),
+        ("https://api.example", "api.example", 443, True, "api.example"),
+        ("http://localhost:8080", "localhost", 8080, False, "localhost:8080"),
+        ("https://[::1]:6443", "::1", 6443, True, "[::1]:6443"),
+    ],
+    ids=["ip-port", "default-https-port", "plain-http", "ipv6"],
+)
+def test_endpoint_of_a_server_url(
+    url: str, host: str, port: int, secure: bool, host_header: str
+) -> None:
+    endpoint = h1.endpoint(url, True, None)
+    assert (endpoint.host, endpoint.port, endpoint.host_header) == (host, port, host_header)
+    assert isinstance(endpoint.tls, ssl.SSLContext) is secure
+
+
+def test_insecure_https_endpoint_skips_verification() -> None:
+    endpoint = h1.endpoint("https://10.0.0.1", False, "kubernetes")
+    assert endpoint.tls is not None
+    assert endpoint.tls.verify_mode == ssl.CERT_NONE
+    assert endpoint.server_hostname == "kubernetes"
+
+
+def test_endpoint_rejects_a_url_without_scheme() -> None:
+    with pytest.raises(ValueError, match="not an http"):
+        h1.endpoint("127.0.0.1:6443", True, None)
