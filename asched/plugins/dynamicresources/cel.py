@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import cel
-
 from asched.api.dra import Device
 from asched.api.quantity import QuantityError, parse_quantity
 from asched.plugins.dynamicresources import semver
@@ -102,6 +100,8 @@ class Compiled:
         return _evaluate(self, driver, attrs, caps, device.allow_multiple_allocations)
 
     def evaluate(self, device: Device, driver: str) -> bool:
+        import cel  # deferred: see compile_expression
+
         ctx = cel.Context()
         ctx.add_variable(DEVICE_VAR, device_variable(device, driver))
         for name, fn in _FUNCTIONS.items():
@@ -204,6 +204,11 @@ def _go_issue(message: str) -> str:
 @lru_cache(maxsize=1024)
 def compile_expression(expression: str) -> Compiled:
     """Compile once per distinct expression (Go's cel.Cache.GetOrCompile)."""
+    # Imported on first use, not with the plugin: the package's __init__ loads its command
+    # line (typer, rich, prompt_toolkit), about 0.2 s of CPU that every start-up paid
+    # although most clusters never compile a device selector.
+    import cel
+
     try:
         program = cel.compile(expression)
     except (ValueError, RuntimeError) as exc:
