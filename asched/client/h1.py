@@ -96,10 +96,10 @@ class _Connection(asyncio.Protocol):
         self._parser = httptools.HttpResponseParser(self)
         self._answer: asyncio.Future[tuple[int, bytes]] | None = None
         self._chunks: list[bytes] = []
-        self._received = False
+        # Whether any byte of the current answer arrived (a retry must not follow one).
+        self.received = False
         self._gzip = False
         self._keep_alive = True
-        self._header_name = b""
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -108,7 +108,7 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
-        self._received = True
+        self.received = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -121,7 +121,7 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
-        self._fail(_Lost(f"connection closed before the answer was complete{detail}", self))
+        self._fail(_Lost(f"connection closed before the answer was complete{detail}"))
 
     # -- httptools callbacks -------------------------------------------------------------
 
@@ -163,14 +163,10 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         assert self._answer is None
         self._answer = asyncio.get_running_loop().create_future()
-        self._received = False
+        self.received = False
         self.served += 1
         self.transport.write(data)
         return self._answer
-
-    @property
-    def received(self) -> bool:
-        return self._received
 
     def abort(self) -> None:
         self.closed = True
@@ -185,10 +181,6 @@ class _Connection(asyncio.Protocol):
 
 class _Lost(H1Error):
     """The connection closed before the answer was complete."""
-
-    def __init__(self, message: str, connection: _Connection) -> None:
-        super().__init__(message)
-        self.connection = connection
 
 
 class H1Pool:
@@ -225,19 +217,14 @@ class H1Pool:
             try:
                 answer = await conn.send(data)
             except _Lost as exc:
-                self._discard(conn)
-                if (
-                    attempt == 0
-                    and exc.connection.served > 1
-                    and not exc.connection.received
-                    and method in _REPLAYABLE
-                ):
+                self._free_slot()
+                if attempt == 0 and conn.served > 1 and not conn.received and method in _REPLAYABLE:
                     continue
                 raise H1Error(str(exc)) from None
             except BaseException:
                 # Cancelled or failed mid-flight: the rest of the answer may still come.
                 conn.abort()
-                self._discard(conn)
+                self._free_slot()
                 raise
             self._release(conn)
             return answer
@@ -319,7 +306,7 @@ class H1Pool:
     def _release(self, conn: _Connection) -> None:
         if not conn.reusable or self._closed:
             conn.abort()
-            self._discard(conn)
+            self._free_slot()
             return
         self._give_back(conn)
 
@@ -336,9 +323,8 @@ class H1Pool:
             conn.idle_since = time.monotonic()
             self._idle.append(conn)
 
-    def _discard(self, conn: _Connection) -> None:
-        """*conn* is gone: its slot goes to a waiter (who connects anew) or is freed."""
-        del conn
+    def _free_slot(self) -> None:
+        """A connection is gone: its slot goes to a waiter (who connects anew) or is freed."""
         self._give_back(None)
 
     def _wake_one(self) -> None:

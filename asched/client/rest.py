@@ -175,18 +175,14 @@ class RestClient:
         return self._pool
 
     def _head_lines(self, content_type: str | None) -> str:
-        """The header lines every request with this content type carries (cached; the
-        cache is emptied when the token changes)."""
+        """The header block of an h1 request with this content type: the fixed headers
+        aiohttp's session would add, then `_header_dict`'s (cached like it)."""
         lines = self._head_cache.get(content_type)
         if lines is None:
             lines = (
                 f"Host: {self._h1().host_header}\r\nUser-Agent: {USER_AGENT}\r\n"
                 f"Accept: {JSON}\r\nAccept-Encoding: gzip\r\n"
-            )
-            if self._authorization:
-                lines += f"Authorization: {self._authorization}\r\n"
-            if content_type is not None:
-                lines += f"Content-Type: {content_type}\r\n"
+            ) + "".join(f"{k}: {v}\r\n" for k, v in self._header_dict(content_type).items())
             self._head_cache[content_type] = lines
         return lines
 
@@ -214,9 +210,16 @@ class RestClient:
         except (h1.H1Error, TimeoutError) as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
+    async def _refresh_token(self) -> None:
         if self._token_due is not None and self._clock.now() >= self._token_due:
             await self._read_token_file()
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        await self._refresh_token()
+        return self._header_dict(content_type)
+
+    def _header_dict(self, content_type: str | None) -> dict[str, str]:
+        """Authorization and Content-Type (cached; emptied when the token changes)."""
         headers = self._header_cache.get(content_type)
         if headers is None:
             headers = {}
@@ -256,11 +259,10 @@ class RestClient:
         content_type: str | None,
     ) -> tuple[int, bytes]:
         await self._limiter.acquire()
+        await self._refresh_token()
         if self._lean:
-            if self._token_due is not None and self._clock.now() >= self._token_due:
-                await self._read_token_file()
             return await self._send_h1(method, path, params, data, content_type)
-        headers = await self._headers(content_type)
+        headers = self._header_dict(content_type)
         try:
             async with self._http().request(
                 method,
