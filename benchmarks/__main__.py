@@ -89,10 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--asched-ref",
-        default=None,
+        default="worktree",
         help="run asched from `git archive REF asched`, or with REF 'worktree' "
-        "from a copy of the checkout's asched/ taken at the start (a "
-        "frozen version while others edit the tree)",
+        "(the default) from a copy of the checkout's asched/ taken at the start (a "
+        "frozen version while others edit the tree). Either copy is byte-compiled, "
+        "as an installed asched is; running the checkout in place under "
+        "PYTHONDONTWRITEBYTECODE would count compiling its sources in every run's CPU",
     )
     run.add_argument(
         "--py-spy",
