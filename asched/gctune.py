@@ -25,6 +25,11 @@ def tune() -> None:
 
 
 def freeze_caches() -> None:
-    """Move everything alive now (the freshly synced caches) out of future collections."""
-    gc.collect()
+    """Move everything alive now (the freshly synced caches) out of future collections.
+
+    No collection runs first. One that walks the caches held the event loop 77-96 ms at
+    5000 nodes and 10000 pending pods, right when the first pods are scheduled, and
+    measured there it found 293 unreachable objects (a young collection alone: 49 ms and
+    5 objects; benchmarks, basic 5000/10000, gc callbacks). Cyclic garbage alive now is
+    frozen with the caches: a few hundred objects, once, since nothing is frozen again."""
     gc.freeze()

@@ -72,7 +72,8 @@ MIN_WATCH_TIMEOUT = 300.0
 # watch"), not a normal close, so it is retried with backoff instead of in a hot loop.
 SHORT_WATCH = 1.0
 # Yield to the event loop after this many objects handled in one go (relist, event bursts).
-CHECKPOINT_EVERY = 256
+# Decoding a pod into its typed form costs about 0.05 ms; 64 of them stay under 5 ms.
+CHECKPOINT_EVERY = 64
 # How much of an undecodable object goes into the log.
 _LOGGED_OBJECT_BYTES = 2048
 

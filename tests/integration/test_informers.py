@@ -23,6 +23,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from asched.api import Pod, decode_pod
+from asched.client.pager import DEFAULT_PAGE_SIZE
 from asched.client.rest import RestClient as KubeRest
 from asched.informers import Informer
 from asched.localcluster import ClusterClient as Harness
@@ -279,10 +280,10 @@ async def test_pagination_over_600_objects(
         assert sorted(seen.view) == names
         assert len(seen.events) == 600
         pages = client.list_calls
+        size = str(DEFAULT_PAGE_SIZE)
         assert [("continue" in p, p["limit"], p["labelSelector"]) for p in pages] == [
-            (False, "500", "batch=x"),
-            (True, "500", "batch=x"),
-        ]
+            (False, size, "batch=x")
+        ] + [(True, size, "batch=x")] * (-(-600 // DEFAULT_PAGE_SIZE) - 1)
         # Watching from the list's version: a new object arrives once, nothing is replayed.
         await admin.post(path, {"metadata": {"name": "cm-late", "labels": {"batch": "x"}}})
         await seen.until(lambda: "cm-late" in seen.view)
