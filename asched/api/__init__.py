@@ -7,7 +7,7 @@ reads, with requests, tolerations and selectors parsed once per object version.
 
 from asched.api.errors import DecodeError
 from asched.api.node import Node, Taint, decode_node
-from asched.api.pod import Pod, Toleration, decode_pod
+from asched.api.pod import Pod, Toleration, bound_to, decode_pod
 from asched.api.quantity import QuantityError, parse_cpu_milli, parse_quantity
 from asched.api.resources import Resource
 
@@ -19,6 +19,7 @@ __all__ = [
     "Resource",
     "Taint",
     "Toleration",
+    "bound_to",
     "decode_node",
     "decode_pod",
     "parse_cpu_milli",

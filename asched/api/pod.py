@@ -10,7 +10,8 @@ defaults (100m CPU, 200Mi memory) for containers that leave them unset.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -178,6 +179,19 @@ class Pod:
 
     def is_terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
+
+
+# Every field of Pod is an __init__ parameter, in this order; one C call reads them all.
+_POD_FIELDS = attrgetter(*(f.name for f in fields(Pod)))
+
+
+def bound_to(pod: Pod, node_name: str) -> Pod:
+    """A shallow copy of *pod* with spec.nodeName set: the pod the cycle assumes.
+    dataclasses.replace gives the same copy but walks the field list on every call,
+    1.5 % of asched's CPU in the basic benchmark, where it runs once per pod."""
+    copy = Pod(*_POD_FIELDS(pod))
+    copy.node_name = node_name
+    return copy
 
 
 def _tolerations(raw: Any) -> tuple[Toleration, ...]:

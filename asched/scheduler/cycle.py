@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 import structlog
 
-from asched.api import Pod
+from asched.api import Pod, bound_to
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.client.protocol import ApiError
@@ -152,7 +152,7 @@ class SchedulingCycle:
         self._observe_algorithm(start)
 
         node = result.suggested_host
-        assumed = replace(pod, node_name=node)
+        assumed = bound_to(pod, node)
         self._cache.assume_pod(assumed)
 
         st = fwk.run_reserve(state, assumed, node)

@@ -24,13 +24,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Protocol
 
 import anyio.lowlevel
 import structlog
 
-from asched.api import Pod
+from asched.api import Pod, bound_to
 from asched.api.workload import (
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
@@ -341,7 +340,7 @@ class GroupCycle:
         for m in members:
             if not m.node:
                 continue
-            assumed = replace(m.qpi.pod, node_name=m.node)
+            assumed = bound_to(m.qpi.pod, m.node)
             m.state = CycleState()
             self._cache.assume_pod(assumed)
             st = fwk.run_reserve(m.state, assumed, m.node)
@@ -378,7 +377,7 @@ class GroupCycle:
                 f"failed to schedule other pod from a pod group: {exc.status.message()}",
             )
         node = result.suggested_host
-        assumed = replace(pod, node_name=node)
+        assumed = bound_to(pod, node)
         st = world.assume(fwk, m, assumed)
         if st is not None:
             if st.is_rejected():

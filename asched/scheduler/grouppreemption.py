@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import structlog
 
-from asched.api import Pod
+from asched.api import Pod, bound_to
 from asched.api.workload import DISRUPTION_ALL, NativePodGroup
 from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
@@ -164,7 +164,7 @@ class GroupPreemption:
             st = await fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
             if st is not None and not st.is_success():
                 return False
-            world.assume(fwk, m, replace(pod, node_name=node))
+            world.assume(fwk, m, bound_to(pod, node))
         return True
 
     def _whole(self, preemptor: NativePodGroup, pod: Pod) -> str:
