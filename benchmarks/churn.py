@@ -14,6 +14,8 @@ name, so each scheduler pays for its own churn pods.
 
 from __future__ import annotations
 
+import secrets
+
 import anyio
 import structlog
 
@@ -90,7 +92,9 @@ class Churn:
         self._ns = namespace
         self._scheduler = scheduler_name
         self._interval = interval
-        self._live: list[str] = []  # paths of what exists now
+        self._live: list[str] = []  # paths of what exists now (or may)
+        # Unique per run, so no name can meet one left by an earlier run in the cluster.
+        self._tag = secrets.token_hex(3)
         self.rounds = 0
 
     async def run(self) -> None:
@@ -106,15 +110,20 @@ class Churn:
                 log.info("churn_done", rounds=self.rounds)
 
     async def _create(self, i: int) -> None:
-        name = f"churn-{self._scheduler}-{i:05d}"
+        name = f"churn-{self._scheduler}-{self._tag}-{i:05d}"
         pods = f"/api/v1/namespaces/{self._ns}/pods"
         services = f"/api/v1/namespaces/{self._ns}/services"
-        await self._admin.post(NODES_PATH, churn_node(name))
-        self._live.append(f"{NODES_PATH}/{name}")
-        await self._admin.post(pods, churn_pod(name, self._scheduler))
-        self._live.append(f"{pods}/{name}")
-        await self._admin.post(services, churn_service(name))
-        self._live.append(f"{services}/{name}")
+        for collection, body in (
+            (NODES_PATH, churn_node(name)),
+            (pods, churn_pod(name, self._scheduler)),
+            (services, churn_service(name)),
+        ):
+            # Listed before the POST: a run cancelled while the POST is in flight may
+            # still have created the object, and the cleanup must delete it (a 404 is
+            # fine). Recorded after, such a node outlived its run and the next run of
+            # the same scheduler failed on 409 AlreadyExists for it.
+            self._live.append(f"{collection}/{name}")
+            await self._admin.post(collection, body)
 
     async def _delete_live(self) -> None:
         while self._live:
