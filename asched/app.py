@@ -176,7 +176,13 @@ async def run(opts: RunOptions) -> int:
                 clock=clock,
                 errors=metrics,
             )
-        lag = LoopLagMonitor(clock, observe=metrics.loop_lag, observe_net=metrics.loop_lag_net)
+        pauses = gctune.GcPauses()
+        lag = LoopLagMonitor(
+            clock,
+            observe=metrics.loop_lag,
+            observe_net=metrics.loop_lag_net,
+            on_tick=lambda: pauses.drain(metrics.gc_pause),
+        )
 
         def readiness() -> tuple[bool, str]:
             return (True, "") if sched.ready else (False, "informer caches not synced")
@@ -205,32 +211,33 @@ async def run(opts: RunOptions) -> int:
             routes=routes,
         )
         async with server:
-            # Outside the task group below: a StartupError raised inside one would reach
-            # the CLI wrapped in an ExceptionGroup.
-            await wait_for_api_server(client, connection.host, clock, wait=opts.api_server_wait)
-            async with anyio.create_task_group() as tg:
-                log.info(
-                    "asched_starting",
-                    profiles=[p.scheduler_name for p in cfg.profiles],
-                    ops=server.url,
-                    leader_elect=leader_elect,
-                    qps=cc.qps,
-                    burst=cc.burst,
-                )
-                tg.start_soon(recorder.run)
-                tg.start_soon(server.watch_certificate)
-                tg.start_soon(lag.run)
-                if inspector is not None:
-                    tg.start_soon(inspector.run)
-                    if opts.on_serving is not None:
-                        tg.start_soon(opts.on_serving, f"{server.url}/inspector/")
-                if opts.report_stalls_ms > 0:
-                    tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)
-                tg.start_soon(_on_signals, sched, tg.cancel_scope)
-                await sched.run(elector=elector)
-                with anyio.move_on_after(5):
-                    await recorder.drain()
-                tg.cancel_scope.cancel()
+            with pauses:
+                # Outside the task group below: a StartupError raised inside one would reach
+                # the CLI wrapped in an ExceptionGroup.
+                await wait_for_api_server(client, connection.host, clock, wait=opts.api_server_wait)
+                async with anyio.create_task_group() as tg:
+                    log.info(
+                        "asched_starting",
+                        profiles=[p.scheduler_name for p in cfg.profiles],
+                        ops=server.url,
+                        leader_elect=leader_elect,
+                        qps=cc.qps,
+                        burst=cc.burst,
+                    )
+                    tg.start_soon(recorder.run)
+                    tg.start_soon(server.watch_certificate)
+                    tg.start_soon(lag.run)
+                    if inspector is not None:
+                        tg.start_soon(inspector.run)
+                        if opts.on_serving is not None:
+                            tg.start_soon(opts.on_serving, f"{server.url}/inspector/")
+                    if opts.report_stalls_ms > 0:
+                        tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)
+                    tg.start_soon(_on_signals, sched, tg.cancel_scope)
+                    await sched.run(elector=elector)
+                    with anyio.move_on_after(5):
+                        await recorder.drain()
+                    tg.cancel_scope.cancel()
     log.info("asched_stopped")
     return 0
 

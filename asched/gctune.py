@@ -13,6 +13,10 @@ reference-counted: frozen ones are still freed when nothing refers to them.
 from __future__ import annotations
 
 import gc
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 GEN0_THRESHOLD = 50_000
 GEN1_THRESHOLD = 20
@@ -33,3 +37,39 @@ def freeze_caches() -> None:
     5 objects; benchmarks, basic 5000/10000, gc callbacks). Cyclic garbage alive now is
     frozen with the caches: a few hundred objects, once, since nothing is frozen again."""
     gc.freeze()
+
+
+class GcPauses:
+    """How long each collection held the thread, by generation: the loop-lag histogram says
+    the loop was late, this says how much of it the collector was. Records while entered.
+
+    The callback only appends to a bounded deque. It runs wherever an allocation triggered
+    the collection, possibly inside a metric's observe() holding that metric's lock, so it
+    must not call into the metrics itself (the same lock, taken again, would deadlock);
+    `drain` hands the records over from a task on the loop instead. A deque's append takes
+    no lock and, while the collector runs its callbacks, cannot start another collection.
+    """
+
+    def __init__(self, *, keep: int = 4096) -> None:
+        self._started = 0.0
+        self._records: deque[tuple[int, float]] = deque(maxlen=keep)
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def drain(self, observe: Callable[[int, float], None]) -> None:
+        """Pass every (generation, seconds) recorded since the last drain to *observe*."""
+        records = self._records
+        while records:
+            generation, seconds = records.popleft()
+            observe(generation, seconds)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self._records.append((info["generation"], time.perf_counter() - self._started))

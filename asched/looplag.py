@@ -60,6 +60,7 @@ class LoopLagMonitor:
         observe_net: Callable[[float], None] | None = None,
         cpu_wait: Callable[[], float | None] | None = thread_cpu_wait,
         warn_after: float = 1.0,
+        on_tick: Callable[[], None] | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be > 0, got {interval}")
@@ -71,6 +72,9 @@ class LoopLagMonitor:
         self._observe_net = observe_net
         self._cpu_wait = cpu_wait
         self._warn_after = warn_after
+        # Called after every sample: a cheap periodic hook on the loop (the app hands
+        # the garbage collector's pause records to the metrics there).
+        self._on_tick = on_tick
         self._samples: deque[float] = deque(maxlen=window)
         self._net_samples: deque[float] = deque(maxlen=window)
 
@@ -95,6 +99,8 @@ class LoopLagMonitor:
                 # A second-long stall delays every watch and probe; name it in the logs so
                 # it can be matched with what ran just before.
                 log.warning("event_loop_blocked", lag_seconds=round(lag, 3))
+            if self._on_tick is not None:
+                self._on_tick()
 
     @property
     def samples(self) -> int:

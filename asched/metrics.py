@@ -278,6 +278,16 @@ class Metrics:
             buckets=exponential_buckets(0.0001, 2, 16),
             registry=r,
         )
+        self._gc_pause = _Children(
+            Histogram(
+                "asched_gc_pause_seconds",
+                "How long each garbage collection held the event loop's thread, by "
+                "generation (CPython's collector stops the thread that triggered it).",
+                ["generation"],
+                buckets=exponential_buckets(0.0001, 2, 16),
+                registry=r,
+            )
+        )
         self._unexpected_errors = _Children(
             Counter(
                 "asched_unexpected_errors_total",
@@ -387,6 +397,9 @@ class Metrics:
 
     def loop_lag_net(self, seconds: float) -> None:
         self._loop_lag_net.observe(seconds)
+
+    def gc_pause(self, generation: int, seconds: float) -> None:
+        self._gc_pause.get(str(generation)).observe(seconds)
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()

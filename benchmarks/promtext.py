@@ -34,6 +34,19 @@ class Histogram:
             self.sum - earlier.sum,
         )
 
+    def max_bound(self) -> float:
+        """The upper bound of the bucket holding the largest observation (0.0 without any;
+        the highest finite bound when it is in the +Inf bucket, as quantile says)."""
+        previous = 0.0
+        top = 0.0
+        for bound, count in zip(self.bounds, self.cumulative, strict=True):
+            if count > previous:
+                top = bound
+            previous = count
+        if math.isinf(top):
+            return max((b for b in self.bounds if not math.isinf(b)), default=0.0)
+        return top
+
     def quantile(self, q: float) -> float:
         """histogram_quantile(q): NaN without observations; the highest finite bound if
         the rank falls in the +Inf bucket (PromQL does the same)."""
@@ -57,7 +70,8 @@ class Histogram:
 
 
 def parse_histogram(text: str, name: str) -> Histogram | None:
-    """The unlabelled histogram *name* from a /metrics page; None when absent."""
+    """The histogram *name* from a /metrics page, summed over its label values (the
+    GC pauses of every generation); None when absent."""
     for family in text_string_to_metric_families(text):
         if family.name != name:
             continue
@@ -66,11 +80,12 @@ def parse_histogram(text: str, name: str) -> Histogram | None:
         total_sum = 0.0
         for sample in family.samples:
             if sample.name == f"{name}_bucket":
-                buckets[float(sample.labels["le"])] = sample.value
+                le = float(sample.labels["le"])
+                buckets[le] = buckets.get(le, 0.0) + sample.value
             elif sample.name == f"{name}_count":
-                total = sample.value
+                total += sample.value
             elif sample.name == f"{name}_sum":
-                total_sum = sample.value
+                total_sum += sample.value
         if not buckets:
             return None
         bounds = tuple(sorted(buckets))

@@ -26,7 +26,7 @@ COLUMNS = (
     "latency p50 / p99 (s)",
     "CPU s",
     "peak RSS MiB",
-    "loop lag p99 ms (net of CPU wait)",
+    "loop lag p99 ms (net of CPU wait; longest GC pause, at most)",
     "apiserver CPU s",
     "checks",
     "load 1m",
@@ -70,9 +70,12 @@ def _checks(per: Mapping[str, Any], runs: list[dict[str, Any]], who: str) -> str
 
 def _lag(per: Mapping[str, Any]) -> str:
     total, net = per.get("loop_lag_p99_ms"), per.get("loop_lag_net_p99_ms")
+    gc_max = per.get("gc_pause_max_ms")
     if net is None:
         return _num(total, 1)
-    return f"{_num(total, 1)} ({_num(net, 1)})"
+    if gc_max is None:
+        return f"{_num(total, 1)} ({_num(net, 1)})"
+    return f"{_num(total, 1)} ({_num(net, 1)}; GC {_num(gc_max, 1)})"
 
 
 def rows(document: Mapping[str, Any]) -> list[list[str]]:

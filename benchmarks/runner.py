@@ -64,6 +64,8 @@ log = structlog.get_logger(__name__)
 LOOP_LAG = "asched_event_loop_lag_seconds"
 # The same lag net of the time the loop's thread waited for a CPU (asched/looplag.py).
 LOOP_LAG_NET = "asched_event_loop_lag_net_seconds"
+# How long each garbage collection held the loop's thread (asched/gctune.py GcPauses).
+GC_PAUSE = "asched_gc_pause_seconds"
 ATTEMPTS = "scheduler_schedule_attempts_total"
 COMPONENTS = ("kube-apiserver", "etcd", "kwok")
 SAMPLE_INTERVAL = 0.25
@@ -430,6 +432,13 @@ def _metrics_summary(baseline: str, final: str) -> dict[str, Any]:
         summary[f"{prefix}_p99_ms"] = lag.quantile(0.99) * 1000
         summary[f"{prefix}_p50_ms"] = lag.quantile(0.50) * 1000
         summary[f"{prefix}_mean_ms"] = lag.sum / lag.total * 1000 if lag.total else math.nan
+    pauses = parse_histogram(final, GC_PAUSE)
+    if pauses is not None:
+        before = parse_histogram(baseline, GC_PAUSE) if baseline else None
+        if before is not None:
+            pauses = pauses.minus(before)
+        summary["gc_pause_max_ms"] = pauses.max_bound() * 1000
+        summary["gc_pause_total_ms"] = pauses.sum * 1000
     return summary
 
 
@@ -467,6 +476,8 @@ SUMMARY_KEYS = (
     "peak_rss_mib",
     "loop_lag_p99_ms",
     "loop_lag_net_p99_ms",
+    "gc_pause_max_ms",
+    "gc_pause_total_ms",
     "ready_after_s",
     "first_bind_after_s",
     "kube-apiserver_cpu_seconds",

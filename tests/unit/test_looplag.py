@@ -124,3 +124,11 @@ def test_this_threads_cpu_wait_reads_from_schedstat() -> None:
     second = thread_cpu_wait()
     assert second is not None
     assert second >= first
+
+
+async def test_on_tick_runs_after_every_sample() -> None:
+    clock = FakeClock()
+    ticks: list[int] = []
+    monitor = LoopLagMonitor(clock, interval=0.1, on_tick=lambda: ticks.append(monitor.samples))
+    await sample(monitor, clock, [0.1, 0.2, 0.1])
+    assert ticks == [1, 2, 3]

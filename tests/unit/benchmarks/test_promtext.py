@@ -72,3 +72,40 @@ def test_counter_delta_keeps_moved_keys() -> None:
         "a": 3.0,
         "c": 2.0,
     }
+
+
+LABELLED = """\
+# HELP pause_seconds pauses
+# TYPE pause_seconds histogram
+pause_seconds_bucket{generation="0",le="0.001"} 8.0
+pause_seconds_bucket{generation="0",le="0.01"} 10.0
+pause_seconds_bucket{generation="0",le="+Inf"} 10.0
+pause_seconds_count{generation="0"} 10.0
+pause_seconds_sum{generation="0"} 0.02
+pause_seconds_bucket{generation="2",le="0.001"} 0.0
+pause_seconds_bucket{generation="2",le="0.01"} 0.0
+pause_seconds_bucket{generation="2",le="+Inf"} 1.0
+pause_seconds_count{generation="2"} 1.0
+pause_seconds_sum{generation="2"} 0.5
+"""
+
+
+def test_parse_histogram_sums_the_series_of_every_label_value() -> None:
+    h = parse_histogram(LABELLED, "pause_seconds")
+    assert h == Histogram((0.001, 0.01, math.inf), (8.0, 10.0, 11.0), 11.0, 0.52)
+
+
+@pytest.mark.parametrize(
+    ("cumulative", "expected"),
+    [
+        ((0.0, 0.0, 0.0), 0.0),  # nothing observed
+        ((8.0, 10.0, 10.0), 0.01),  # the largest is in (1 ms, 10 ms]
+        ((8.0, 8.0, 8.0), 0.001),
+        ((8.0, 10.0, 11.0), 0.01),  # past the last finite bound: that bound, as quantile
+    ],
+)
+def test_max_bound_is_the_bucket_of_the_largest_observation(
+    cumulative: tuple[float, float, float], expected: float
+) -> None:
+    h = Histogram((0.001, 0.01, math.inf), cumulative, cumulative[-1], 0.0)
+    assert h.max_bound() == expected

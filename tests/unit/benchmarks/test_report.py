@@ -71,3 +71,11 @@ def test_load_orders_by_scenario_then_size_then_unthrottled_first(tmp_path: Path
         ("gang", 5000),
     ]
     assert markdown(loaded).count("\n") == 1  # header and rule only: no schedulers
+
+
+def test_the_lag_cell_adds_the_longest_gc_pause_when_measured() -> None:
+    lag = {"loop_lag_p99_ms": 20.0, "loop_lag_net_p99_ms": 3.0}
+    old = _document("basic", 5000, {"asched": {"pods_per_s": 1.0, **lag}})
+    new = _document("basic", 5000, {"asched": {"pods_per_s": 1.0, **lag, "gc_pause_max_ms": 12.8}})
+    assert "20.0 (3.0)" in rows(old)[0]
+    assert "20.0 (3.0; GC 12.8)" in rows(new)[0]

@@ -73,3 +73,15 @@ def test_loop_lag_and_its_net_come_from_the_run_window_of_the_metrics_page() -> 
     for key in ("loop_lag_p50_ms", "loop_lag_p99_ms", "loop_lag_net_p99_ms"):
         assert 0.8 < out[key] <= 1.6, key
     assert out["loop_lag_mean_ms"] == pytest.approx((99 * 1 + 90) / 100)
+
+
+def test_gc_pauses_come_from_the_run_window_summed_over_generations() -> None:
+    m = Metrics(process_metrics=False)
+    m.gc_pause(2, 0.4)  # before the run
+    baseline = m.render().decode()
+    m.gc_pause(0, 0.002)
+    m.gc_pause(1, 0.012)
+    out = _metrics_summary(baseline, m.render().decode())
+    # Buckets double from 0.1 ms: 12 ms sits in (6.4, 12.8] ms.
+    assert out["gc_pause_max_ms"] == pytest.approx(12.8)
+    assert out["gc_pause_total_ms"] == pytest.approx(14.0)
