@@ -71,11 +71,16 @@ def _checks(per: Mapping[str, Any], runs: list[dict[str, Any]], who: str) -> str
 def _lag(per: Mapping[str, Any]) -> str:
     total, net = per.get("loop_lag_p99_ms"), per.get("loop_lag_net_p99_ms")
     gc_max = per.get("gc_pause_max_ms")
-    if net is None:
+    # Absent (kube-scheduler has no loop) is None in a reloaded document, NaN in a fresh one.
+    if _absent(total) or _absent(net):
         return _num(total, 1)
-    if gc_max is None:
+    if _absent(gc_max):
         return f"{_num(total, 1)} ({_num(net, 1)})"
     return f"{_num(total, 1)} ({_num(net, 1)}; GC {_num(gc_max, 1)})"
+
+
+def _absent(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def rows(document: Mapping[str, Any]) -> list[list[str]]:

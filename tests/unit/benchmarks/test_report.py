@@ -79,3 +79,12 @@ def test_the_lag_cell_adds_the_longest_gc_pause_when_measured() -> None:
     new = _document("basic", 5000, {"asched": {"pods_per_s": 1.0, **lag, "gc_pause_max_ms": 12.8}})
     assert "20.0 (3.0)" in rows(old)[0]
     assert "20.0 (3.0; GC 12.8)" in rows(new)[0]
+
+
+def test_a_scheduler_without_a_loop_shows_one_dash_fresh_or_reloaded() -> None:
+    missing = {"loop_lag_p99_ms": math.nan, "loop_lag_net_p99_ms": math.nan}
+    fresh = _document("basic", 5000, {"kube-scheduler": {"pods_per_s": 1.0, **missing}})
+    nones = {"loop_lag_p99_ms": None, "loop_lag_net_p99_ms": None, "gc_pause_max_ms": None}
+    reloaded = _document("basic", 5000, {"kube-scheduler": {"pods_per_s": 1.0, **nones}})
+    assert rows(fresh)[0][11] == "-"
+    assert rows(reloaded)[0][11] == "-"
