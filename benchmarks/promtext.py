@@ -72,25 +72,34 @@ class Histogram:
 def parse_histogram(text: str, name: str) -> Histogram | None:
     """The histogram *name* from a /metrics page, summed over its label values (the
     GC pauses of every generation); None when absent."""
+    return parse_histograms(text, name).get("")
+
+
+def parse_histograms(text: str, name: str, by: str | None = None) -> dict[str, Histogram]:
+    """The histogram *name* per value of its label *by* (all series summed under "" when
+    *by* is None); empty when absent."""
+    buckets: dict[str, dict[float, float]] = {}
+    totals: dict[str, list[float]] = {}
     for family in text_string_to_metric_families(text):
         if family.name != name:
             continue
-        buckets: dict[float, float] = {}
-        total = 0.0
-        total_sum = 0.0
         for sample in family.samples:
+            key = sample.labels.get(by, "") if by is not None else ""
+            count_sum = totals.setdefault(key, [0.0, 0.0])
             if sample.name == f"{name}_bucket":
                 le = float(sample.labels["le"])
-                buckets[le] = buckets.get(le, 0.0) + sample.value
+                mine = buckets.setdefault(key, {})
+                mine[le] = mine.get(le, 0.0) + sample.value
             elif sample.name == f"{name}_count":
-                total += sample.value
+                count_sum[0] += sample.value
             elif sample.name == f"{name}_sum":
-                total_sum += sample.value
-        if not buckets:
-            return None
-        bounds = tuple(sorted(buckets))
-        return Histogram(bounds, tuple(buckets[b] for b in bounds), total, total_sum)
-    return None
+                count_sum[1] += sample.value
+    out = {}
+    for key, mine in buckets.items():
+        bounds = tuple(sorted(mine))
+        total, total_sum = totals[key]
+        out[key] = Histogram(bounds, tuple(mine[b] for b in bounds), total, total_sum)
+    return out
 
 
 def counter_by_label(text: str, name: str, *labels: str) -> dict[str, float]:

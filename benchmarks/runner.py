@@ -40,7 +40,12 @@ from benchmarks.churn import Churn, ensure_priority_class
 from benchmarks.inspector_client import StreamStats, read_events
 from benchmarks.observer import BindObserver
 from benchmarks.profiling import PySpy
-from benchmarks.promtext import counter_by_label, counter_delta, parse_histogram
+from benchmarks.promtext import (
+    counter_by_label,
+    counter_delta,
+    parse_histogram,
+    parse_histograms,
+)
 from benchmarks.scenarios import Scenario
 from benchmarks.schedulers import (
     REPO_ROOT,
@@ -439,6 +444,13 @@ def _metrics_summary(baseline: str, final: str) -> dict[str, Any]:
             pauses = pauses.minus(before)
         summary["gc_pause_max_ms"] = pauses.max_bound() * 1000
         summary["gc_pause_total_ms"] = pauses.sum * 1000
+        # Per generation: collections, their time and the longest, e.g. "0": [n, ms, ms].
+        earlier = parse_histograms(baseline, GC_PAUSE, "generation") if baseline else {}
+        generations = {}
+        for gen, end in sorted(parse_histograms(final, GC_PAUSE, "generation").items()):
+            h = end.minus(earlier[gen]) if gen in earlier else end
+            generations[gen] = [h.total, round(h.sum * 1000, 1), h.max_bound() * 1000]
+        summary["gc_by_generation"] = generations
     return summary
 
 

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from benchmarks.promtext import Histogram, counter_by_label, counter_delta, parse_histogram
+from benchmarks.promtext import (
+    Histogram,
+    counter_by_label,
+    counter_delta,
+    parse_histogram,
+    parse_histograms,
+)
 
 PAGE = """\
 # HELP lag_seconds loop lag
@@ -109,3 +115,10 @@ def test_max_bound_is_the_bucket_of_the_largest_observation(
 ) -> None:
     h = Histogram((0.001, 0.01, math.inf), cumulative, cumulative[-1], 0.0)
     assert h.max_bound() == expected
+
+
+def test_parse_histograms_splits_by_a_label() -> None:
+    by_gen = parse_histograms(LABELLED, "pause_seconds", "generation")
+    assert by_gen["0"] == Histogram((0.001, 0.01, math.inf), (8.0, 10.0, 10.0), 10.0, 0.02)
+    assert by_gen["2"].total == 1.0
+    assert parse_histograms(PAGE, "missing_seconds", "generation") == {}

@@ -85,3 +85,8 @@ def test_gc_pauses_come_from_the_run_window_summed_over_generations() -> None:
     # Buckets double from 0.1 ms: 12 ms sits in (6.4, 12.8] ms.
     assert out["gc_pause_max_ms"] == pytest.approx(12.8)
     assert out["gc_pause_total_ms"] == pytest.approx(14.0)
+    # By generation: [collections, ms in all, longest at most]; the baseline's gen 2 is gone.
+    by_gen = out["gc_by_generation"]
+    assert by_gen["0"] == [1.0, 2.0, pytest.approx(3.2)]
+    assert by_gen["1"] == [1.0, 12.0, pytest.approx(12.8)]
+    assert by_gen["2"][0] == 0.0
