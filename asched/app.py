@@ -156,6 +156,8 @@ async def run(opts: RunOptions) -> int:
             metrics=metrics,
             qps=cc.qps,
             burst=cc.burst,
+            # One writer per connection: fewer left Events behind the binds (broadcaster.py).
+            writers=event_client.connections,
         )
         options = scheduler_options(cfg)
         options.columnar = opts.columnar

@@ -131,6 +131,11 @@ class RestClient:
     def limiter(self) -> TokenBucket:
         return self._limiter
 
+    @property
+    def connections(self) -> int:
+        """At most this many requests with an answer are in flight at once."""
+        return self._connections
+
     async def __aenter__(self) -> Self:
         return self
 

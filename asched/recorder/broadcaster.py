@@ -195,7 +195,8 @@ class EventRecorder:
             # on one event loop shared with hundreds of binds a second each request takes
             # tens of milliseconds, so a single writer fell behind and the bounded queue
             # dropped most Scheduled events. A series is only ever with one writer.
-            # As many as the client's connections (100): with 64, binding at ~600 pods/s
+            # As many as the client's connections (the app passes them; 100 by default).
+            # With 64 writers and 100 connections, binding at ~600 pods/s
             # on two cores wrote only 70-80 % of the Scheduled events by the last bind
             # (the rest after it, or dropped once the queue was full); with every
             # connection busy they keep up, at the same pods/s (client-go writes each
