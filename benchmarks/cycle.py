@@ -121,8 +121,12 @@ class _Services:
         self.stores: dict[str, Store[Any]] = {}
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
-        # Services, ReplicaSets ... : none exist in this cluster.
-        store: Store[Any] = self.stores.setdefault(request.resource, Store())
+        # Services, ReplicaSets ... : none exist in this cluster. A dict lookup, as the
+        # scheduler's own (Scheduler._informer_for): setdefault(..., Store()) would build
+        # and drop a Store on every call, a cost the real path does not have.
+        store = self.stores.get(request.resource)
+        if store is None:
+            store = self.stores[request.resource] = Store()
         return store
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:

@@ -61,17 +61,20 @@ class Snapshot:
 
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
         """Nodes with a pod that has pod (anti-)affinity, in node order, from the columns
-        (kept current row by row), remade only when some row changed since the last call."""
+        (kept current row by row), remade only when such a row changed since the last
+        call (NodeColumns.affinity_version)."""
         cols = self._cols
-        if self._affinity is None or self._affinity[0] != cols.version:
-            self._affinity = (cols.version, subset(cols, cols.with_affinity))
+        version = cols.affinity_version
+        if self._affinity is None or self._affinity[0] != version:
+            self._affinity = (version, subset(cols, cols.with_affinity))
         return self._affinity[1]
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
         cols = self._cols
+        version = cols.anti_affinity_version
         cached = self._required_anti_affinity
-        if cached is None or cached[0] != cols.version:
-            cached = (cols.version, subset(cols, cols.with_required_anti_affinity))
+        if cached is None or cached[0] != version:
+            cached = (version, subset(cols, cols.with_required_anti_affinity))
             self._required_anti_affinity = cached
         return cached[1]
 

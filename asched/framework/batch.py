@@ -132,8 +132,7 @@ def filter_pass(
 
 
 def _nodes(cols: NodeColumns, rows: Int64s) -> NodeRows:
-    infos = cols.infos
-    return NodeRows(map(infos.__getitem__, rows.tolist()), cols, rows)
+    return NodeRows(cols.infos_at(rows), cols, rows)
 
 
 def score_raw(

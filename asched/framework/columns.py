@@ -65,7 +65,19 @@ class NodeColumns:
     bytes, pod counts), so arithmetic on them equals the per-node code's.
     """
 
-    __slots__ = (*_INT_COLUMNS, *_BOOL_COLUMNS, "_labels", "epoch", "infos", "names", "version")
+    __slots__ = (
+        *_INT_COLUMNS,
+        *_BOOL_COLUMNS,
+        "_labels",
+        "_without_cpu_or_memory",
+        "affinity_version",
+        "anti_affinity_version",
+        "epoch",
+        "info_array",
+        "infos",
+        "names",
+        "version",
+    )
 
     alloc_cpu: Int64s
     alloc_mem: Int64s
@@ -94,15 +106,26 @@ class NodeColumns:
 
     def __init__(self, infos: Sequence[NodeInfo] = ()) -> None:
         # `epoch` moves when rows are renumbered (rebuild), `version` on every change.
+        # The affinity versions move only when a row that is or was in `with_affinity`
+        # (`with_required_anti_affinity`) changes: the snapshot's lists of those nodes
+        # stay valid while most cycles change only other rows.
         self.epoch = 0
         self.version = 0
+        self.affinity_version = 0
+        self.anti_affinity_version = 0
         self.rebuild(infos)
 
     def rebuild(self, infos: Sequence[NodeInfo]) -> None:
         """All rows from scratch: only when the snapshot's node list itself changes."""
         self.epoch += 1
         self.version += 1
+        self.affinity_version += 1
+        self.anti_affinity_version += 1
         self.infos: list[NodeInfo] = list(infos)
+        # The same NodeInfos as an object array: gathering many rows' NodeInfos by index
+        # array (infos_at) is one numpy call instead of a Python loop over the rows.
+        self.info_array: npt.NDArray[np.object_] = np.empty(len(self.infos), dtype=object)
+        self.info_array[:] = self.infos
         self.names: list[str] = [ni.name for ni in self.infos]
         # Label key -> its codes per row; built on first use, then kept current by _write.
         self._labels: dict[str, LabelColumn] = {}
@@ -113,9 +136,28 @@ class NodeColumns:
             setattr(self, name, np.zeros(n, dtype=np.bool_))
         for i, ni in enumerate(self.infos):
             self._write(i, ni)
+        self._without_cpu_or_memory = int(np.count_nonzero(self._lacks_cpu_or_memory()))
+
+    def _lacks_cpu_or_memory(self) -> Bools:
+        lacks: Bools = (self.alloc_cpu == 0) | (self.alloc_mem == 0)
+        return lacks
+
+    def _lacks_cpu_or_memory_at(self, i: int) -> int:
+        return int(self.alloc_cpu[i] == 0 or self.alloc_mem[i] == 0)
+
+    @property
+    def cpu_memory_everywhere(self) -> bool:
+        """Every row has non-zero cpu and memory allocatable: the usual cluster, where
+        the cpu+memory array scorers take their shorter forms (array_scorers)."""
+        return self._without_cpu_or_memory == 0
 
     def __len__(self) -> int:
         return len(self.infos)
+
+    def infos_at(self, rows: Int64s) -> list[NodeInfo]:
+        """The NodeInfos of `rows`, in that order."""
+        found: list[NodeInfo] = self.info_array[rows].tolist()
+        return found
 
     def label(self, key: str) -> LabelColumn:
         """The values of label `key` per node, as codes (-1: the node lacks the label)."""
@@ -126,9 +168,16 @@ class NodeColumns:
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
         self.version += 1
+        if self.with_affinity[i] or ni.pods_with_affinity:
+            self.affinity_version += 1
+        if self.with_required_anti_affinity[i] or ni.pods_with_required_anti_affinity:
+            self.anti_affinity_version += 1
         self.infos[i] = ni
+        self.info_array[i] = ni
         self.names[i] = ni.name
+        lacked = self._lacks_cpu_or_memory_at(i)
         self._write(i, ni)
+        self._without_cpu_or_memory += self._lacks_cpu_or_memory_at(i) - lacked
 
     def _write(self, i: int, ni: NodeInfo) -> None:
         alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
@@ -255,7 +304,7 @@ class NodeRows(list[NodeInfo]):
 def subset(cols: NodeColumns, mask: Bools) -> NodeRows:
     """The rows where `mask` holds, in row order, as a NodeRows."""
     rows = np.flatnonzero(mask)
-    return NodeRows(map(cols.infos.__getitem__, rows.tolist()), cols, rows)
+    return NodeRows(cols.infos_at(rows), cols, rows)
 
 
 class Unbatchable(Exception):

@@ -108,7 +108,7 @@ class Ranking:
         cols = self.cols
         if cols is not None and cols.epoch == self.epoch:
             rows = np.asarray([self.rows[i] for i in ids], dtype=np.int64)
-            return NodeRows(map(cols.infos.__getitem__, rows.tolist()), cols, rows)
+            return NodeRows(cols.infos_at(rows), cols, rows)
         out: list[NodeInfo] = []
         for i in ids:
             ni = snapshot.get(self.names[i])

@@ -47,9 +47,12 @@ def _score_failed(name: str, st: Status) -> Status:
 
 
 def _out_of_range(name: str, normalized: Int64s) -> Status | None:
-    bad = np.flatnonzero((normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE))
-    if not bad.size:
+    # Two reductions decide the usual case; the offending entry is searched only on error.
+    if not normalized.size or (
+        int(normalized.min()) >= MIN_NODE_SCORE and int(normalized.max()) <= MAX_NODE_SCORE
+    ):
         return None
+    bad = np.flatnonzero((normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE))
     # kube-scheduler's wording (normalizeScores), which names no node.
     return error(
         "applying score defaultWeights on Score plugins: "

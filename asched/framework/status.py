@@ -89,7 +89,15 @@ def wrap_error(prefix: str, st: Status, plugin: str = "") -> Status:
 
 
 def skip(plugin: str = "") -> Status:
-    return Status(Code.SKIP, (), plugin)
+    # PreFilter and PreScore skip for most pods: one shared Status per plugin (Statuses are
+    # frozen) instead of a new one each time.
+    st = _SKIPS.get(plugin)
+    if st is None:
+        st = _SKIPS[plugin] = Status(Code.SKIP, (), plugin)
+    return st
+
+
+_SKIPS: dict[str, Status] = {}
 
 
 def wait(*reasons: str, plugin: str = "") -> Status:

@@ -128,6 +128,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             cols.alloc_mem[rows],
             p0=p0,
             p1=p1,
+            positive=cols.cpu_memory_everywhere,
         )
 
 

@@ -295,6 +295,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             cols.alloc_mem[rows],
             w0=self._w0,
             w1=self._w1,
+            positive=cols.cpu_memory_everywhere,
         )
 
     # --- queueing hints ----------------------------------------------------------

@@ -158,6 +158,39 @@ def test_affinity_lists_follow_pods() -> None:
     assert not snap.have_pods_with_required_anti_affinity()
 
 
+def test_affinity_lists_are_kept_until_an_affinity_node_changes() -> None:
+    """The lists are remade only when a row in them (or joining them) changes, and then
+    hold that node's current NodeInfo."""
+    cache = _cache_with_nodes("n1", "n2")
+    snap = Snapshot()
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+            ]
+        }
+    }
+    cache.add_pod(make_pod("a").affinity(anti).node("n2").obj())
+    cache.update_snapshot(snap)
+    affinity, anti_affinity = (
+        snap.have_pods_with_affinity(),
+        snap.have_pods_with_required_anti_affinity(),
+    )
+    cache.add_pod(make_pod("plain-1").node("n1").obj())
+    cache.update_snapshot(snap)
+    assert snap.have_pods_with_affinity() is affinity  # n1 is in neither list
+    assert snap.have_pods_with_required_anti_affinity() is anti_affinity
+    cache.add_pod(make_pod("plain-2").node("n2").obj())
+    cache.update_snapshot(snap)
+    for listed in (snap.have_pods_with_affinity(), snap.have_pods_with_required_anti_affinity()):
+        assert [(ni.name, len(ni.pods)) for ni in listed] == [("n2", 2)]
+        assert listed[0] is snap.get("n2")
+    cache.add_pod(make_pod("b").affinity(anti).node("n1").obj())
+    cache.update_snapshot(snap)
+    assert [ni.name for ni in snap.have_pods_with_affinity()] == ["n1", "n2"]
+    assert [ni.name for ni in snap.have_pods_with_required_anti_affinity()] == ["n1", "n2"]
+
+
 def test_host_ports_accounting() -> None:
     cache = _cache_with_nodes("n1")
     pod = make_pod("p").host_port(8080).node("n1").obj()

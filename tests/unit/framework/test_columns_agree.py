@@ -320,8 +320,35 @@ def test_the_columns_follow_assume_and_forget() -> None:
     assert snapshot.columns is cols  # updated in place, not rebuilt
 
 
+def test_the_columns_know_when_every_node_has_cpu_and_memory() -> None:
+    """cpu_memory_everywhere, which picks the array scorers' short forms, follows node
+    updates, node additions and removals."""
+    cache, snapshot = Cache(), Snapshot()
+    cache.add_node(make_node("a").capacity(cpu="2", memory="1Gi", pods="3").obj())
+    cache.add_node(make_node("b").capacity(cpu="4", memory="0", pods="3").obj())
+    cache.update_snapshot(snapshot)
+    cols = snapshot.columns
+    assert not cols.cpu_memory_everywhere
+    cache.update_node(make_node("b").capacity(cpu="4", memory="1Gi", pods="3").obj())
+    cache.update_snapshot(snapshot)
+    assert snapshot.columns is cols
+    assert cols.cpu_memory_everywhere
+    cache.update_node(make_node("a").capacity(cpu="0", memory="1Gi", pods="3").obj())
+    cache.update_snapshot(snapshot)
+    assert not cols.cpu_memory_everywhere
+    cache.add_node(make_node("c").capacity(cpu="1", memory="1Gi", pods="3").obj())
+    cache.update_snapshot(snapshot)  # a new node: the rows are rebuilt and counted again
+    assert not snapshot.columns.cpu_memory_everywhere
+    cache.remove_node("a")
+    cache.update_snapshot(snapshot)
+    assert snapshot.columns.cpu_memory_everywhere
+
+
 ints = st.integers(min_value=0, max_value=1 << 40)
 weights = st.integers(min_value=0, max_value=10)
+
+
+positive = st.integers(min_value=1, max_value=1 << 40)
 
 
 @settings(max_examples=500, deadline=None)
@@ -335,20 +362,47 @@ weights = st.integers(min_value=0, max_value=10)
 def test_array_scorers_equal_the_scalar_ones(
     rows: list[tuple[int, int, int, int]], w0: int, w1: int, p0: int, p1: int
 ) -> None:
+    _assert_array_scorers_agree(rows, w0, w1, p0, p1)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    rows=st.lists(st.tuples(ints, positive, ints, positive), min_size=1, max_size=20),
+    w0=weights,
+    w1=weights,
+    p0=st.integers(0, 1 << 20),
+    p1=st.integers(0, 1 << 20),
+)
+def test_array_scorers_fast_forms_equal_the_scalar_ones(
+    rows: list[tuple[int, int, int, int]], w0: int, w1: int, p0: int, p1: int
+) -> None:
+    """Every allocatable non-zero: the array scorers take their shorter forms, found
+    from the arrays or told by the caller (NodeColumns.cpu_memory_everywhere)."""
+    _assert_array_scorers_agree(rows, w0, w1, p0, p1)
+    _assert_array_scorers_agree(rows, w0, w1, p0, p1, positive=True)
+
+
+def _assert_array_scorers_agree(
+    rows: list[tuple[int, int, int, int]],
+    w0: int,
+    w1: int,
+    p0: int,
+    p1: int,
+    *,
+    positive: bool | None = None,
+) -> None:
     r0, a0, r1, a1 = (np.array(col, dtype=np.int64) for col in zip(*rows, strict=True))
     least, most = scorers.LeastAllocated((w0, w1)), scorers.MostAllocated((w0, w1))
-    assert array_scorers.least_allocated_pair(r0, a0, r1, a1, w0=w0, w1=w1).tolist() == [
-        least.pair(*row) for row in rows
-    ]
-    assert array_scorers.most_allocated_pair(r0, a0, r1, a1, w0=w0, w1=w1).tolist() == [
-        most.pair(*row) for row in rows
-    ]
+    got_least = array_scorers.least_allocated_pair(r0, a0, r1, a1, w0=w0, w1=w1, positive=positive)
+    assert got_least.tolist() == [least.pair(*row) for row in rows]
+    got_most = array_scorers.most_allocated_pair(r0, a0, r1, a1, w0=w0, w1=w1, positive=positive)
+    assert got_most.tolist() == [most.pair(*row) for row in rows]
     # BalancedAllocation passes requested = used + the pod's request.
     r0p, r1p = r0 + p0, r1 + p1
     want = [
         scorers.balanced_improvement_pair(x + p0, a, y + p1, b, p0=p0, p1=p1) for x, a, y, b in rows
     ]
-    got = array_scorers.balanced_improvement_pair(r0p, a0, r1p, a1, p0=p0, p1=p1)
+    got = array_scorers.balanced_improvement_pair(r0p, a0, r1p, a1, p0=p0, p1=p1, positive=positive)
     assert got.tolist() == want
 
 
