@@ -14,6 +14,7 @@ let bindings in flight finish, flush events, then exit; a second signal exits at
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,11 +180,22 @@ async def run(opts: RunOptions) -> int:
                 errors=metrics,
             )
         pauses = gctune.GcPauses()
+        sweeper = gctune.Sweeper(clock.now)
+
+        def on_tick() -> None:
+            started = time.perf_counter()
+            found = sweeper.tick()
+            if found is not None:
+                metrics.gc_full_collection(found)
+                seconds = round(time.perf_counter() - started, 4)
+                log.info("gc_full_collection", unreachable=found, seconds=seconds)
+            pauses.drain(metrics.gc_pause)
+
         lag = LoopLagMonitor(
             clock,
             observe=metrics.loop_lag,
             observe_net=metrics.loop_lag_net,
-            on_tick=lambda: pauses.drain(metrics.gc_pause),
+            on_tick=on_tick,
         )
 
         def readiness() -> tuple[bool, str]:

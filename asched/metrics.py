@@ -288,6 +288,13 @@ class Metrics:
                 registry=r,
             )
         )
+        self._gc_full_unreachable = Counter(
+            "asched_gc_full_collection_unreachable_objects",
+            "Unreachable objects found by the periodic full collection (gctune.Sweeper): "
+            "cyclic garbage the young sweeps froze while it was still alive, plus any "
+            "found since the last sweep. Its rate is what freezing would leak without it.",
+            registry=r,
+        )
         self._unexpected_errors = _Children(
             Counter(
                 "asched_unexpected_errors_total",
@@ -400,6 +407,9 @@ class Metrics:
 
     def gc_pause(self, generation: int, seconds: float) -> None:
         self._gc_pause.get(str(generation)).observe(seconds)
+
+    def gc_full_collection(self, unreachable: int) -> None:
+        self._gc_full_unreachable.inc(unreachable)
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()
