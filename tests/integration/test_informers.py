@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,10 +70,14 @@ class Interposer:
             await held.wait()
             self._held = None
         self.watch_starts.append(query["resourceVersion"])
-        async for line in self.inner.stream_lines(path, query):
-            if line.startswith(b'{"type":"ERROR"') and b'"code":410' in line:
-                self.gone_events += 1
-            yield line
+        # Closed with this generator: the informer acloses its stream, and an inner stream
+        # left to the garbage collector would leave its connection open (a ResourceWarning
+        # that a later test's collection reports).
+        async with aclosing(self.inner.stream_lines(path, query)) as lines:
+            async for line in lines:
+                if line.startswith(b'{"type":"ERROR"') and b'"code":410' in line:
+                    self.gone_events += 1
+                yield line
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         await self.inner.bind(namespace, name, uid, node)
