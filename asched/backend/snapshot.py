@@ -30,7 +30,8 @@ class Snapshot:
         self._cols = NodeColumns()
         self._list = self._rows(list(node_infos))
         self._index: dict[str, int] = {ni.name: i for i, ni in enumerate(self._list)}
-        # (columns version, list) caches of the two affinity subsets.
+        # (NodeColumns.affinity_version or anti_affinity_version, list) caches of the two
+        # affinity subsets.
         self._affinity: tuple[int, NodeRows] | None = None
         self._required_anti_affinity: tuple[int, NodeRows] | None = None
 
