@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asched.client.kubeconfig_shape import KubeconfigError
+from asched.client.tlssession import client_context
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ class Connection:
         if not verify:
             tls = False
         elif ca_pem is not None:
-            tls = ssl.create_default_context(cadata=ca_pem.decode("ascii"))
+            tls = client_context(cadata=ca_pem.decode("ascii"))
         else:
             tls = True
         return cls(host=host.rstrip("/"), tls=tls, authorization=f"Bearer {token}")
@@ -66,10 +67,11 @@ def tls_context(
     # ssl's own messages ("[SSL] PEM lib (_ssl.c:3900)") name no file; these do.
     ca_name = ca_file or "certificate-authority-data"
     try:
+        # A context that resumes TLS sessions (see asched.client.tlssession).
         if ca_pem is not None:
-            ctx = ssl.create_default_context(cadata=ca_pem.decode("ascii"))
+            ctx = client_context(cadata=ca_pem.decode("ascii"))
         else:
-            ctx = ssl.create_default_context(cafile=ca_file)
+            ctx = client_context(cafile=ca_file)
     except (ssl.SSLError, OSError, UnicodeDecodeError, ValueError) as exc:
         raise KubeconfigError(
             f"{source}: certificate-authority {ca_name}: not a readable PEM CA bundle: {exc}"

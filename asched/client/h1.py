@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from asched.client import tlssession
+
 IDLE_SECONDS = 60.0
 _REPLAYABLE = frozenset({"GET", "OPTIONS"})
 
@@ -66,15 +68,7 @@ def endpoint(url: str, tls: ssl.SSLContext | bool, server_hostname: str | None) 
         raise ValueError(f"server {url!r}: not an http(s)://host[:port] URL")
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
-    context: ssl.SSLContext | None = None
-    if secure:
-        if isinstance(tls, ssl.SSLContext):
-            context = tls
-        else:
-            context = ssl.create_default_context()
-            if not tls:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
+    context = tlssession.context_for(tls) if secure else None
     # The Host header keeps the URL's spelling (brackets of an IPv6 literal included).
     return Endpoint(
         host=parts.hostname,

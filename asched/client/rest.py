@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -44,7 +45,7 @@ import orjson
 import structlog
 
 from asched.base.clock import Clock, RealClock
-from asched.client import h1, kproto
+from asched.client import h1, kproto, tlssession
 from asched.client.connection import Connection
 from asched.client.kubeconfig import load_connection
 from asched.client.lines import LineSplitter
@@ -106,6 +107,7 @@ class RestClient:
         # configured (the pool speaks to the API server directly); watches use aiohttp.
         self._lean = lean_http and not connection.proxy
         self._pool: h1.H1Pool | None = None
+        self._tls_context: ssl.SSLContext | None = None
         self._head_cache: dict[str | None, str] = {}
         self._connect_timeout = connect_timeout
         self._connections = connections
@@ -161,7 +163,7 @@ class RestClient:
         # Created on first use: an aiohttp session belongs to the running event loop.
         if self._session is None:
             connector = aiohttp.TCPConnector(
-                limit=self._connections, ssl=self.connection.tls, keepalive_timeout=90.0
+                limit=self._connections, ssl=self._tls(), keepalive_timeout=90.0
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
@@ -171,9 +173,16 @@ class RestClient:
             )
         return self._session
 
+    def _tls(self) -> ssl.SSLContext:
+        # One context for both pools: a session ticket a request's connection received
+        # resumes the next watch's, and the other way round (asched.client.tlssession).
+        if self._tls_context is None:
+            self._tls_context = tlssession.context_for(self.connection.tls)
+        return self._tls_context
+
     def _h1(self) -> h1.H1Pool:
         if self._pool is None:
-            endpoint = h1.endpoint(self._host, self.connection.tls, self.connection.tls_server_name)
+            endpoint = h1.endpoint(self._host, self._tls(), self.connection.tls_server_name)
             self._pool = h1.H1Pool(
                 endpoint, limit=self._connections, connect_timeout=self._connect_timeout
             )

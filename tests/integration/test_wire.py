@@ -1,9 +1,11 @@
-"""The protobuf writes against the real kube-apiserver: it accepts them, and what it stores
-is what the same object sent as JSON stores."""
+"""The wire against the real kube-apiserver: it accepts the protobuf writes, and what it
+stores is what the same object sent as JSON stores; new connections resume TLS sessions."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -111,3 +113,25 @@ async def test_protobuf_binding_binds_and_its_conflict_reads_as_json_did(
         json_again.value.message,
     )
     assert proto_again.value.status == 409
+
+
+async def test_new_connections_to_the_apiserver_resume_the_first_ones_tls_session(
+    cluster: LocalCluster,
+) -> None:
+    connection = await load_kubeconfig(cluster.scheduler_kubeconfig)
+    async with RestClient(connection, qps=-1, burst=0, connections=6) as client:
+        await client.request("GET", "/version")
+        # Six at once: the first connection is busy, so five more are opened.
+        answers = await asyncio.gather(*(client.request("GET", "/version") for _ in range(6)))
+        assert all(a["major"] == "1" for a in answers)
+        pool = client._pool
+        assert pool is not None
+        reused = []
+        for conn in pool._idle:
+            assert conn.transport is not None
+            tls = conn.transport.get_extra_info("ssl_object")
+            assert isinstance(tls, ssl.SSLObject)
+            reused.append(tls.session_reused)
+    # Go's server took the ticket from the first handshake on every later connection.
+    assert len(reused) >= 2
+    assert sorted(reused) == [False] + [True] * (len(reused) - 1)
