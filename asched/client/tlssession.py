@@ -71,19 +71,33 @@ class ResumingContext(ssl.SSLContext):
         """The newest resumable session for *server_hostname*, if any connection got one."""
         for ref in list(self._watched):
             obj = ref()
-            session = None if obj is None else obj.session
-            # A TLS 1.3 ticket arrives after the handshake: until then there is nothing
-            # to resume, so the object stays watched.
-            if obj is not None and (session is None or not session.has_ticket):
+            if obj is None:
+                self._watched.remove(ref)
                 continue
-            self._watched.remove(ref)
-            if obj is not None and session is not None:
+            session = _ticket(obj)
+            if session is not None:
+                self._watched.remove(ref)
                 self._sessions[obj.server_hostname] = session
         session = self._sessions.get(server_hostname)
         if session is not None and session.time + session.timeout < time.time():
             del self._sessions[server_hostname]
             return None
         return session
+
+
+def _ticket(obj: ssl.SSLObject) -> ssl.SSLSession | None:
+    """*obj*'s session once it can be resumed, else None (the object stays watched)."""
+    # Mid-handshake, reading `session` raises ValueError (CPython copies a TLS 1.3
+    # session through i2d, which fails on an unfinished one); version() is None until the
+    # handshake is done. A TLS 1.3 ticket arrives after that: until then has_ticket is
+    # false.
+    if obj.version() is None:
+        return None
+    try:
+        session = obj.session
+    except ValueError:
+        return None
+    return session if session is not None and session.has_ticket else None
 
 
 def client_context(

@@ -117,6 +117,18 @@ async def test_a_refused_ticket_falls_back_to_a_full_verified_handshake(
         await _get(ctx, other)
 
 
+def test_a_connection_mid_handshake_is_watched_not_read() -> None:
+    # Reading a TLS object's session mid-handshake raises in CPython; a burst of new
+    # connections asks for a session while others are in exactly that state.
+    ctx = tlssession.client_context(verify=False)
+    obj = ctx.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="x")
+    with pytest.raises(ssl.SSLWantReadError):
+        obj.do_handshake()  # the ClientHello is written; the answer never comes
+    assert ctx.session_for("x") is None
+    second = ctx.wrap_bio(ssl.MemoryBIO(), ssl.MemoryBIO(), server_hostname="x")
+    assert second.session is None
+
+
 def test_client_context_matches_the_standard_library_default() -> None:
     pem = generate_self_signed("localhost").cert_pem.decode()
     ours, std = tlssession.client_context(cadata=pem), ssl.create_default_context(cadata=pem)
