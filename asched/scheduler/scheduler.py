@@ -10,6 +10,7 @@ because a binding is a single API call the API server applies atomically.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -231,7 +232,7 @@ class Scheduler:
             queue=self.queue,
             outcomes=self.outcomes,
             events=self._events_for,
-            limiter=anyio.CapacityLimiter(options.max_concurrent_binds),
+            limiter=asyncio.Semaphore(options.max_concurrent_binds),
             metrics=metrics,
             nominate=self.status_writer.set_nominated,
         )

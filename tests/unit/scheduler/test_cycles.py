@@ -9,6 +9,7 @@ written, and what Unreserve saw.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -42,9 +43,20 @@ class FlakyBinder:
 
     def __init__(self, args: Any, handle: Any) -> None:
         self.bound: list[tuple[str, str]] = []
+        # When set, Bind waits for it (a slow API server); in_flight counts who waits.
+        self.hold: anyio.Event | None = None
+        self.in_flight = 0
+        self.most_in_flight = 0
 
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         await anyio.lowlevel.checkpoint()
+        if self.hold is not None:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                await self.hold.wait()
+            finally:
+                self.in_flight -= 1
         answer = pod.labels.get("bind")
         if answer == "conflict":
             raise ApiError(409, "Conflict", "pod already bound", "POST", "binding")
@@ -168,7 +180,7 @@ class Harness:
             queue=self.queue,
             outcomes=outcomes,
             events=lambda profile: self.events,
-            limiter=anyio.CapacityLimiter(4),
+            limiter=asyncio.Semaphore(4),
             metrics=metrics,
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
         )
@@ -221,6 +233,24 @@ async def test_pod_is_assumed_on_the_best_node_then_bound() -> None:
     assert ("Normal", "Scheduled", "Successfully assigned default/p to n2") in h.events.events
     assert h.queue.where(pod.uid) is None
     assert h.failed_scheduling() == []
+
+
+async def test_binds_in_flight_never_exceed_the_limit_and_all_finish() -> None:
+    h = Harness()  # a limit of 4
+    h.binder.hold = anyio.Event()
+    assumed = []
+    for i in range(7):
+        a = await h.schedule(_pod(f"p{i}"))
+        assert a is not None
+        assumed.append(a)
+    async with anyio.create_task_group() as tg:
+        for a in assumed:
+            tg.start_soon(h.binding.run, a)
+        await anyio.wait_all_tasks_blocked()
+        assert h.binder.in_flight == 4
+        h.binder.hold.set()
+    assert h.binder.most_in_flight == 4
+    assert sorted(name for name, _ in h.binder.bound) == [f"p{i}" for i in range(7)]
 
 
 async def test_no_fit_requeues_to_the_pool_with_the_fit_error() -> None:

@@ -12,6 +12,7 @@ was requeued - never timings.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -227,7 +228,7 @@ class GangCluster:
             queue=self.queue,
             outcomes=outcomes,
             events=lambda profile: self.events,
-            limiter=anyio.CapacityLimiter(4),
+            limiter=asyncio.Semaphore(4),
         )
 
     @property
