@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import math
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -28,8 +31,26 @@ def rfc3339(wall: float) -> str:
 
 
 def micro_time(wall: float) -> str:
-    """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC."""
-    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """metav1.MicroTime's wire format: RFC 3339 with microseconds, UTC.
+
+    Exactly `datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")` (a
+    property test holds the two together), in a fifth of its time: every Scheduled Event
+    carries one, and the date and time of day change once a second, so that part is
+    formatted once per second."""
+    frac, whole = math.modf(wall)
+    # datetime rounds the fraction to microseconds half to even, carrying into seconds.
+    micros = round(frac * 1e6)
+    seconds = int(whole)
+    if micros >= 1_000_000:
+        seconds, micros = seconds + 1, micros - 1_000_000
+    elif micros < 0:
+        seconds, micros = seconds - 1, micros + 1_000_000
+    return f"{_second_text(seconds)}.{micros:06d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _second_text(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def str_map(raw: Any, path: str) -> dict[str, str]:
