@@ -192,6 +192,14 @@ class PodRequests:
             for i, c in enumerate(spec.get("initContainers") or ())
         ]
         self._infeasible = _resize_infeasible(status)
+        # Whether every container's allocated and actuated requests are its spec's (no
+        # status yet, as on every pending pod, or a kubelet that reports what was asked):
+        # then the three aggregations below are one.
+        self.status_follows_spec = not self._infeasible and all(
+            (c.allocated is None or c.allocated == c.spec)
+            and (c.actuated is None or c.actuated == c.spec)
+            for c in (*self._containers, *self._inits)
+        )
         pod_level = _parse((spec.get("resources") or {}).get("requests"), "spec.resources.requests")
         self._pod_level = pod_level
         self._pod_level_set = bool(pod_level) and any(
@@ -216,6 +224,8 @@ class PodRequests:
         spec = _aggregate_by(*args, "spec_requests", inf, defaults)
         if self._status_allocated is not None and self._status_requests is not None:
             allocated, actuated = self._status_allocated, self._status_requests
+        elif self.status_follows_spec:
+            return spec  # max(spec, spec, spec): the same sums, a third of the work
         else:
             allocated = _aggregate_by(*args, "allocated_requests", inf, defaults)
             actuated = _aggregate_by(*args, "actuated_requests", inf, defaults)

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from asched.api.pod import decode_pod
+from asched.api.podrequests import PodRequests
 
 GI = 1024**3
 MI = 1024**2
@@ -156,3 +159,74 @@ def test_image_volumes_are_images() -> None:
         )
     )
     assert sorted(pod.images) == ["data:v1", "img", "init"]
+
+
+# ---- the shortcut when the status follows the spec ------------------------------------
+
+_QUANTITIES = st.sampled_from(["100m", "250m", "1", "2", "128Mi", "1Gi", "3"])
+_REQUESTS = st.none() | st.dictionaries(
+    st.sampled_from(["cpu", "memory", "ephemeral-storage", "example.com/gpu"]),
+    _QUANTITIES,
+    max_size=3,
+)
+
+
+@st.composite
+def _pods(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Containers and init containers (some sidecars) whose statuses report nothing, the
+    spec's requests again, or other requests; sometimes an infeasible resize, pod-level
+    requests or overhead."""
+    spec: dict[str, Any] = {"containers": [], "initContainers": []}
+    statuses: dict[str, list[dict[str, Any]]] = {
+        "containerStatuses": [],
+        "initContainerStatuses": [],
+    }
+    for kind, status_key, count in (
+        ("containers", "containerStatuses", draw(st.integers(1, 3))),
+        ("initContainers", "initContainerStatuses", draw(st.integers(0, 2))),
+    ):
+        for i in range(count):
+            name = f"{kind}-{i}"
+            requests = draw(_REQUESTS)
+            extra = {"restartPolicy": "Always"} if draw(st.booleans()) else {}
+            spec[kind].append(_c(name, requests, **extra))
+            shape = draw(st.sampled_from(["none", "same", "other", "allocated-only"]))
+            if shape == "none":
+                continue
+            reported = requests if shape != "other" else draw(_REQUESTS)
+            cs: dict[str, Any] = {"name": name, "allocatedResources": reported}
+            if shape != "allocated-only":
+                cs["resources"] = {"requests": reported}
+            statuses[status_key].append(cs)
+    status: dict[str, Any] = {k: v for k, v in statuses.items() if v}
+    if draw(st.booleans()):
+        status["conditions"] = [{"type": "PodResizePending", "reason": "Infeasible"}]
+    if draw(st.booleans()):
+        spec["resources"] = {"requests": {"cpu": "2", "memory": "1Gi"}}
+    if draw(st.booleans()):
+        spec["overhead"] = {"cpu": "50m"}
+    return spec, status
+
+
+@given(_pods())
+def test_the_shortcut_for_a_status_that_follows_the_spec_changes_nothing(
+    pod: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    spec, status = pod
+    fast = PodRequests(spec, status)
+    full = PodRequests(spec, status)
+    full.status_follows_spec = False  # always the three aggregations
+    assert fast.requests_and_non_zero() == full.requests_and_non_zero()
+
+
+def test_a_pending_pod_and_a_kubelet_echoing_its_requests_take_the_shortcut() -> None:
+    spec = {"containers": [_c("a", {"cpu": "1"})]}
+    assert PodRequests(spec, {}).status_follows_spec
+    echoed = {
+        "name": "a",
+        "allocatedResources": {"cpu": "1"},
+        "resources": {"requests": {"cpu": "1"}},
+    }
+    assert PodRequests(spec, {"containerStatuses": [echoed]}).status_follows_spec
+    resized = {**echoed, "allocatedResources": {"cpu": "2"}}
+    assert not PodRequests(spec, {"containerStatuses": [resized]}).status_follows_spec
