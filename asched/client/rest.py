@@ -29,7 +29,6 @@ What it guarantees:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import ssl
@@ -219,8 +218,9 @@ class RestClient:
         )
         head = f"{method} {path} HTTP/1.1\r\n{self._head_lines(content_type)}{length}\r\n"
         try:
-            async with asyncio.timeout(self._total_timeout):
-                return await self._h1().round_trip(method, head.encode(), data)
+            return await self._h1().round_trip(
+                method, head.encode(), data, timeout=self._total_timeout
+            )
         except (h1.H1Error, TimeoutError) as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 

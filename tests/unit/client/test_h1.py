@@ -209,6 +209,93 @@ async def test_cancelled_request_closes_its_connection_and_frees_the_slot(serve:
     await pool.close()
 
 
+class Now:
+    """The pool's clock, moved by hand; the sweep is run by hand too (expire_overdue)."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def timed_pool(server: Server, now: Now, limit: int = 1) -> h1.H1Pool:
+    endpoint = h1.endpoint(f"http://127.0.0.1:{server.port}", False, None)
+    # A sweep period no test reaches: only the tests' own expire_overdue calls sweep.
+    return h1.H1Pool(endpoint, limit=limit, connect_timeout=5.0, now=now, sweep_every=3600)
+
+
+async def test_an_answer_past_the_timeout_fails_and_frees_the_slot(serve: Serve) -> None:
+    arrived = asyncio.Event()
+
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        arrived.set()
+        return "hang" if b"/slow" in request else ok()
+
+    server = await serve(script)
+    now = Now()
+    pool = timed_pool(server, now)
+    slow = asyncio.create_task(pool.round_trip("GET", get("/slow"), None, timeout=60))
+    await asyncio.wait_for(arrived.wait(), 5)
+    now.t += 59
+    pool.expire_overdue()
+    await asyncio.sleep(0)
+    assert not slow.done()  # not yet due
+    now.t += 2
+    pool.expire_overdue()
+    await asyncio.wait({slow}, timeout=5)  # the sweep already failed it: no waiting
+    with pytest.raises(TimeoutError):
+        slow.result()
+    # Its connection is closed (its answer may still come) and the one slot is free.
+    assert await pool.round_trip("GET", get("/fast"), None, timeout=60) == (200, b"{}")
+    assert server.connections == 2
+    assert pool._deadlines == {}
+    await pool.close()
+
+
+async def test_the_wait_for_a_connection_counts_toward_the_timeout(serve: Serve) -> None:
+    gate, arrived = asyncio.Event(), asyncio.Event()
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        arrived.set()
+        await gate.wait()
+        return ok()
+
+    server = await serve(script)
+    now = Now()
+    pool = timed_pool(server, now)
+    first = asyncio.create_task(pool.round_trip("GET", get(), None, timeout=600))
+    await asyncio.wait_for(arrived.wait(), 5)
+    queued = asyncio.create_task(pool.round_trip("GET", get(), None, timeout=10))
+    await asyncio.sleep(0)
+    now.t += 11
+    pool.expire_overdue()
+    await asyncio.wait({queued}, timeout=5)
+    with pytest.raises(TimeoutError):
+        queued.result()
+    gate.set()
+    assert await first == (200, b"{}")
+    # The queued request never reached the server and took no slot with it.
+    assert len(server.requests) == 1
+    assert await pool.round_trip("GET", get(), None, timeout=10) == (200, b"{}")
+    assert server.connections == 1
+    await pool.close()
+
+
+async def test_the_sweep_runs_only_while_something_waits(serve: Serve) -> None:
+    server = await serve(lambda _, __, ___: _ok_now())
+    pool = timed_pool(server, Now())
+    assert await pool.round_trip("GET", get(), None, timeout=10) == (200, b"{}")
+    assert pool._deadlines == {}
+    pool.expire_overdue()  # finds nothing and does not re-arm
+    assert pool._sweep is None
+    await pool.close()
+
+
+async def _ok_now() -> Answer:
+    return ok()
+
+
 async def test_waiter_cancelled_while_queued_does_not_leak_a_slot(serve: Serve) -> None:
     gate = asyncio.Event()
 
