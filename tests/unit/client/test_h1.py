@@ -37,9 +37,18 @@ class Server:
     open_now: int = 0
     most_open: int = 0
     requests: list[tuple[int, bytes]] = field(default_factory=list)
+    # Set when the test ends: a "hang" answer gives up and every connection closes, so no
+    # handler outlives its test (a leftover one, collected during a later test, failed
+    # that test with an unclosed-transport warning).
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    handlers: set[asyncio.Task[None]] = field(default_factory=set)
+    writers: list[asyncio.StreamWriter] = field(default_factory=list)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.handlers.add(task)
+        self.writers.append(writer)
         self.connections += 1
         conn_id = self.connections
         self.open_now += 1
@@ -57,7 +66,8 @@ class Server:
                 if answer is None:
                     return
                 if answer == "hang":
-                    await asyncio.Event().wait()
+                    await self.release.wait()
+                    return
                 assert isinstance(answer, bytes)
                 writer.write(answer)
                 await writer.drain()
@@ -66,22 +76,29 @@ class Server:
         finally:
             self.open_now -= 1
             writer.close()
+            self.handlers.discard(task)
 
 
 @pytest.fixture
 async def serve() -> AsyncIterator[Serve]:
-    servers: list[asyncio.Server] = []
+    servers: list[tuple[asyncio.Server, Server]] = []
 
     async def start(script: Script) -> Server:
         server = Server(script)
         srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
         server.port = srv.sockets[0].getsockname()[1]
-        servers.append(srv)
+        servers.append((srv, server))
         return server
 
     yield start
-    for srv in servers:
+    for srv, server in servers:
         srv.close()
+        server.release.set()
+        for writer in server.writers:
+            writer.close()
+        if server.handlers:
+            await asyncio.wait(server.handlers, timeout=5)
+        assert not server.handlers, "a test server's handler did not finish"
 
 
 def pool_for(server: Server, limit: int = 4) -> h1.H1Pool:
