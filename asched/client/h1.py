@@ -280,7 +280,10 @@ class H1Pool:
 
     def expire_overdue(self) -> None:
         """Fail what waits past its deadline (the sweep; tests call it directly)."""
-        self._sweep = None
+        if self._sweep is not None:
+            # Called outside the timer (a test): one chain of sweeps, never two.
+            self._sweep.cancel()
+            self._sweep = None
         now = self._now()
         for future, deadline in list(self._deadlines.items()):
             if future.done():

@@ -258,6 +258,11 @@ async def test_an_answer_past_the_timeout_fails_and_frees_the_slot(serve: Serve)
     pool.expire_overdue()
     await asyncio.sleep(0)
     assert not slow.done()  # not yet due
+    sweep = pool._sweep
+    assert sweep is not None  # re-armed: something still waits
+    pool.expire_overdue()
+    assert sweep.cancelled()  # one chain of sweeps, never two
+    assert pool._sweep is not sweep
     now.t += 2
     pool.expire_overdue()
     await asyncio.wait({slow}, timeout=5)  # the sweep already failed it: no waiting
