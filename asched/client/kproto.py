@@ -69,11 +69,6 @@ def _length(payload: bytes) -> bytes:
     return _SMALL[n] if n < _SMALL_LIMIT else _varint(n)
 
 
-def _header(field: int, payload: bytes) -> bytes:
-    """The key and length that go before *payload* written as length-delimited *field*."""
-    return _varint(field << 3 | _LEN) + _length(payload)
-
-
 # A field encoder turns one JSON value into the bytes of that field, given the field's
 # key (its number and wire type as a varint, computed once per schema: a per-pod Event
 # has twenty-odd fields, and rebuilding each key was a third of its encoding time).
@@ -246,7 +241,7 @@ def encode(body: Mapping[str, Any]) -> bytes | None:
     except _Unencodable:
         return None
     type_meta = _string_field(_KEY1_LEN, api_version) + _string_field(_KEY2_LEN, kind)
-    return MAGIC + _header(1, type_meta) + type_meta + _header(2, raw) + raw
+    return MAGIC + _KEY1_LEN + _length(type_meta) + type_meta + _KEY2_LEN + _length(raw) + raw
 
 
 # -- reading a failure's Status --------------------------------------------------------
