@@ -41,7 +41,7 @@ from asched.metrics import Metrics
 from asched.plugins.registry import in_tree_registry
 from asched.recorder import EventRecorder
 from asched.scheduler.scheduler import Options, Scheduler
-from asched.server import OpsServer
+from asched.server.ops import OpsServer
 from asched.server.options import ServingOptions, serving_certificate, serving_gate
 from asched.stalls import StallWatch
 

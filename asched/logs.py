@@ -89,7 +89,12 @@ def configure_logging(level: str = "info", fmt: str = "json") -> None:
     processors: list[Processor]
     stdlib_renderer: Processor
     if text:
-        console = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty(), timestamp_key="ts")
+        # Plain tracebacks, whether or not structlog found rich (asched/__init__.py).
+        console = structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(),
+            timestamp_key="ts",
+            exception_formatter=structlog.dev.plain_traceback,
+        )
         processors = [*shared, console]
         logger_factory: Any = structlog.PrintLoggerFactory(file=_Stderr())  # type: ignore[arg-type]
         stdlib_renderer = console

@@ -22,12 +22,13 @@ class ProcUsage:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of *pid* (all its threads), in seconds."""
+    """utime + stime of *pid* (all its threads) plus cutime + cstime (its children that it
+    waited for: asched's certificate generator, asched.server.certgen), in seconds."""
     raw = Path(f"/proc/{pid}/stat").read_text()
     # The command name (field 2) is in parentheses and may contain spaces: split after it.
     fields = raw[raw.rindex(")") + 2 :].split()
-    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    # fields[0] is field 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
+    return sum(int(f) for f in fields[11:15]) / _CLK_TCK
 
 
 def peak_rss_bytes(pid: int) -> int:

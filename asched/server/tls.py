@@ -20,15 +20,17 @@ through an anonymous memory file (memfd) and never touches a disk. Swapping cert
 on a listening socket works through the SNI callback, which OpenSSL calls on every
 handshake (with or without SNI): it points the connection at the current context.
 
-All file reading, key generation and context building runs in a worker thread.
+The self-signed pair is made by a child process (certgen.py), which keeps cryptography
+out of this long-running one; files are parsed with cryptography in this process, imported
+only then. All file reading and context building runs in a worker thread.
 """
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import os
 import ssl
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +39,6 @@ from typing import NoReturn
 import anyio
 import anyio.to_thread
 import structlog
-from cryptography import x509
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from asched.base.clock import Clock, RealClock
 from asched.base.errors import StartupError
@@ -52,7 +49,8 @@ CERT_FLAG = "--tls-cert-file"
 KEY_FLAG = "--tls-private-key-file"
 CLIENT_CA_FLAG = "--client-ca-file"
 DEFAULT_RELOAD_PERIOD = 10.0
-_VALIDITY = datetime.timedelta(days=365)
+# The directory holding the asched package, for certgen's child process.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class TLSConfigError(StartupError):
@@ -67,67 +65,34 @@ class CertKeyPair:
 
 # ---- self-signed ------------------------------------------------------------------------
 
+# The PKCS#8 key follows the certificates in the child's output (certgen.main).
+_KEY_BEGIN = b"-----BEGIN PRIVATE KEY-----"
 
-def generate_self_signed(
+
+async def generate_self_signed_in_child(
     host: str = "localhost", ips: tuple[str, ...] = ("127.0.0.1",), dns: tuple[str, ...] = ()
 ) -> CertKeyPair:
-    """A CA-signed serving pair for *host*, *ips* and *dns*. Blocking (RSA key generation)."""
-    now = datetime.datetime.now(datetime.UTC)
-    stamp = int(now.timestamp())
-    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}-ca@{stamp}")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    names: list[x509.GeneralName] = []
-    for value in (host, *ips, *dns):
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(value)))
-        except ValueError:
-            names.append(x509.DNSName(value))
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(list(dict.fromkeys(names))), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    pem = serialization.Encoding.PEM
-    return CertKeyPair(
-        cert.public_bytes(pem) + ca.public_bytes(pem),
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
-    )
-
-
-def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=True,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=cert_sign,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
+    """certgen's pair, made by `python -m asched.server.certgen` so that this process never
+    loads cryptography (see certgen). Raises TLSConfigError naming what failed."""
+    argv = [sys.executable, "-m", "asched.server.certgen", host]
+    argv += [f"--ip={ip}" for ip in ips] + [f"--dns={name}" for name in dns]
+    # The child imports this very copy of asched, wherever it was found (an installed
+    # package, a checkout on PYTHONPATH or the current directory).
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (_PACKAGE_ROOT, env.get("PYTHONPATH"))))
+    try:
+        done = await anyio.run_process(argv, env=env, check=False)
+    except OSError as exc:
+        raise TLSConfigError(
+            f"self-signed serving certificate: cannot run {argv[0]}: {exc}"
+        ) from exc
+    out = done.stdout
+    at = out.find(_KEY_BEGIN)
+    if done.returncode != 0 or at <= 0:
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit status {done.returncode}, no key in its output"
+        raise TLSConfigError(f"self-signed serving certificate: {argv[2]} failed: {why}")
+    return CertKeyPair(out[:at], out[at:])
 
 
 def self_signed_names(bind_address: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -143,6 +108,12 @@ def self_signed_names(bind_address: str) -> tuple[tuple[str, ...], tuple[str, ..
 
 def check_pair(pair: CertKeyPair, cert_source: str, key_source: str) -> None:
     """Raise TLSConfigError naming the flag and file when the pair cannot serve."""
+    # Imported here: only files need parsing, and cryptography costs a process 7.8 MiB of
+    # resident memory for good (certgen's docstring).
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
     try:
         certs = x509.load_pem_x509_certificates(pair.cert_pem)
     except ValueError as exc:
@@ -217,6 +188,8 @@ def read_client_ca(path: Path) -> bytes:
     except OSError as exc:
         why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
         raise TLSConfigError(f"{CLIENT_CA_FLAG} {path}: {why}") from exc
+    from cryptography import x509  # only for files (check_pair)
+
     try:
         x509.load_pem_x509_certificates(pem)
     except ValueError as exc:
@@ -302,10 +275,11 @@ class ServingCertificate:
         TLSConfigError when a file is missing, unreadable or unusable."""
         ips, dns = self_signed_names(bind_address)
 
+        generated = None
+        if sources.cert_files is None:
+            generated = await generate_self_signed_in_child("localhost", ips, dns)
+
         def make() -> tuple[CertKeyPair, bytes | None, ssl.SSLContext]:
-            generated = None
-            if sources.cert_files is None:
-                generated = generate_self_signed("localhost", ips, dns)
             pair, ca = _read(sources, generated)
             return pair, ca, _context_for(pair, ca, sources)
 

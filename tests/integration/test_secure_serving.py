@@ -20,7 +20,7 @@ import orjson
 import yaml
 
 from asched.localcluster import ClusterClient, LocalCluster
-from asched.server.tls import generate_self_signed
+from asched.server.certgen import generate_self_signed
 from tests.certs import ClientCA
 from tests.cluster_fixtures import unique
 from tests.integration.asched_proc import AschedProcess, running_asched

@@ -1,5 +1,6 @@
 """What a start-up imports is CPU every scheduler start pays (and every benchmark run
-measures): packages only some clusters need are imported when first used."""
+measures), and resident memory the process keeps: packages only some clusters need are
+imported when first used, and structlog's optional rich is hidden (asched/__init__.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import subprocess
 import sys
 
 # Imported by the start-up path below only if a module imports it at its top.
-DEFERRED = ("cel", "typer", "prompt_toolkit")
+DEFERRED = ("cel", "typer", "prompt_toolkit", "rich", "pygments", "cryptography")
 
 
 def test_starting_the_scheduler_does_not_import_cel() -> None:
@@ -21,6 +22,14 @@ def test_starting_the_scheduler_does_not_import_cel() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == ""
+
+
+def test_rich_stays_importable_after_asched_hid_it_from_structlog() -> None:
+    code = "import asched.app, structlog.dev, rich.console; print(structlog.dev.rich)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "None"
 
 
 def test_a_device_selector_still_compiles_on_first_use() -> None:

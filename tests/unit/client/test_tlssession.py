@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from asched.client import h1, tlssession
-from asched.server.tls import CertKeyPair, build_context, generate_self_signed
+from asched.server.certgen import generate_self_signed
+from asched.server.tls import CertKeyPair, build_context
 
 
 @pytest.fixture(scope="module")

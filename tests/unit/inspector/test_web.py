@@ -16,8 +16,8 @@ from asched.inspector import Broadcaster, Collector, Inspector, routes
 from asched.metrics import Metrics
 from asched.plugins.registry import in_tree_registry
 from asched.scheduler.scheduler import Scheduler
-from asched.server import OpsServer
 from asched.server.gate import UNAUTHORIZED, Refusal
+from asched.server.ops import OpsServer
 from asched.testing import FakeClient
 from tests.builders import make_node, make_pod
 

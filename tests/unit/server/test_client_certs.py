@@ -14,9 +14,9 @@ import pytest
 
 from asched.base.clock import FakeClock
 from asched.metrics import Metrics
-from asched.server import OpsServer
 from asched.server.authn import TOKEN_REVIEWS, UserInfo, user_from_client_certificate
 from asched.server.authz import SUBJECT_ACCESS_REVIEWS
+from asched.server.ops import OpsServer
 from asched.server.options import ServingOptions, serving_gate
 from asched.server.tls import ServingCertificate, TLSConfigError
 from tests.certs import ClientCA

@@ -6,7 +6,7 @@ import aiohttp
 import pytest
 
 from asched.metrics import Metrics
-from asched.server import Check, OpsServer
+from asched.server.ops import Check, OpsServer
 
 
 def ok() -> tuple[bool, str]:

@@ -13,9 +13,9 @@ from aiohttp import web
 
 from asched.base.clock import FakeClock
 from asched.metrics import Metrics
-from asched.server import OpsServer
 from asched.server.authn import TOKEN_REVIEWS
 from asched.server.authz import SUBJECT_ACCESS_REVIEWS
+from asched.server.ops import OpsServer
 from asched.server.options import ServingOptions, serving_gate
 from asched.server.tls import ServingCertificate, build_context
 from tests.unit.server.fakes import ReviewServer, access_review, token_review

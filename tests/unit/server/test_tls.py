@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import ssl
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -15,12 +17,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from asched.base.clock import FakeClock
 from asched.metrics import Metrics
-from asched.server import OpsServer
+from asched.server.certgen import generate_self_signed
+from asched.server.ops import OpsServer
 from asched.server.tls import (
     CertKeyPair,
     ServingCertificate,
     TLSConfigError,
-    generate_self_signed,
+    generate_self_signed_in_child,
     self_signed_names,
 )
 
@@ -210,6 +213,43 @@ async def test_the_server_checks_the_files_every_period(tmp_path: Path) -> None:
             while cert.pair != PAIR_B:  # noqa: ASYNC110
                 await anyio.sleep(0.01)
         tg.cancel_scope.cancel()
+
+
+async def test_the_child_process_makes_the_pair_for_the_names_given() -> None:
+    pair = await generate_self_signed_in_child("localhost", ("127.0.0.1", "10.1.2.3"), ("a.b",))
+    leaf, ca = x509.load_pem_x509_certificates(pair.cert_pem)
+    sans = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == ["localhost", "a.b"]
+    assert sans.get_values_for_type(x509.IPAddress) == [
+        ipaddress.ip_address("127.0.0.1"),
+        ipaddress.ip_address("10.1.2.3"),
+    ]
+    leaf.verify_directly_issued_by(ca)
+    key = serialization.load_pem_private_key(pair.key_pem, password=None)
+    spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    assert key.public_key().public_bytes(*spki) == leaf.public_key().public_bytes(*spki)
+
+
+async def test_a_failing_child_is_a_start_up_error_that_says_why() -> None:
+    # cryptography refuses a DNS name that is not an A-label; the child's last stderr line
+    # (the exception) reaches the error.
+    with pytest.raises(TLSConfigError, match=r"asched.server.certgen failed: .*A-label"):
+        await generate_self_signed_in_child("localhost", dns=("bücher.example",))
+
+
+def test_serving_a_generated_certificate_never_loads_cryptography() -> None:
+    # The scheduler's process stays without cryptography (certgen's docstring): importing
+    # the app and generating the serving pair leaves it unloaded.
+    code = (
+        "import sys, anyio\n"
+        "import asched.app\n"
+        "from asched.server.tls import ServingCertificate\n"
+        "cert = anyio.run(ServingCertificate.generate, '127.0.0.1')\n"
+        "assert cert.pair.key_pem.startswith(b'-----BEGIN PRIVATE KEY-----')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cryptography', 'rich')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert done.stdout.decode().splitlines()[-1] == "[]"
 
 
 async def test_generated_certificate_is_not_reloaded() -> None:
