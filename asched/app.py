@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import structlog
 
-from asched import gctune
+from asched import gctune, malloctrim
 from asched.base.clock import RealClock
 from asched.client.kubeconfig import load_connection
 from asched.client.probe import DEFAULT_WAIT, wait_for_api_server
@@ -181,8 +181,11 @@ async def run(opts: RunOptions) -> int:
             )
         pauses = gctune.GcPauses()
         sweeper = gctune.Sweeper(clock.now)
+        trimmer = malloctrim.Trimmer(clock.now)
 
         def on_tick() -> None:
+            if trimmer.tick():
+                metrics.malloc_trim(trimmer.last)
             started = time.perf_counter()
             found = sweeper.tick()
             if found is not None:

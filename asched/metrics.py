@@ -295,6 +295,12 @@ class Metrics:
             "found since the last sweep. Its rate is what freezing would leak without it.",
             registry=r,
         )
+        self._malloc_trim = Counter(
+            "asched_malloc_trim_seconds",
+            "Time spent handing the C heap's free pages back to the kernel "
+            "(malloctrim.Trimmer, glibc's malloc_trim, about once a second).",
+            registry=r,
+        )
         self._unexpected_errors = _Children(
             Counter(
                 "asched_unexpected_errors_total",
@@ -410,6 +416,9 @@ class Metrics:
 
     def gc_full_collection(self, unreachable: int) -> None:
         self._gc_full_unreachable.inc(unreachable)
+
+    def malloc_trim(self, seconds: float) -> None:
+        self._malloc_trim.inc(seconds)
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()
