@@ -71,6 +71,7 @@ LOOP_LAG = "asched_event_loop_lag_seconds"
 LOOP_LAG_NET = "asched_event_loop_lag_net_seconds"
 # How long each garbage collection held the loop's thread (asched/gctune.py GcPauses).
 GC_PAUSE = "asched_gc_pause_seconds"
+MALLOC_TRIM = "asched_malloc_trim_seconds_total"
 ATTEMPTS = "scheduler_schedule_attempts_total"
 COMPONENTS = ("kube-apiserver", "etcd", "kwok")
 SAMPLE_INTERVAL = 0.25
@@ -437,6 +438,10 @@ def _metrics_summary(baseline: str, final: str) -> dict[str, Any]:
         summary[f"{prefix}_p99_ms"] = lag.quantile(0.99) * 1000
         summary[f"{prefix}_p50_ms"] = lag.quantile(0.50) * 1000
         summary[f"{prefix}_mean_ms"] = lag.sum / lag.total * 1000 if lag.total else math.nan
+    trims = counter_by_label(final, MALLOC_TRIM)
+    if trims:
+        # From start-up on (trims are cheap and few; the baseline is taken at /readyz).
+        summary["malloc_trim_ms"] = round(trims.get("", 0.0) * 1000, 1)
     pauses = parse_histogram(final, GC_PAUSE)
     if pauses is not None:
         before = parse_histogram(baseline, GC_PAUSE) if baseline else None

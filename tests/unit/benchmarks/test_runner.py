@@ -90,3 +90,12 @@ def test_gc_pauses_come_from_the_run_window_summed_over_generations() -> None:
     assert by_gen["0"] == [1.0, 2.0, pytest.approx(3.2)]
     assert by_gen["1"] == [1.0, 12.0, pytest.approx(12.8)]
     assert by_gen["2"][0] == 0.0
+
+
+def test_malloc_trim_time_is_summed_from_start_up() -> None:
+    m = Metrics(process_metrics=False)
+    m.malloc_trim(0.001)  # before /readyz: counted too
+    baseline = m.render().decode()
+    m.malloc_trim(0.0025)
+    out = _metrics_summary(baseline, m.render().decode())
+    assert out["malloc_trim_ms"] == pytest.approx(3.5)
