@@ -86,10 +86,23 @@ def endpoint(url: str, tls: ssl.SSLContext | bool, server_hostname: str | None) 
     )
 
 
-class _Connection(asyncio.Protocol):
-    """One TCP (or TLS) connection carrying one request at a time."""
+# The most plaintext one SSLObject.read hands the parser at a time.
+_TLS_READ = 64 * 1024
 
-    def __init__(self) -> None:
+
+class _Connection(asyncio.Protocol):
+    """One TCP connection carrying one request at a time, TLS done here in memory.
+
+    With *tls* (a context and the server name) the connection speaks TLS through an
+    ssl.SSLObject over two MemoryBIOs on a plain TCP transport, instead of the loop's TLS
+    transport: uvloop's (and asyncio's) gives every connection a 256 KiB read buffer from
+    the C heap, sized for streaming, and with up to 100 connections per client for
+    Bindings and Events that was asched's largest growth in memory while scheduling
+    (anti-affinity 1000/1000: 221 TLS connections, 57 MiB of heap, RSS from 77 to 112 MiB;
+    docs/benchmarks.md, round twelve). An answer here is a few hundred bytes; the reads
+    allocate what arrived. `ready` is done when the handshake is (at once without TLS)."""
+
+    def __init__(self, tls: tuple[ssl.SSLContext, str | None] | None = None) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.served = 0
@@ -101,14 +114,61 @@ class _Connection(asyncio.Protocol):
         self.received = False
         self._gzip = False
         self._keep_alive = True
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.tls_object: ssl.SSLObject | None = None
+        self._incoming = self._outgoing = None
+        if tls is not None:
+            context, server_hostname = tls
+            self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+            # Through the context's wrap_bio: a ResumingContext offers its session there.
+            self.tls_object = context.wrap_bio(
+                self._incoming, self._outgoing, server_hostname=server_hostname
+            )
+        self._handshaking = tls is not None
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's TLS transport is not an asyncio.Transport subclass, but has its methods.
         self.transport = cast(asyncio.Transport, transport)
+        if self._handshaking:
+            self._handshake()
+        else:
+            self.ready.set_result(None)
 
     def data_received(self, data: bytes) -> None:
+        if self.tls_object is None:
+            self._feed(data)
+            return
+        assert self._incoming is not None
+        self._incoming.write(data)
+        if self._handshaking:
+            self._handshake()
+            if self._handshaking:
+                return
+        obj, incoming = self.tls_object, self._incoming
+        while True:
+            try:
+                plain = obj.read(_TLS_READ)
+            except ssl.SSLWantReadError:  # the rest of a record is still on its way
+                break
+            except ssl.SSLZeroReturnError:  # the server's close_notify
+                self.abort()
+                return
+            except ssl.SSLError as exc:
+                self._fail(H1Error(f"TLS: {exc}"))
+                self.abort()
+                return
+            if plain:
+                self._feed(plain)
+                if self.closed:
+                    return
+            # Usually one read takes all that arrived: stop without the exception a
+            # read of nothing raises (a few microseconds per answer).
+            if not incoming.pending and not obj.pending():
+                break
+        self._flush()  # a post-handshake message may want an answer
+
+    def _feed(self, data: bytes) -> None:
         self.received = True
         try:
             self._parser.feed_data(data)
@@ -116,12 +176,38 @@ class _Connection(asyncio.Protocol):
             self._fail(H1Error(f"malformed answer: {exc}"))
             self.abort()
 
+    def _handshake(self) -> None:
+        assert self.tls_object is not None
+        try:
+            self.tls_object.do_handshake()
+        except ssl.SSLWantReadError:
+            self._flush()
+            return
+        except (ssl.SSLError, ssl.CertificateError) as exc:
+            self._handshaking = False
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+            self.abort()
+            return
+        self._handshaking = False
+        self._flush()
+        if not self.ready.done():
+            self.ready.set_result(None)
+
+    def _flush(self) -> None:
+        out = self._outgoing
+        if out is not None and out.pending and self.transport is not None and not self.closed:
+            self.transport.write(out.read())
+
     def eof_received(self) -> bool:
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         detail = f": {type(exc).__name__}: {exc}" if exc is not None else ""
+        if not self.ready.done():
+            lost = ConnectionResetError(f"closed during the TLS handshake{detail}")
+            self.ready.set_exception(lost)
         self._fail(_Lost(f"connection closed before the answer was complete{detail}"))
 
     # -- httptools callbacks -------------------------------------------------------------
@@ -166,7 +252,11 @@ class _Connection(asyncio.Protocol):
         self._answer = asyncio.get_running_loop().create_future()
         self.received = False
         self.served += 1
-        self.transport.write(data)
+        if self.tls_object is None:
+            self.transport.write(data)
+        else:
+            self.tls_object.write(data)
+            self._flush()
         return self._answer
 
     def abort(self) -> None:
@@ -182,6 +272,19 @@ class _Connection(asyncio.Protocol):
 
 class _Lost(H1Error):
     """The connection closed before the answer was complete."""
+
+
+async def connect(endpoint: Endpoint) -> _Connection:
+    """A new connection to *endpoint*, its TLS handshake done (no timeout of its own)."""
+    tls = (endpoint.tls, endpoint.server_hostname) if endpoint.tls is not None else None
+    loop = asyncio.get_running_loop()
+    _, conn = await loop.create_connection(lambda: _Connection(tls), endpoint.host, endpoint.port)
+    try:
+        await conn.ready
+    except BaseException:
+        conn.abort()
+        raise
+    return conn
 
 
 class H1Pool:
@@ -337,16 +440,9 @@ class H1Pool:
         if not counted:
             self._open += 1
         endpoint = self._endpoint
-        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self._connect_timeout):
-                _, conn = await loop.create_connection(
-                    _Connection,
-                    endpoint.host,
-                    endpoint.port,
-                    ssl=endpoint.tls,
-                    server_hostname=endpoint.server_hostname if endpoint.tls else None,
-                )
+                conn = await connect(endpoint)
         except BaseException as exc:
             self._open -= 1
             self._wake_one()

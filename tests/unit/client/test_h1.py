@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from asched.client import h1
+from asched.client import h1, tlssession
+from asched.server.certgen import generate_self_signed
+from asched.server.tls import CertKeyPair, build_context
 
 # What the server does with one request on one connection: write an answer (bytes), or
 # None to close the connection without answering, or "hang" to never answer.
@@ -79,13 +81,12 @@ class Server:
             self.handlers.discard(task)
 
 
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
+async def _servers(tls: ssl.SSLContext | None) -> AsyncIterator[Serve]:
     servers: list[tuple[asyncio.Server, Server]] = []
 
     async def start(script: Script) -> Server:
         server = Server(script)
-        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        srv = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=tls)
         server.port = srv.sockets[0].getsockname()[1]
         servers.append((srv, server))
         return server
@@ -99,6 +100,29 @@ async def serve() -> AsyncIterator[Serve]:
         if server.handlers:
             await asyncio.wait(server.handlers, timeout=5)
         assert not server.handlers, "a test server's handler did not finish"
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Serve]:
+    async for start in _servers(None):
+        yield start
+
+
+@pytest.fixture(scope="module")
+def pair() -> CertKeyPair:
+    return generate_self_signed("localhost", ips=("127.0.0.1",))
+
+
+@pytest.fixture
+async def serve_tls(pair: CertKeyPair) -> AsyncIterator[Serve]:
+    async for start in _servers(build_context(pair)):
+        yield start
+
+
+def tls_pool_for(server: Server, pair: CertKeyPair, limit: int = 4) -> h1.H1Pool:
+    context = tlssession.client_context(cadata=pair.cert_pem.decode())
+    endpoint = h1.endpoint(f"https://127.0.0.1:{server.port}", context, None)
+    return h1.H1Pool(endpoint, limit=limit, connect_timeout=5.0)
 
 
 def pool_for(server: Server, limit: int = 4) -> h1.H1Pool:
@@ -350,6 +374,68 @@ async def test_malformed_answer_is_an_error(serve: Serve) -> None:
     with pytest.raises(h1.H1Error, match="malformed answer"):
         await pool.round_trip("GET", get(), None)
     assert pool.open_connections == 0
+    await pool.close()
+
+
+# ---- TLS, done in memory by the connection (h1._Connection) -----------------------------
+
+
+async def test_tls_requests_reuse_one_connection_and_reassemble_big_answers(
+    serve_tls: Serve, pair: CertKeyPair
+) -> None:
+    # Bigger than one TLS record and than one read (_TLS_READ): many reads feed the parser.
+    big = b'{"items": [' + b",".join(b"%d" % i for i in range(60_000)) + b"]}"
+
+    async def script(_: Server, __: int, request: bytes) -> Answer:
+        if b"/chunked" in request:
+            return (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+            )
+        if b"/big" in request:
+            return ok(big)
+        return ok(request.split(b"\r\n\r\n", 1)[1])  # a POST's body, echoed
+
+    server = await serve_tls(script)
+    pool = tls_pool_for(server, pair)
+    assert await pool.round_trip("GET", get("/chunked"), None) == (200, b"hello world")
+    assert await pool.round_trip("GET", get("/big"), None) == (200, big)
+    head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\n"
+    assert await pool.round_trip("POST", head, b'{"a": 1}') == (200, b'{"a": 1}')
+    assert server.connections == 1
+    assert len(server.requests) == 3
+    await pool.close()
+
+
+async def test_tls_to_an_untrusted_server_fails_naming_the_endpoint(serve_tls: Serve) -> None:
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return ok()
+
+    server = await serve_tls(script)
+    stranger = generate_self_signed("localhost", ips=("127.0.0.1",))  # another CA
+    pool = tls_pool_for(server, stranger, limit=1)
+    with pytest.raises(h1.H1Error, match=rf"connect 127.0.0.1:{server.port}: .*CERTIFICATE_VERIFY"):
+        await pool.round_trip("GET", get(), None)
+    assert pool.open_connections == 0
+    assert server.requests == []
+    await pool.close()
+
+
+async def test_a_server_that_drops_the_handshake_is_an_error(pair: CertKeyPair) -> None:
+    # A plain TCP server that closes every connection at once: the handshake never ends.
+    async def drop(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    srv = await asyncio.start_server(drop, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    context = tlssession.client_context(cadata=pair.cert_pem.decode())
+    pool = h1.H1Pool(
+        h1.endpoint(f"https://127.0.0.1:{port}", context, None), limit=1, connect_timeout=5.0
+    )
+    with pytest.raises(h1.H1Error, match=f"connect 127.0.0.1:{port}: .*TLS handshake"):
+        await pool.round_trip("GET", get(), None)
+    assert pool.open_connections == 0
+    srv.close()
     await pool.close()
 
 

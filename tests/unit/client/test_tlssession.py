@@ -51,19 +51,17 @@ async def serve(pair: CertKeyPair) -> AsyncIterator[Start]:
 
 
 async def _get(ctx: ssl.SSLContext, port: int, server_hostname: str = "localhost") -> bool:
-    """One request on a new connection; whether its TLS session was resumed."""
-    loop = asyncio.get_running_loop()
-    transport, conn = await loop.create_connection(
-        h1._Connection, "127.0.0.1", port, ssl=ctx, server_hostname=server_hostname
-    )
+    """One request on a new connection of the h1 pool's kind (TLS in memory, through the
+    context's wrap_bio); whether its TLS session was resumed."""
+    endpoint = h1.Endpoint("127.0.0.1", port, ctx, server_hostname, "t")
+    conn = await h1.connect(endpoint)
     try:
         status, body = await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         assert (status, body) == (200, b"ok")
-        obj = transport.get_extra_info("ssl_object")
-        assert isinstance(obj, ssl.SSLObject)
-        return obj.session_reused
+        assert conn.tls_object is not None
+        return conn.tls_object.session_reused
     finally:
-        transport.close()
+        conn.abort()
 
 
 def _client(pair: CertKeyPair) -> tlssession.ResumingContext:
