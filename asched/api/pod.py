@@ -194,16 +194,33 @@ def bound_to(pod: Pod, node_name: str) -> Pod:
     return copy
 
 
+# Decoded tolerations by their fields, shared between pods. Nearly every pod carries the
+# same few (the DefaultTolerationSeconds admission plugin adds not-ready and unreachable to
+# all of them), and Toleration is frozen: sharing saves three objects per decoded pod
+# version that the garbage collector would otherwise track and walk (docs/benchmarks.md,
+# round twelve). Bounded: cleared when full.
+_TOLERATIONS: dict[tuple[tuple[str, str, str, str], ...], tuple[Toleration, ...]] = {}
+_TOLERATIONS_MAX = 1024
+
+
 def _tolerations(raw: Any) -> tuple[Toleration, ...]:
-    return tuple(
-        Toleration(
+    if not raw:
+        return ()
+    key = tuple(
+        (
             str(t.get("key") or ""),
             str(t.get("operator") or "Equal"),
             str(t.get("value") or ""),
             str(t.get("effect") or ""),
         )
-        for t in raw or ()
+        for t in raw
     )
+    shared = _TOLERATIONS.get(key)
+    if shared is None:
+        if len(_TOLERATIONS) >= _TOLERATIONS_MAX:
+            _TOLERATIONS.clear()
+        shared = _TOLERATIONS[key] = tuple(Toleration(*fields) for fields in key)
+    return shared
 
 
 def _host_ports(spec: dict[str, Any]) -> tuple[HostPort, ...]:
