@@ -6,6 +6,7 @@ reused connection the server dropped, and what a cancelled request leaves behind
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -435,6 +436,40 @@ async def test_a_server_that_drops_the_handshake_is_an_error(pair: CertKeyPair) 
     with pytest.raises(h1.H1Error, match=f"connect 127.0.0.1:{port}: .*TLS handshake"):
         await pool.round_trip("GET", get(), None)
     assert pool.open_connections == 0
+    srv.close()
+    await pool.close()
+
+
+async def test_a_handshake_past_the_connect_timeout_leaves_nothing_behind(
+    pair: CertKeyPair,
+) -> None:
+    # A TCP server that never speaks TLS: the handshake waits until the connect timeout.
+    held: list[asyncio.StreamWriter] = []
+
+    async def silent(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    srv = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    context = tlssession.client_context(cadata=pair.cert_pem.decode())
+    pool = h1.H1Pool(
+        h1.endpoint(f"https://127.0.0.1:{port}", context, None), limit=1, connect_timeout=0.05
+    )
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        with pytest.raises(h1.H1Error, match=f"connect 127.0.0.1:{port}: TimeoutError"):
+            await pool.round_trip("GET", get(), None)
+        assert pool.open_connections == 0
+        for _ in range(3):  # the aborted transport reports connection_lost
+            await asyncio.sleep(0)
+        gc.collect()  # an unread failed handshake would be reported now
+    finally:
+        loop.set_exception_handler(None)
+    assert [c.get("message") for c in reported] == []
+    for writer in held:
+        writer.close()
     srv.close()
     await pool.close()
 
