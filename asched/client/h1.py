@@ -183,7 +183,7 @@ class _Connection(asyncio.Protocol):
         except ssl.SSLWantReadError:
             self._flush()
             return
-        except (ssl.SSLError, ssl.CertificateError) as exc:
+        except ssl.SSLError as exc:  # a refused certificate included
             self._handshaking = False
             if not self.ready.done():
                 self.ready.set_exception(exc)

@@ -42,18 +42,7 @@ def generate_self_signed(
     stamp = int(now.timestamp())
     ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}-ca@{stamp}")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = _builder(ca_name, ca_name, ca_key, now, ca=True).sign(ca_key, hashes.SHA256())
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     names: list[x509.GeneralName] = []
     for value in (host, *ips, *dns):
@@ -61,24 +50,39 @@ def generate_self_signed(
             names.append(x509.IPAddress(ipaddress.ip_address(value)))
         except ValueError:
             names.append(x509.DNSName(value))
-    cert = (
+    leaf_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")])
+    leaf = (
+        _builder(leaf_name, ca_name, key, now, ca=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(list(dict.fromkeys(names))), critical=False)
+    )
+    pem = serialization.Encoding.PEM
+    return CertKeyPair(
+        leaf.sign(ca_key, hashes.SHA256()).public_bytes(pem) + ca.public_bytes(pem),
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
+
+
+def _builder(
+    subject: x509.Name,
+    issuer: x509.Name,
+    key: rsa.RSAPrivateKey,
+    now: datetime.datetime,
+    *,
+    ca: bool,
+) -> x509.CertificateBuilder:
+    """What the CA and the serving certificate share: names, key, serial, validity (from an
+    hour ago, for clock skew), basic constraints and key usage."""
+    return (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")]))
-        .issuer_name(ca_name)
+        .subject_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(list(dict.fromkeys(names))), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    pem = serialization.Encoding.PEM
-    return CertKeyPair(
-        cert.public_bytes(pem) + ca.public_bytes(pem),
-        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(_key_usage(cert_sign=ca), critical=True)
     )
 
 
