@@ -4,9 +4,10 @@ Mirrors kube-scheduler's unschedulablePods, plus an index by (profile, plugin): 
 filed under each plugin that rejected it (or, when gated, under its gating plugin), so
 an event only visits the pods whose rejecting plugins registered it. With 10k pending
 pods and hundreds of node events a second, a scan of the whole pool per event would
-cost more than scheduling. Within each key, pods of a native PodGroup are also filed by
-group, for events whose registration has a scope (ClusterEventWithHint.scope): a new gang
-member then visits its own gang's pods only.
+cost more than scheduling. Within each key, pods of a PodGroup are also filed by group
+("namespace/name": the native group of spec.schedulingGroup, and the Coscheduling group of
+the pod-group label, under both when a pod names two), for events whose registration has a
+scope (ClusterEventWithHint.scope): a new gang member then visits its own gang's pods only.
 
 Guarantees: one entry per pod UID; the index always matches the plugin sets the pod had
 when it was added (change them only by re-adding); `gated` counts gated pods; `on_change`
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from asched.api.podgroup import pod_group_key
 from asched.framework.types import QueuedPodInfo
 
 # Index bucket for pods rejected without a named plugin: any event of interest may help.
@@ -29,9 +31,11 @@ _Key = tuple[str, str]  # (profile, plugin)
 OnChange = Callable[[Sequence[str], str, int], None]
 
 
-def _group_key(qpi: QueuedPodInfo) -> str:
+def _group_keys(qpi: QueuedPodInfo) -> tuple[str, ...]:
     pod = qpi.pod
-    return f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
+    native = f"{pod.namespace}/{pod.scheduling_group}" if pod.scheduling_group else ""
+    labelled = pod_group_key(pod)
+    return tuple(dict.fromkeys(k for k in (native, labelled) if k))
 
 
 def _index_keys(qpi: QueuedPodInfo) -> tuple[_Key, ...]:
@@ -50,7 +54,7 @@ class UnschedulablePool:
         self._pods: dict[str, QueuedPodInfo] = {}
         # uid -> (index keys, gated, group) as filed, so removal never depends on later
         # mutation.
-        self._filed: dict[str, tuple[tuple[_Key, ...], bool, str]] = {}
+        self._filed: dict[str, tuple[tuple[_Key, ...], bool, tuple[str, ...]]] = {}
         self._index: dict[_Key, dict[str, QueuedPodInfo]] = {}
         # (profile, plugin, "namespace/podgroup") -> the index's pods of that group.
         self._by_group: dict[tuple[str, str, str], dict[str, QueuedPodInfo]] = {}
@@ -78,12 +82,12 @@ class UnschedulablePool:
         uid = qpi.uid
         keys = _index_keys(qpi)
         gated = bool(qpi.gating_plugin)
-        group = _group_key(qpi)
+        groups = _group_keys(qpi)
         self._pods[uid] = qpi
-        self._filed[uid] = (keys, gated, group)
+        self._filed[uid] = (keys, gated, groups)
         for key in keys:
             self._index.setdefault(key, {})[uid] = qpi
-            if group:
+            for group in groups:
                 self._by_group.setdefault((*key, group), {})[uid] = qpi
         profile = qpi.pod.scheduler_name
         self._per_profile[profile] = self._per_profile.get(profile, 0) + 1
@@ -103,13 +107,13 @@ class UnschedulablePool:
         qpi = self._pods.pop(uid, None)
         if qpi is None:
             return None
-        keys, gated, group = self._filed.pop(uid)
+        keys, gated, groups = self._filed.pop(uid)
         for key in keys:
             bucket = self._index[key]
             del bucket[uid]
             if not bucket:
                 del self._index[key]
-            if group:
+            for group in groups:
                 grouped = (*key, group)
                 members = self._by_group[grouped]
                 del members[uid]

@@ -180,6 +180,28 @@ class Admission(Reservation):
             self._hint_memo = (memo, enough)
         return QueueingHint.QUEUE if self._hint_memo[1] else QueueingHint.QUEUE_SKIP
 
+    # ---- Event scopes (ClusterEventWithHint.scope) -----------------------------------------
+    # Each names exactly the groups whose members the matching hint can answer Queue for, so
+    # the queue asks those members only: without them every binding (an assigned pod's add)
+    # asked every gated member of every gang, 41 % of asched's CPU and a loop lag p99 of
+    # 203-681 ms in the 1000 x 3 Coscheduling benchmark.
+    @staticmethod
+    def member_scope(old: object | None, new: object | None) -> frozenset[str] | None:
+        """hint_member_changed's groups: the changed pod's own, none for a pod in no group."""
+        obj = new if new is not None else old
+        if not isinstance(obj, Pod):
+            return None
+        key = pod_group_key(obj)
+        return frozenset((key,)) if key else frozenset()
+
+    @staticmethod
+    def pod_group_scope(old: object | None, new: object | None) -> frozenset[str] | None:
+        """hint_pod_group_changed's group: the PodGroup itself."""
+        obj = new if new is not None else old
+        if not isinstance(obj, PodGroup):
+            return None
+        return frozenset((f"{obj.namespace}/{obj.name}",))
+
     def hint_pod_group_changed(
         self, pod: Pod, old: object | None, new: object | None
     ) -> QueueingHint:

@@ -131,6 +131,7 @@ class Coscheduling(
                     "PodGroupMemberAdd",
                 ),
                 member,
+                self.manager.member_scope,
             ),
             # Freed resources (and a gate holder's pods going away).
             ClusterEventWithHint(
@@ -154,6 +155,7 @@ class Coscheduling(
                     "PodGroupChange",
                 ),
                 group,
+                self.manager.pod_group_scope,
             ),
             # A deleted PodGroup may have held the reservation gate.
             ClusterEventWithHint(

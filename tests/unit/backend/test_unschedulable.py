@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from asched.api.podgroup import POD_GROUP_LABEL
 from asched.backend.unschedulable import ANY_PLUGIN, UnschedulablePool
 from asched.framework.types import QueuedPodInfo
 from tests.builders import make_pod
@@ -105,3 +106,29 @@ def test_scoped_lookup_reads_only_the_named_groups_of_the_scoped_key() -> None:
     pool.add(a2)
     assert names([gang], {gang: frozenset({"default/a"})}) == []
     assert names([fit], {fit: frozenset({"default/a"})}) == ["a2"]
+
+
+def test_coscheduling_members_are_filed_by_their_label_group_too() -> None:
+    # A Coscheduling member (pod-group label) is filed by that group; a pod naming a native
+    # group and a label group is filed under both, so a scope naming either finds it.
+    pool = UnschedulablePool()
+    labelled = QueuedPodInfo(pod=make_pod("m1").label(POD_GROUP_LABEL, "g").obj(), timestamp=0.0)
+    labelled.gating_plugin = "Coscheduling"
+    both = QueuedPodInfo(
+        pod=make_pod("m2").label(POD_GROUP_LABEL, "g").scheduling_group("n").obj(), timestamp=0.0
+    )
+    both.gating_plugin = "Coscheduling"
+    other = QueuedPodInfo(pod=make_pod("x").label(POD_GROUP_LABEL, "h").obj(), timestamp=0.0)
+    other.gating_plugin = "Coscheduling"
+    for qpi in (labelled, both, other):
+        pool.add(qpi)
+    key = ("default-scheduler", "Coscheduling")
+
+    def names(groups: frozenset[str]) -> list[str]:
+        return sorted(q.pod.name for q in pool.filed_under([key], {key: groups}))
+
+    assert names(frozenset({"default/g"})) == ["m1", "m2"]
+    assert names(frozenset({"default/n"})) == ["m2"]
+    pool.remove(both.uid)
+    assert names(frozenset({"default/g"})) == ["m1"]
+    assert names(frozenset({"default/n"})) == []

@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from asched.framework.events import ActionType, ClusterEvent, EventResource
+from asched.api.podgroup import POD_GROUP_LABEL
+from asched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from asched.framework.registry import ArgsError
 from asched.plugins.coscheduling import PODGROUP_INFORMER, SPEC, CoschedulingArgs
 from tests.builders import make_node, make_pod, make_pod_group
@@ -189,3 +190,39 @@ def test_pods_without_a_group_pass_every_point() -> None:
     assert pl.permit(None, pod, "n1") == (None, 0.0)  # type: ignore[arg-type]
     pl.unreserve(None, pod, "n1")  # type: ignore[arg-type]
     assert h.events.recorded == []
+
+
+def test_every_scope_covers_each_pod_its_hint_would_queue() -> None:
+    # ClusterEventWithHint.scope's contract: the queue asks only the pods of the groups a
+    # scope names, so a pod whose hint answers Queue must be in one of them (else it stays
+    # stranded); pods outside are the saving (every binding used to ask every gated member).
+    def member(name: str, group: str, namespace: str = "default") -> Any:
+        builder = make_pod(name, namespace)
+        return (builder.label(POD_GROUP_LABEL, group) if group else builder).obj()
+
+    g, h = make_pod_group("g").min_member(2).obj(), make_pod_group("h").min_member(2).obj()
+    other_ns = make_pod_group("g", namespace="other").min_member(1).obj()
+    handle = GangHandle(groups=[g, h, other_ns])
+    pods = [
+        member("g1", "g"),
+        member("g2", "g"),
+        member("h1", "h"),
+        member("solo", ""),
+        member("o1", "g", "other"),
+    ]
+    handle.add(*pods)
+    registered = [r for r in plugin_for(handle).events_to_register() if r.scope is not None]
+    assert len(registered) == 2
+    objects: list[object] = [*pods, g, h, other_ns]
+    queued = 0
+    for reg in registered:
+        assert reg.hint is not None
+        for obj in objects:
+            scope = reg.scope(None, obj)  # type: ignore[misc]
+            for pod in pods:
+                if reg.hint(pod, None, obj) is QueueingHint.QUEUE:
+                    queued += 1
+                    group = f"{pod.namespace}/{pod.labels[POD_GROUP_LABEL]}"
+                    assert scope is None or group in scope
+    # The hints did answer Queue, so the check above was exercised.
+    assert queued >= 4
