@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -223,14 +223,14 @@ class BindingCycle:
         events: Callable[[str], EventRecorder],
         limiter: asyncio.Semaphore,
         metrics: CycleMetrics | None = None,
-        nominate: Callable[[Pod, str], Awaitable[None]] | None = None,
+        nominate: Callable[[Pod, str], None] | None = None,
         observer: CycleObserver | None = None,
     ) -> None:
         """`events(profile)` is the profile's recorder; `limiter` caps binds in flight (an
         asyncio.Semaphore: anyio's CapacityLimiter yields to the loop twice per acquire,
         one of them in a shielded cancel scope, 1.2 % of asched's CPU in the basic
         benchmark's profile; asyncio's takes a free slot without yielding);
-        `nominate(pod, node)` patches the pod's nominatedNodeName (awaited); `observer` is told
+        `nominate(pod, node)` patches the pod's nominatedNodeName; `observer` is told
         each bind's latency."""
         self.observer = observer
         self._nominate = nominate
@@ -259,15 +259,14 @@ class BindingCycle:
         # whether they have work (RunPreBindPreFlights) and, when one has or WaitOnPermit
         # will wait (WillWaitOnPermit), patches the chosen node as nominatedNodeName so
         # other components see where the pod is going before it is bound. A pod that goes
-        # straight to Bind gets no patch: it is bound at once anyway. The patch is awaited
-        # (PodStatusWriter.nominate), so it always lands before the Binding.
+        # straight to Bind gets no patch: it is bound at once anyway.
         pre_flight = fwk.run_pre_bind_pre_flights(state, assumed, node)
         if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
             self._failed(a, pre_flight)
             return
         will_wait = fwk.waiting_pods.get(assumed.uid) is not None
         if self._nominate is not None and (pre_flight is None or will_wait):
-            await self._nominate(assumed, node)
+            self._nominate(assumed, node)
         st = await fwk.wait_on_permit(assumed)
         at_permit = st is not None
         if st is None:

@@ -70,25 +70,19 @@ class PodStatusWriter:
             ),
         )
 
-    async def nominate(self, pod: Pod, node: str) -> None:
-        """Patch `nominatedNodeName` now and return once it is written
-        (NominatedNodeNameForExpectation: the binding cycle announces the node before it
-        waits at Permit or runs PreBind).
-
-        Awaited, not queued, as kube-scheduler's bindingCycle awaits updatePod while
-        SchedulerAsyncAPICalls is off (1.37's default): a queued patch could be sent after
-        the pod was bound, and the API server refuses nominatedNodeName on a bound pod
-        (422; seen for most members in the Coscheduling gang benchmarks). A condition
-        update still pending for the pod goes in the same patch. Nothing is sent when the
-        pod already names the node and no condition waits (updatePod's nnnNeedsUpdate)."""
-        pending = self._pending.pop(pod.uid, None)
-        if pending is None:
-            if pod.nominated_node_name == node:
-                return
-            pending = _Update(pod.namespace, pod.name, pod.uid, "", "", "", node, condition=False)
-        else:
+    def set_nominated(self, pod: Pod, node: str) -> None:
+        """Patch only `nominatedNodeName` (NominatedNodeNameForExpectation: the binding
+        cycle announces the node before waiting at Permit). A pending condition update for
+        the pod keeps its condition and takes the new nomination."""
+        pending = self._pending.get(pod.uid)
+        if pending is not None:
             pending.nominated_node_name = node
-        await self._patcher.send_now(pending)
+            self._patcher.wake()
+        else:
+            self._patcher.put(
+                pod.uid,
+                _Update(pod.namespace, pod.name, pod.uid, "", "", "", node, condition=False),
+            )
 
     def forget(self, uid: str) -> None:
         self._pending.pop(uid, None)

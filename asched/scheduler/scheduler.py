@@ -234,7 +234,7 @@ class Scheduler:
             events=self._events_for,
             limiter=asyncio.Semaphore(options.max_concurrent_binds),
             metrics=metrics,
-            nominate=self.status_writer.nominate,
+            nominate=self.status_writer.set_nominated,
         )
 
     # ---- wiring --------------------------------------------------------------------

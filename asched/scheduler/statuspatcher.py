@@ -85,18 +85,7 @@ class CoalescingPatcher(Generic[T]):
         if self._on_failure is not None:
             self._on_failure(item)
 
-    async def send_now(self, item: T) -> None:
-        """Write `item` now, outside the queue and its in-flight cap, for a caller that
-        must know the patch landed before it goes on; failures are handled as queued ones."""
-        await self._write(item)
-
     async def _send(self, item: T, limiter: anyio.Semaphore) -> None:
-        try:
-            await self._write(item)
-        finally:
-            limiter.release()
-
-    async def _write(self, item: T) -> None:
         n = self._names
         log: FilteringBoundLogger = n.log
         where = {n.field: self._where(item)}
@@ -114,3 +103,5 @@ class CoalescingPatcher(Generic[T]):
             # A bug, not the network: dropped rather than raised (see the module doc).
             self._failed(item)
             report_unexpected(log, self._errors, n.area, n.crashed, **where)
+        finally:
+            limiter.release()

@@ -133,41 +133,26 @@ class Recording(FakeClient):
         return {}
 
 
-async def test_pod_status_writer_nominates_before_returning() -> None:
-    """`nominate` is awaited by the binding cycle before Permit and Bind, so the patch must
-    be on the wire when it returns: no run() task is started here."""
+async def test_pod_status_writer_nomination_only_and_merged() -> None:
     client = Recording()
     writer = PodStatusWriter(client, FakeClock())
-    await writer.nominate(make_pod("a").uid("ua").obj(), "n1")
-    assert client.bodies == [
-        ("a", {"metadata": {"uid": "ua"}, "status": {"nominatedNodeName": "n1"}})
-    ]
-    # A condition update still queued for the pod goes in the same patch and leaves the queue.
-    writer.set_unschedulable(make_pod("b").uid("ub").obj(), "Unschedulable", "no nodes")
-    await writer.nominate(make_pod("b").uid("ub").obj(), "n2")
-    name_b, body_b = client.bodies[1]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_nominated(make_pod("a").uid("ua").obj(), "n1")
+        await anyio.wait_all_tasks_blocked()
+        # A condition update still pending takes the later nomination with it.
+        writer.set_unschedulable(make_pod("b").uid("ub").obj(), "Unschedulable", "no nodes")
+        writer.set_nominated(make_pod("b").uid("ub").obj(), "n2")
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    (name_a, body_a), (name_b, body_b) = client.bodies
+    assert (name_a, body_a) == (
+        "a",
+        {"metadata": {"uid": "ua"}, "status": {"nominatedNodeName": "n1"}},
+    )
     assert name_b == "b"
     assert body_b["status"]["nominatedNodeName"] == "n2"
     assert body_b["status"]["conditions"][0]["message"] == "no nodes"
-    assert writer.pending() == 0
-    # Already nominated there and nothing queued: updatePod's nnnNeedsUpdate is false.
-    await writer.nominate(make_pod("c").uid("uc").nominated("n3").obj(), "n3")
-    assert len(client.bodies) == 2
-
-
-@pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])
-async def test_pod_status_writer_nomination_failure_is_logged_not_raised(
-    error: Exception, is_bug: bool
-) -> None:
-    # kube-scheduler logs a failed nomination and goes on binding; so does asched.
-    client, metrics = FailingFirst(error), Metrics(process_metrics=False)
-    writer = PodStatusWriter(client, FakeClock(), metrics)
-    with structlog.testing.capture_logs() as logs:
-        await writer.nominate(make_pod("a").obj(), "n1")
-    assert [path.split("/")[6] for _, path in client.calls] == ["a"]
-    assert unexpected(metrics, "pod_status") == (1.0 if is_bug else 0.0)
-    failed = "pod_status_update_crashed" if is_bug else "pod_status_update_failed"
-    assert [e["event"] for e in logs] == [failed]
 
 
 @pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])

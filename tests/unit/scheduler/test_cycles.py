@@ -14,7 +14,6 @@ import dataclasses
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import pytest
 
 from asched.api import Pod
@@ -176,7 +175,6 @@ class Harness:
             metrics=metrics,
         )
         self.nominations: list[tuple[str, str]] = []
-        self.nomination_written: anyio.Event | None = None
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -184,15 +182,8 @@ class Harness:
             events=lambda profile: self.events,
             limiter=asyncio.Semaphore(4),
             metrics=metrics,
-            nominate=self._nominate,
+            nominate=lambda pod, node: self.nominations.append((pod.name, node)),
         )
-
-    async def _nominate(self, pod: Pod, node: str) -> None:
-        # Recorded when the write starts; `nomination_written`, when set, holds it open.
-        self.nominations.append((pod.name, node))
-        if self.nomination_written is not None:
-            await self.nomination_written.wait()
-        await anyio.lowlevel.checkpoint()
 
     async def schedule(self, pod: Pod) -> Assumed | None:
         """Add the pod, pop it, and run its scheduling cycle."""
@@ -337,28 +328,6 @@ async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> No
         await anyio.wait_all_tasks_blocked()
         assert h.nominations == [("p", "n3")]
         assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
-
-
-async def test_a_pod_allowed_at_permit_is_bound_only_after_its_nomination_is_written() -> None:
-    # bindingCycle awaits updatePod before WaitOnPermit (SchedulerAsyncAPICalls is off in
-    # 1.37). Queued instead, the patch could follow the Binding, and the API server refuses
-    # nominatedNodeName on a bound pod: the Coscheduling gang benchmarks logged a 422 for
-    # most members before.
-    h = Harness()
-    h.nomination_written = anyio.Event()
-    waiting = await h.schedule(_pod("p", permit="wait", prefer="n3"))
-    assert waiting is not None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(h.binding.run, waiting)
-        await anyio.wait_all_tasks_blocked()
-        wp = h.fwk.waiting_pods.get(waiting.pod.uid)
-        assert wp is not None
-        wp.allow("Gate")
-        await anyio.wait_all_tasks_blocked()
-        assert h.nominations == [("p", "n3")]
-        assert h.binder.bound == []
-        h.nomination_written.set()
-    assert h.binder.bound == [("p", "n3")]
 
 
 @pytest.mark.parametrize(
