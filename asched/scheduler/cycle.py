@@ -225,15 +225,18 @@ class BindingCycle:
         metrics: CycleMetrics | None = None,
         nominate: Callable[[Pod, str], None] | None = None,
         observer: CycleObserver | None = None,
+        withdraw_nomination: Callable[[str], None] | None = None,
     ) -> None:
         """`events(profile)` is the profile's recorder; `limiter` caps binds in flight (an
         asyncio.Semaphore: anyio's CapacityLimiter yields to the loop twice per acquire,
         one of them in a shielded cancel scope, 1.2 % of asched's CPU in the basic
         benchmark's profile; asyncio's takes a free slot without yielding);
-        `nominate(pod, node)` patches the pod's nominatedNodeName; `observer` is told
-        each bind's latency."""
+        `nominate(pod, node)` patches the pod's nominatedNodeName and
+        `withdraw_nomination(uid)` drops it if still unsent when Bind starts; `observer` is
+        told each bind's latency."""
         self.observer = observer
         self._nominate = nominate
+        self._withdraw_nomination = withdraw_nomination
         self._metrics = metrics
         self._cache = cache
         self._queue = queue
@@ -274,6 +277,9 @@ class BindingCycle:
                 began = time.perf_counter()
                 st = await self._pre_bind(fwk, state, assumed, node, has_work=pre_flight is None)
                 if st is None:
+                    # A nomination not yet sent would land after the Binding (refused).
+                    if self._withdraw_nomination is not None:
+                        self._withdraw_nomination(assumed.uid)
                     st = await fwk.run_bind(state, assumed, node)
                 bind_seconds = time.perf_counter() - began
         if st is not None:

@@ -235,6 +235,7 @@ class Scheduler:
             limiter=asyncio.Semaphore(options.max_concurrent_binds),
             metrics=metrics,
             nominate=self.status_writer.set_nominated,
+            withdraw_nomination=self.status_writer.withdraw_nomination,
         )
 
     # ---- wiring --------------------------------------------------------------------

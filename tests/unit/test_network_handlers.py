@@ -155,6 +155,30 @@ async def test_pod_status_writer_nomination_only_and_merged() -> None:
     assert body_b["status"]["conditions"][0]["message"] == "no nodes"
 
 
+async def test_pod_status_writer_withdraws_a_nomination_the_binding_makes_moot() -> None:
+    # Queued behind other patches, a nomination would reach the API server after the pod's
+    # Binding, which refuses it (422); withdrawn before Bind, it is never sent.
+    client = Recording()
+    writer = PodStatusWriter(client, FakeClock())
+    writer.set_nominated(make_pod("a").uid("ua").obj(), "n1")
+    writer.withdraw_nomination("ua")
+    # A queued condition update keeps its condition and loses only the nomination.
+    writer.set_unschedulable(make_pod("b").uid("ub").obj(), "Unschedulable", "no nodes")
+    writer.set_nominated(make_pod("b").uid("ub").obj(), "n2")
+    writer.withdraw_nomination("ub")
+    writer.withdraw_nomination("unknown")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_nominated(make_pod("c").uid("uc").obj(), "n3")
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    assert [name for name, _ in client.bodies] == ["b", "c"]
+    body_b = client.bodies[0][1]
+    assert "nominatedNodeName" not in body_b["status"]
+    assert body_b["status"]["conditions"][0]["message"] == "no nodes"
+    assert client.bodies[1][1]["status"] == {"nominatedNodeName": "n3"}
+
+
 @pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])
 async def test_podgroup_status_writer(error: Exception, is_bug: bool) -> None:
     client, metrics = FailingFirst(error), Metrics(process_metrics=False)

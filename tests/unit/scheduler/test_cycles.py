@@ -183,7 +183,13 @@ class Harness:
             limiter=asyncio.Semaphore(4),
             metrics=metrics,
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
+            withdraw_nomination=self._withdraw,
         )
+        # (uid, bindings done when the nomination was withdrawn)
+        self.withdrawn: list[tuple[str, int]] = []
+
+    def _withdraw(self, uid: str) -> None:
+        self.withdrawn.append((uid, len(self.binder.bound)))
 
     async def schedule(self, pod: Pod) -> Assumed | None:
         """Add the pod, pop it, and run its scheduling cycle."""
@@ -328,6 +334,24 @@ async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> No
         await anyio.wait_all_tasks_blocked()
         assert h.nominations == [("p", "n3")]
         assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
+
+
+async def test_an_unsent_nomination_is_withdrawn_before_the_pod_is_bound() -> None:
+    # The nomination is queued (set_nominated); the binding cycle withdraws whatever of it
+    # is still unsent just before Bind, since the API server refuses it on a bound pod.
+    h = Harness()
+    waiting = await h.schedule(_pod("p", permit="wait", prefer="n3"))
+    assert waiting is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(h.binding.run, waiting)
+        await anyio.wait_all_tasks_blocked()
+        assert h.withdrawn == []
+        wp = h.fwk.waiting_pods.get(waiting.pod.uid)
+        assert wp is not None
+        wp.allow("Gate")
+    assert h.nominations == [("p", "n3")]
+    assert h.withdrawn == [(waiting.pod.uid, 0)]
+    assert h.binder.bound == [("p", "n3")]
 
 
 @pytest.mark.parametrize(
