@@ -180,7 +180,7 @@ async def run(opts: RunOptions) -> int:
                 errors=metrics,
             )
         pauses = gctune.GcPauses()
-        sweeper = gctune.Sweeper(clock.now)
+        sweeper = gctune.Sweeper(clock.now, idle=sched.idle)
         trimmer = malloctrim.Trimmer(clock.now)
 
         def on_tick() -> None:

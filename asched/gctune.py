@@ -45,6 +45,9 @@ def freeze_caches() -> None:
 # strand next to nothing for it to find (measured below).
 SWEEP_EVERY = 1.0
 FULL_EVERY = 3600.0
+# While young collections find nothing, one sweep in PROBE_EVERY collects (the others
+# only freeze); a probe that finds garbage brings back a collection every sweep.
+PROBE_EVERY = 10
 
 
 class Sweeper:
@@ -59,6 +62,16 @@ class Sweeper:
     on a clock keeps each walk to one interval's survivors, and freezing them (a list
     splice, O(1)) keeps the next walk from seeing them again.
 
+    Those walks find nothing: in basic 1000/5000, churn and Coscheduling 1000 x 3 runs
+    every young sweep found 0 unreachable objects, while each took 3-117 ms of the loop
+    (it walks the bindings in flight: their coroutines, futures and contexts; docs/
+    benchmarks.md, round fourteen). So once a young collection finds nothing, the sweeps
+    after it only freeze, and one in `probe_every` collects. A probe sees what the last
+    interval left, a sample of how fast cyclic garbage is made; one that finds any brings
+    back a collection every sweep until one finds none again. What the probes miss (cycles
+    made in the skipped intervals of a stretch that starts making them) is frozen with the
+    survivors and left for the full collection.
+
     A frozen object is still freed by reference counting; only a cycle that dies after it
     was frozen is left for the full collection, which unfreezes everything and collects
     it every `full_every` seconds and reports what it found (`tick`'s return), so that
@@ -67,6 +80,10 @@ class Sweeper:
     at sync, see freeze_caches), the three after it found none. The young sweeps took 59
     collections, 2.2 s in all and at most 102 ms, against 20 collections, 2.5 s and one
     of 962 ms without them; the loop lag p99 fell from 84 to 27 ms (22.3 to 0.4 net).
+
+    The full collection holds the loop as long as it walks (0.7-1.4 s at that size), so
+    when it falls due it waits for `idle()` (nothing queued to schedule or bind) for up
+    to another `full_every`, then runs regardless.
     """
 
     def __init__(
@@ -75,28 +92,45 @@ class Sweeper:
         *,
         every: float = SWEEP_EVERY,
         full_every: float = FULL_EVERY,
+        probe_every: int = PROBE_EVERY,
+        idle: Callable[[], bool] = lambda: True,
         collect: Callable[[int], int] = gc.collect,
         freeze: Callable[[], None] = gc.freeze,
         unfreeze: Callable[[], None] = gc.unfreeze,
     ) -> None:
         if every <= 0 or full_every < every:
             raise ValueError(f"need 0 < every <= full_every, got {every} and {full_every}")
+        if probe_every < 1:
+            raise ValueError(f"probe_every must be >= 1, got {probe_every}")
         self._now, self._every, self._full_every = now, every, full_every
+        self._probe_every, self._idle = probe_every, idle
         self._collect, self._freeze, self._unfreeze = collect, freeze, unfreeze
         start = now()
         self._next, self._next_full = start + every, start + full_every
+        # Sweeps since the last young collection; 0 while collections find garbage.
+        self._quiet_sweeps = 0
+        self._found_nothing = False
+        self.young_collections = 0
+        self.freezes_only = 0
 
     def tick(self) -> int | None:
         """Sweep if one is due; after a full collection, the unreachable objects it found."""
         now = self._now()
-        if now >= self._next_full:
+        if now >= self._next_full and (self._idle() or now >= self._next_full + self._full_every):
             self._unfreeze()
             found = self._collect(2)
             self._freeze()
             self._next, self._next_full = now + self._every, now + self._full_every
+            self._found_nothing, self._quiet_sweeps = False, 0
             return found
         if now >= self._next:
-            self._collect(0)
+            self._quiet_sweeps += 1
+            if not self._found_nothing or self._quiet_sweeps >= self._probe_every:
+                self._found_nothing = self._collect(0) == 0
+                self._quiet_sweeps = 0
+                self.young_collections += 1
+            else:
+                self.freezes_only += 1
             self._freeze()
             self._next = now + self._every
         return None

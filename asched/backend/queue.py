@@ -429,6 +429,11 @@ class SchedulingQueue:
         """How many pods were popped so far."""
         return self._cycle
 
+    def drained(self) -> bool:
+        """Nothing active, backing off or in a scheduling cycle (unschedulable pods may
+        wait: they need a cluster event, not the scheduler's time)."""
+        return not self._active and not self._backoff and not self._inflight
+
     def pending_counts(self) -> dict[str, int]:
         """For scheduler_pending_pods{queue}."""
         gated = self._pool.gated

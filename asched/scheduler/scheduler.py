@@ -347,6 +347,11 @@ class Scheduler:
                 self._bindings_idle.set()
                 self._bindings_idle = anyio.Event()
 
+    def idle(self) -> bool:
+        """Nothing to schedule or bind now: a moment that can afford a long pause (the
+        collector's full walk waits for one, gctune.Sweeper)."""
+        return not self._bindings_in_flight and self.queue.drained()
+
     # ---- run -----------------------------------------------------------------------
     def informers(self) -> list[Informer[Any]]:
         return [self.node_informer, self.pod_informer, *self._stores.values()]

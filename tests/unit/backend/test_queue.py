@@ -838,3 +838,20 @@ async def test_take_pops_siblings_from_every_queue_but_a_closed_gate(env: Env) -
     assert {t.pod.name: t.attempts for t in taken} == {"active": 2, "backoff": 2, "pool": 2}
     in_flight = sorted(p.name for p in env.q.in_flight_pods())
     assert in_flight == ["active", "backoff", "first", "pool"]
+
+
+async def test_drained_means_nothing_active_backing_off_or_in_a_cycle(env: Env) -> None:
+    assert env.q.drained()
+    env.q.add(make_pod("a").obj())
+    assert not env.q.drained()  # active
+    qpi = await env.q.pop()
+    assert not env.q.drained()  # in flight
+    qpi.unschedulable_plugins = {"NodeResourcesFit"}
+    env.q.add_unschedulable_if_not_present(qpi, error=False)
+    # Unschedulable pods wait for a cluster event, not for the scheduler.
+    assert env.q.where(qpi.uid) == "unschedulable"
+    assert env.q.drained()
+    env.q.add(make_pod("b").obj())
+    b = await env.pop_and_fail(error=True)
+    assert env.q.where(b.uid) == "backoff"
+    assert not env.q.drained()
