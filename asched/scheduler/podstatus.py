@@ -17,7 +17,7 @@ from asched.api import Pod
 from asched.api.meta import rfc3339
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors
-from asched.client.protocol import KubeClient
+from asched.client.protocol import ApiError, KubeClient
 from asched.scheduler.statuspatcher import CoalescingPatcher, PatchNames
 
 log = structlog.get_logger(__name__)
@@ -38,6 +38,15 @@ class _Update:
     condition: bool = True
 
 
+def _bound_first(upd: _Update, error: ApiError) -> bool:
+    """A nomination-only patch the pod's Binding overtook: sent before Bind started (so
+    withdraw_nomination could not drop it) but applied after, it is refused with 422 by
+    ValidatePodStatusUpdate ("may not be set on pods that are already bound to a node",
+    ClearingNominatedNodeNameAfterBinding). The pod is bound, which is what the nomination
+    announced; nothing was lost."""
+    return not upd.condition and error.status == 422 and "already bound" in error.message
+
+
 class PodStatusWriter:
     def __init__(
         self, client: KubeClient, clock: Clock, errors: UnexpectedErrors | None = None
@@ -52,6 +61,7 @@ class PodStatusWriter:
             max_in_flight=MAX_IN_FLIGHT,
             render=self._render,
             where=lambda u: f"{u.namespace}/{u.name}",
+            moot=_bound_first,
         )
         self._pending = self._patcher.pending
 

@@ -6,7 +6,8 @@ object coalesce (latest wins: one patch per change, not one per cycle), at most
 `max_in_flight` patches are in flight. A failure is logged, never raised: a status only
 informs users, and raising would end run() and with it the scheduler; the next cycle of
 the object writes again. A 404 or a uid-precondition conflict (409) means the object is
-gone and is silent.
+gone and is silent; so is a refusal the writer's `moot(item, error)` expects (logged at
+debug).
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ class CoalescingPatcher(Generic[T]):
         render: Callable[[T], tuple[str, Mapping[str, object]]],
         where: Callable[[T], str],
         on_failure: Callable[[T], object] | None = None,
+        moot: Callable[[T, ApiError], bool] | None = None,
     ) -> None:
         """`render(item)` gives the PATCH path and body; `where(item)` the object's
-        "namespace/name"; `on_failure(item)` runs when a patch was not written."""
+        "namespace/name"; `on_failure(item)` runs when a patch was not written;
+        `moot(item, error)` says a refusal was expected (the patch no longer mattered)."""
         self._client = client
         self._errors = errors
         self._names = names
@@ -58,6 +61,7 @@ class CoalescingPatcher(Generic[T]):
         self._render = render
         self._where = where
         self._on_failure = on_failure
+        self._moot = moot
         self.pending: dict[str, T] = {}
         self._wake = anyio.Event()
 
@@ -94,7 +98,9 @@ class CoalescingPatcher(Generic[T]):
             await self._client.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
         except ApiError as exc:
             self._failed(item)
-            if not (exc.not_found or exc.conflict):
+            if self._moot is not None and self._moot(item, exc):
+                log.debug(n.failed, **where, error=str(exc), moot=True)
+            elif not (exc.not_found or exc.conflict):
                 log.warning(n.failed, **where, error=str(exc))
         except TRANSPORT_ERRORS as exc:
             self._failed(item)

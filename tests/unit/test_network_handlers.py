@@ -17,7 +17,7 @@ import structlog
 
 from asched.api.podgroup import PodGroup
 from asched.base.clock import FakeClock
-from asched.client.protocol import TransportError
+from asched.client.protocol import ApiError, TransportError
 from asched.leaderelection import LeaderElector
 from asched.metrics import Metrics
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
@@ -229,3 +229,39 @@ async def test_leader_election_try(error: Exception, is_bug: bool) -> None:
     assert acquired is False
     assert unexpected(metrics, "leader_election") == (1.0 if is_bug else 0.0)
     assert [e["event"] for e in crashes(logs)] == (["lease_get_crashed"] if is_bug else [])
+
+
+BOUND_FIRST = (
+    'Pod "a" is invalid: status.nominatedNodeName: Forbidden: '
+    "may not be set on pods that are already bound to a node"
+)
+
+
+@pytest.mark.parametrize(
+    ("condition", "error", "level"),
+    [
+        # The Binding overtook a nomination already in flight: expected, not a warning.
+        pytest.param(False, ApiError(422, "Invalid", BOUND_FIRST), "debug", id="moot"),
+        # A condition update refused the same way lost its condition: a warning.
+        pytest.param(True, ApiError(422, "Invalid", BOUND_FIRST), "warning", id="condition"),
+        pytest.param(False, ApiError(422, "Invalid", "other"), "warning", id="other-422"),
+        pytest.param(False, ApiError(500, "InternalError", BOUND_FIRST), "warning", id="500"),
+    ],
+)
+async def test_a_nomination_refused_because_the_pod_is_bound_is_not_a_warning(
+    condition: bool, error: ApiError, level: str
+) -> None:
+    client = FailingFirst(error)
+    writer = PodStatusWriter(client, FakeClock())
+    pod = make_pod("a").uid("ua").obj()
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            if condition:
+                writer.set_unschedulable(pod, "Unschedulable", "no nodes", "n1")
+            else:
+                writer.set_nominated(pod, "n1")
+            await anyio.wait_all_tasks_blocked()
+            tg.cancel_scope.cancel()
+    failed = [e for e in logs if e["event"] == "pod_status_update_failed"]
+    assert [(e["log_level"], e["pod"]) for e in failed] == [(level, "default/a")]
