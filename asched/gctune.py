@@ -8,7 +8,7 @@ collections and gen-2 pauses reached 145 ms (event-loop lag every binding and wa
 Raising the gen-0 threshold and freezing the synced caches out of the collector's view
 brought that to 74 ms in total, 31 ms at most, and scheduling 1.5x faster. Objects stay
 reference-counted: frozen ones are still freed when nothing refers to them. Once running,
-Sweeper keeps the young generation to a second's survivors (see there).
+Sweeper keeps the young generation to a tenth of a second's survivors (see there).
 """
 
 from __future__ import annotations
@@ -40,99 +40,90 @@ def freeze_caches() -> None:
     gc.freeze()
 
 
-# Seconds between young sweeps (Sweeper), and between full collections. A full one walks
-# every object: 0.7-1.4 s at 15000 nodes and 30000 pods, so once an hour; the young sweeps
-# strand next to nothing for it to find (measured below).
-SWEEP_EVERY = 1.0
+# Seconds between young collections while they find nothing (Sweeper's probes), and
+# between full collections. A full one walks every object: 0.7-1.4 s at 15000 nodes and
+# 30000 pods, so once an hour; what it finds is measured (below).
+PROBE_EVERY = 1.0
 FULL_EVERY = 3600.0
-# While young collections find nothing, one sweep in PROBE_EVERY collects (the others
-# only freeze); a probe that finds garbage brings back a collection every sweep.
-PROBE_EVERY = 10
 
 
 class Sweeper:
-    """A young collection and a freeze every `every` seconds; a full one every `full_every`.
+    """Freezes the young generation at every tick, collecting it first while collections
+    find garbage (and once every `probe_every` seconds otherwise); collects everything
+    every `full_every` seconds.
 
     CPython starts a young collection when allocations minus deallocations pass the
     threshold, and both are counted whatever generation the object is in. A scheduler
     mostly replaces objects (a bound pod's new NodeInfo for the old one), so the count
     barely moves while the young list grows with every replacement, and the collection
     that finally comes walks all of it: at 15000 nodes and 30000 pods, 18 young collections
-    of up to 410 ms each (docs/benchmarks.md, round nine). Collecting the young generation
-    on a clock keeps each walk to one interval's survivors, and freezing them (a list
-    splice, O(1)) keeps the next walk from seeing them again.
+    of up to 410 ms each (docs/benchmarks.md, round nine). Freezing (a list splice, O(1),
+    that also zeroes the allocation count) takes the survivors out of every later young
+    walk. The app calls `tick` from the loop-lag monitor, every 0.1 s, so no young
+    collection, ours or an automatic one, walks more than a tick's survivors. Freezing
+    once a second left a second's: during bursts of bindings the in-flight coroutines,
+    futures and contexts passed the threshold within it, and automatic collections walked
+    them for 34-67 ms (churn 1000/5000; docs/benchmarks.md, round fourteen).
 
-    Those walks find nothing: in basic 1000/5000, churn and Coscheduling 1000 x 3 runs
-    every young sweep found 0 unreachable objects, while each took 3-117 ms of the loop
-    (it walks the bindings in flight: their coroutines, futures and contexts; docs/
-    benchmarks.md, round fourteen). So once a young collection finds nothing, the sweeps
-    after it only freeze, and one in `probe_every` collects. A probe sees what the last
-    interval left, a sample of how fast cyclic garbage is made; one that finds any brings
-    back a collection every sweep until one finds none again. What the probes miss (cycles
-    made in the skipped intervals of a stretch that starts making them) is frozen with the
-    survivors and left for the full collection.
+    Collecting before the freeze finds what died young in cycles. When a collection finds
+    nothing, the ticks after it only freeze, and one every `probe_every` seconds collects:
+    in basic and churn runs every collection found nothing. One that finds garbage brings
+    back a collection every tick (Coscheduling gangs found 12-27 thousand objects a
+    second, asyncio cancellations, before Clock.wait). Each collection walks one tick's
+    survivors, so collecting every tick costs what collecting every second did.
 
-    A frozen object is still freed by reference counting; only a cycle that dies after it
-    was frozen is left for the full collection, which unfreezes everything and collects
-    it every `full_every` seconds and reports what it found (`tick`'s return), so that
-    leak stays bounded and measured. Measured with a full collection every 15 s during
-    that 15000-node run: the first found 298 objects (the cycles frozen with the caches
-    at sync, see freeze_caches), the three after it found none. The young sweeps took 59
-    collections, 2.2 s in all and at most 102 ms, against 20 collections, 2.5 s and one
-    of 962 ms without them; the loop lag p99 fell from 84 to 27 ms (22.3 to 0.4 net).
-
-    The full collection holds the loop as long as it walks (0.7-1.4 s at that size), so
-    when it falls due it waits for `idle()` (nothing queued to schedule or bind) for up
-    to another `full_every`, then runs regardless.
+    A frozen object is still freed by reference counting; what the young collections miss
+    is left for the full collection: a cycle that dies after the tick it was born in, and
+    garbage made between probes before one finds it. The full collection unfreezes
+    everything, collects it, and reports what it found (`tick`'s return; the metric
+    asched_gc_full_collection_unreachable_objects), so that leak stays bounded and
+    measured. It holds the loop as long as it walks (0.7-1.4 s at 15000 nodes), so when it
+    falls due it waits for `idle()` (nothing queued to schedule or bind) for up to another
+    `full_every`, then runs regardless.
     """
 
     def __init__(
         self,
         now: Callable[[], float],
         *,
-        every: float = SWEEP_EVERY,
+        probe_every: float = PROBE_EVERY,
         full_every: float = FULL_EVERY,
-        probe_every: int = PROBE_EVERY,
         idle: Callable[[], bool] = lambda: True,
         collect: Callable[[int], int] = gc.collect,
         freeze: Callable[[], None] = gc.freeze,
         unfreeze: Callable[[], None] = gc.unfreeze,
     ) -> None:
-        if every <= 0 or full_every < every:
-            raise ValueError(f"need 0 < every <= full_every, got {every} and {full_every}")
-        if probe_every < 1:
-            raise ValueError(f"probe_every must be >= 1, got {probe_every}")
-        self._now, self._every, self._full_every = now, every, full_every
-        self._probe_every, self._idle = probe_every, idle
+        if probe_every <= 0 or full_every < probe_every:
+            raise ValueError(
+                f"need 0 < probe_every <= full_every, got {probe_every} and {full_every}"
+            )
+        self._now, self._probe_every, self._full_every = now, probe_every, full_every
+        self._idle = idle
         self._collect, self._freeze, self._unfreeze = collect, freeze, unfreeze
         start = now()
-        self._next, self._next_full = start + every, start + full_every
-        # Sweeps since the last young collection; 0 while collections find garbage.
-        self._quiet_sweeps = 0
-        self._found_nothing = False
+        self._next_probe, self._next_full = start + probe_every, start + full_every
+        # The last young collection found garbage: collect at every tick.
+        self._finding = True
         self.young_collections = 0
-        self.freezes_only = 0
+        self.found_young = 0
 
     def tick(self) -> int | None:
-        """Sweep if one is due; after a full collection, the unreachable objects it found."""
+        """Freeze, after a young collection when one is due; after a full collection, the
+        unreachable objects it found."""
         now = self._now()
         if now >= self._next_full and (self._idle() or now >= self._next_full + self._full_every):
             self._unfreeze()
             found = self._collect(2)
             self._freeze()
-            self._next, self._next_full = now + self._every, now + self._full_every
-            self._found_nothing, self._quiet_sweeps = False, 0
+            self._next_probe, self._next_full = now + self._probe_every, now + self._full_every
             return found
-        if now >= self._next:
-            self._quiet_sweeps += 1
-            if not self._found_nothing or self._quiet_sweeps >= self._probe_every:
-                self._found_nothing = self._collect(0) == 0
-                self._quiet_sweeps = 0
-                self.young_collections += 1
-            else:
-                self.freezes_only += 1
-            self._freeze()
-            self._next = now + self._every
+        if self._finding or now >= self._next_probe:
+            found = self._collect(0)
+            self._finding = found > 0
+            self._next_probe = now + self._probe_every
+            self.young_collections += 1
+            self.found_young += found
+        self._freeze()
         return None
 
 

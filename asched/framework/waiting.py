@@ -52,19 +52,12 @@ class WaitingPod:
         """Block until allowed or rejected; the earliest plugin deadline rejects."""
         if self._result is None and self._deadlines:
             plugin, (deadline, timeout) = min(self._deadlines.items(), key=lambda kv: kv[1][0])
-            async with anyio.create_task_group() as tg:
-
-                async def _timeout() -> None:
-                    await clock.sleep(deadline - clock.now())
-                    self.reject(
-                        plugin,
-                        f"rejected due to timeout after waiting {go_duration(timeout)} "
-                        f"at plugin {plugin}",
-                    )
-
-                tg.start_soon(_timeout)
-                await self._done.wait()
-                tg.cancel_scope.cancel()
+            if not await clock.wait(self._done, deadline - clock.now()):
+                self.reject(
+                    plugin,
+                    f"rejected due to timeout after waiting {go_duration(timeout)} "
+                    f"at plugin {plugin}",
+                )
         assert self._result is not None
         return self._result
 

@@ -75,52 +75,36 @@ def _ticks(sweeper: Sweeper, fake: _FakeGc, now: list[float], times: Iterable[fl
     return seen
 
 
-def test_the_sweeper_collects_young_then_freezes_and_fully_collects_on_its_own_clock() -> None:
+def test_the_sweeper_freezes_every_tick_and_collects_first_while_that_finds_garbage() -> None:
     now = [100.0]
-    fake = _FakeGc(young_finds=[3, 2, 0])
-    sweeper = _sweeper(fake, now, every=1.0, full_every=5.0)
-    seen = _ticks(
-        sweeper, fake, now, (100.5, 101.0, 101.5, 102.2, 103.3, 104.4, 105.0, 105.5, 106.0)
-    )
+    fake = _FakeGc(young_finds=[3, 2, 0, 0, 5, 0])
+    sweeper = _sweeper(fake, now, probe_every=1.0, full_every=5.0)
+    times = (100.1, 100.2, 100.3, 100.4, 101.3, 101.35, 102.4, 102.5, 102.6, 105.0, 105.1, 105.2)
+    seen = _ticks(sweeper, fake, now, times)
+    young = ["collect(0)", "freeze"]
     assert seen == [
-        (100.5, None, []),
-        (101.0, None, ["collect(0)", "freeze"]),  # found 3
-        (101.5, None, []),
-        (102.2, None, ["collect(0)", "freeze"]),  # found 2: still every sweep
-        (103.3, None, ["collect(0)", "freeze"]),  # found none
-        (104.4, None, ["freeze"]),  # so the next sweeps only freeze
+        (100.1, None, young),  # found 3: every tick collects
+        (100.2, None, young),  # found 2
+        (100.3, None, young),  # found none
+        (100.4, None, ["freeze"]),  # so the ticks after it only freeze...
+        (101.3, None, young),  # ...until a probe a second later: found none
+        (101.35, None, ["freeze"]),
+        (102.4, None, young),  # the next probe finds 5
+        (102.5, None, young),  # so every tick collects again: found none
+        (102.6, None, ["freeze"]),
         # The full collection: everything unfrozen, collected, frozen again; what it found.
         (105.0, 7, ["unfreeze", "collect(2)", "freeze"]),
-        (105.5, None, []),
-        (106.0, None, ["collect(0)", "freeze"]),  # after a full one: a young one first
+        (105.1, None, ["freeze"]),  # nothing was being found: quiet until a probe
+        (105.2, None, ["freeze"]),
     ]
-    assert (sweeper.young_collections, sweeper.freezes_only) == (4, 1)
-
-
-def test_while_young_collections_find_nothing_one_sweep_in_probe_every_collects() -> None:
-    now = [0.0]
-    # The first finds nothing, the first probe finds garbage, the one after it none.
-    fake = _FakeGc(young_finds=[0, 4, 0])
-    sweeper = _sweeper(fake, now, every=1.0, full_every=1000.0, probe_every=3)
-    seen = _ticks(sweeper, fake, now, [float(t) for t in range(1, 10)])
-    assert [calls for _, _, calls in seen] == [
-        ["collect(0)", "freeze"],  # 1: found nothing
-        ["freeze"],
-        ["freeze"],
-        ["collect(0)", "freeze"],  # 4: the probe finds 4
-        ["collect(0)", "freeze"],  # 5: every sweep again; finds nothing
-        ["freeze"],
-        ["freeze"],
-        ["collect(0)", "freeze"],  # 8: the next probe
-        ["freeze"],
-    ]
+    assert (sweeper.young_collections, sweeper.found_young) == (6, 10)
 
 
 def test_a_due_full_collection_waits_for_idle_but_no_longer_than_another_interval() -> None:
     now = [0.0]
     fake = _FakeGc()
     busy = [True]
-    sweeper = _sweeper(fake, now, every=1.0, full_every=10.0, idle=lambda: not busy[0])
+    sweeper = _sweeper(fake, now, probe_every=1.0, full_every=10.0, idle=lambda: not busy[0])
     seen = _ticks(sweeper, fake, now, (10.0, 12.0))
     assert [found for _, found, _ in seen] == [None, None]  # due, but the scheduler is busy
     assert "collect(2)" not in [c for _, _, calls in seen for c in calls]
@@ -133,12 +117,10 @@ def test_a_due_full_collection_waits_for_idle_but_no_longer_than_another_interva
 
 
 def test_the_sweeper_refuses_intervals_that_cannot_work() -> None:
-    with pytest.raises(ValueError, match="every"):
-        Sweeper(lambda: 0.0, every=0.0)
-    with pytest.raises(ValueError, match="every"):
-        Sweeper(lambda: 0.0, every=10.0, full_every=5.0)
     with pytest.raises(ValueError, match="probe_every"):
-        Sweeper(lambda: 0.0, probe_every=0)
+        Sweeper(lambda: 0.0, probe_every=0.0)
+    with pytest.raises(ValueError, match="probe_every"):
+        Sweeper(lambda: 0.0, probe_every=10.0, full_every=5.0)
 
 
 class _Cycle:
@@ -149,7 +131,7 @@ class _Cycle:
 def test_a_cycle_frozen_alive_is_found_by_the_full_collection_once_it_dies() -> None:
     """What the young sweeps cost and the full collection recovers, with the real gc."""
     now = [0.0]
-    sweeper = Sweeper(lambda: now[0], every=1.0, full_every=10.0)
+    sweeper = Sweeper(lambda: now[0], probe_every=1.0, full_every=10.0)
     try:
         kept = _Cycle()
         ref = weakref.ref(kept)

@@ -53,18 +53,4 @@ class Timers:
             if when is None:
                 await changed.wait()
             else:
-                await self._sleep_or_change(when - self._clock.now(), changed)
-
-    async def _sleep_or_change(self, delay: float, changed: anyio.Event) -> None:
-        async with anyio.create_task_group() as tg:
-
-            async def _sleep() -> None:
-                await self._clock.sleep(delay)
-                tg.cancel_scope.cancel()
-
-            async def _changed() -> None:
-                await changed.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(_sleep)
-            tg.start_soon(_changed)
+                await self._clock.wait(changed, when - self._clock.now())
