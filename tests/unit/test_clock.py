@@ -5,20 +5,27 @@ from __future__ import annotations
 import gc
 
 import anyio
+from anyio.abc import TaskGroup
 
 from asched.base.clock import FakeClock, RealClock
 
 
+async def _waiting(clock: FakeClock, event: anyio.Event, tg: TaskGroup) -> list[bool]:
+    """Start one `clock.wait(event, 5.0)`; its answer lands in the returned list."""
+    results: list[bool] = []
+
+    async def waiter() -> None:
+        results.append(await clock.wait(event, 5.0))
+
+    tg.start_soon(waiter)
+    await anyio.wait_all_tasks_blocked()
+    return results
+
+
 async def test_fake_clock_wait_returns_true_when_the_event_comes_first() -> None:
     clock, event = FakeClock(), anyio.Event()
-    results: list[bool] = []
     async with anyio.create_task_group() as tg:
-
-        async def waiter() -> None:
-            results.append(await clock.wait(event, 5.0))
-
-        tg.start_soon(waiter)
-        await anyio.wait_all_tasks_blocked()
+        results = await _waiting(clock, event, tg)
         assert clock.sleepers == 1
         clock.advance(4.9)
         await anyio.wait_all_tasks_blocked()
@@ -30,14 +37,8 @@ async def test_fake_clock_wait_returns_true_when_the_event_comes_first() -> None
 
 async def test_fake_clock_wait_returns_false_at_the_deadline() -> None:
     clock, event = FakeClock(), anyio.Event()
-    results: list[bool] = []
     async with anyio.create_task_group() as tg:
-
-        async def waiter() -> None:
-            results.append(await clock.wait(event, 5.0))
-
-        tg.start_soon(waiter)
-        await anyio.wait_all_tasks_blocked()
+        results = await _waiting(clock, event, tg)
         clock.advance(5.0)
     assert results == [False]
     assert clock.sleepers == 0
