@@ -4,6 +4,14 @@ events, NodeInfo, Handle, registry) and the runtime that runs a profile's plugin
 The framework imports no plugin; plugins import the framework, never the scheduler.
 """
 
+from asched.framework.columns import (
+    BatchVerdict,
+    Bools,
+    Int64s,
+    LabelColumn,
+    NodeColumns,
+    Unbatchable,
+)
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -16,11 +24,16 @@ from asched.framework.handle import EventRecorder, Handle
 from asched.framework.interfaces import (
     AsyncFilterPlugin,
     AsyncScorePlugin,
+    BatchFilterPlugin,
+    BatchScoreNormalizer,
+    BatchScorePlugin,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    NodeStaticPlugin,
     PermitPlugin,
     Plugin,
+    PodKey,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -54,7 +67,12 @@ __all__ = [
     "ArgsError",
     "AsyncFilterPlugin",
     "AsyncScorePlugin",
+    "BatchFilterPlugin",
+    "BatchScoreNormalizer",
+    "BatchScorePlugin",
+    "BatchVerdict",
     "BindPlugin",
+    "Bools",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
@@ -64,12 +82,17 @@ __all__ = [
     "EventResource",
     "FilterPlugin",
     "Handle",
+    "Int64s",
+    "LabelColumn",
+    "NodeColumns",
     "NodeInfo",
     "NodeScore",
+    "NodeStaticPlugin",
     "NodeToStatus",
     "PermitPlugin",
     "Plugin",
     "PluginSpec",
+    "PodKey",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -90,5 +113,6 @@ __all__ = [
     "SignPlugin",
     "StateKey",
     "Status",
+    "Unbatchable",
     "unsignable",
 ]

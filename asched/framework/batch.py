@@ -1,17 +1,19 @@
 """The columnar Filter and Score passes: the runtime's fast path over NodeColumns.
 
 Used by Framework.run_filter_over_nodes / run_score_plugins when the profile allows it
-(`columnar`, on by default), the nodes come from the snapshot (a NodeRows), and - for
-Filter - every Filter plugin left for the pod implements BatchFilterPlugin. The semantics
-are the per-node path's, which are kube-scheduler's findNodesThatPassFilters and
+(`columnar`, on by default) and the nodes come from the snapshot (a NodeRows). A plugin
+takes part through its batch form (BatchFilterPlugin, BatchScorePlugin), or through a
+memo when it is node-static (NodeStaticPlugin, asched.framework.memo). The semantics are
+the per-node path's, which are kube-scheduler's findNodesThatPassFilters and
 RunScorePlugins:
 - nodes are taken round the list from `start`, and the pass stops at the node that makes
   `limit` feasible (so `processed`, and the next cycle's start, are the same);
 - a rejected node gets the status of the first Filter plugin, in profile order, that
   rejects it;
 - scores are raw -> NormalizeScore -> range check -> weight -> total, per plugin.
-Nodes with nominated pods need kube-scheduler's two Filter passes; the runtime keeps
-those on the per-node path, as it does any pod whose Filter plugins are not all batch.
+This module answers for the batch plugins (Verdicts) and decides a pass whose plugins
+are all batch; asched.framework.filtering runs the per-node plugins on the nodes the
+batch plugins leave, and kube-scheduler's two passes on nodes with nominated pods.
 """
 
 from __future__ import annotations
@@ -21,13 +23,23 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from asched.api import Pod
-from asched.framework.columns import BatchVerdict, Int64s, NodeColumns, NodeRows, Unbatchable
+from asched.framework.columns import (
+    BatchVerdict,
+    Bools,
+    Int64s,
+    NodeColumns,
+    NodeRows,
+    Unbatchable,
+)
 from asched.framework.cycle_state import CycleState
 from asched.framework.interfaces import (
     BatchFilterPlugin,
     BatchScoreNormalizer,
     BatchScorePlugin,
+    FilterPlugin,
+    ScorePlugin,
 )
+from asched.framework.memo import FilterMemo, ScoreMemo, memoizable
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
 from asched.framework.types import FilterPass, NodeToStatus
@@ -38,21 +50,25 @@ def as_rows(nodes: Sequence[NodeInfo]) -> NodeRows | None:
 
 
 class BatchPlugins:
-    """The batch-capable plugins of one profile, found once."""
+    """The batch-capable plugins of one profile, found once: each plugin's own batch form,
+    else a memo of a node-static plugin (asched.framework.memo)."""
 
     def __init__(self, filters: Mapping[str, object], scores: Mapping[str, object]) -> None:
-        self.filters: dict[str, BatchFilterPlugin] = {
-            n: p for n, p in filters.items() if isinstance(p, BatchFilterPlugin)
-        }
-        self.scores: dict[str, BatchScorePlugin] = {
-            n: p for n, p in scores.items() if isinstance(p, BatchScorePlugin)
-        }
+        self.filters: dict[str, BatchFilterPlugin] = {}
+        for n, p in filters.items():
+            if isinstance(p, BatchFilterPlugin):
+                self.filters[n] = p
+            elif isinstance(p, FilterPlugin) and memoizable(p, p.filter):
+                self.filters[n] = FilterMemo(n, p)
+        self.scores: dict[str, BatchScorePlugin] = {}
+        for n, p in scores.items():
+            if isinstance(p, BatchScorePlugin):
+                self.scores[n] = p
+            elif isinstance(p, ScorePlugin) and memoizable(p, p.score):
+                self.scores[n] = ScoreMemo(n, p)
         self.normalizers: dict[str, BatchScoreNormalizer] = {
             n: p for n, p in scores.items() if isinstance(p, BatchScoreNormalizer)
         }
-
-    def covers_filters(self, names: Sequence[str]) -> bool:
-        return all(n in self.filters for n in names)
 
 
 def rotated(rows: Int64s, start: int) -> Int64s:
@@ -62,76 +78,106 @@ def rotated(rows: Int64s, start: int) -> Int64s:
     return np.concatenate((rows[start:], rows[:start]))
 
 
-def filter_pass(
-    plugins: BatchPlugins,
-    names: Sequence[str],
-    state: CycleState,
-    pod: Pod,
-    nodes: NodeRows,
-    *,
-    start: int,
-    limit: int,
-    statuses: NodeToStatus,
-) -> FilterPass:
-    cols = nodes.columns
-    n = len(nodes)
-    rows = rotated(nodes.rows, start)
-    verdicts: list[tuple[str, BatchVerdict]] = []
-    passed: np.ndarray | None = None
-    for name in names:
-        v = plugins.filters[name].filter_batch(state, pod, cols, rows)
-        if v is None:
-            continue
-        verdicts.append((name, v))
-        passed = v.passed.copy() if passed is None else np.logical_and(passed, v.passed, out=passed)
+# "No batch plugin rejects this position" in Verdicts.first.
+NONE = np.iinfo(np.int64).max
+
+
+class Verdicts:
+    """The batch Filter plugins' answers for one pod over rows in round-robin order.
+
+    `positions` index `rows` (position k is node rows[k]). Each verdict is kept with the
+    index of its plugin in the pod's Filter plugin list, so the first rejecting plugin of
+    a node, in profile order, is known across batch and per-node plugins alike.
+    """
+
+    def __init__(self, cols: NodeColumns, rows: Int64s) -> None:
+        self.cols = cols
+        self.rows = rows
+        self.verdicts: list[tuple[int, str, BatchVerdict]] = []
+        self.passed: Bools | None = None  # None: every position passes every batch plugin
+
+    def add(self, index: int, name: str, v: BatchVerdict) -> None:
+        self.verdicts.append((index, name, v))
+        self.passed = (
+            v.passed.copy()
+            if self.passed is None
+            else np.logical_and(self.passed, v.passed, out=self.passed)
+        )
+
+    def first(self) -> Int64s:
+        """Per position, the plugin index of the first batch plugin that rejects it."""
+        out = np.full(len(self.rows), NONE, dtype=np.int64)
+        for index, _, v in reversed(self.verdicts):
+            out[~v.passed] = index
+        return out
+
+    def status_at(self, k: int, index: int) -> Status:
+        """The status of the plugin at `index` for position `k` (which it rejects)."""
+        for i, name, v in self.verdicts:
+            if i == index:
+                return v.status_at(k).with_plugin(name)
+        raise LookupError(index)
+
+    def label(self, undecided: Bools, statuses: NodeToStatus) -> None:
+        """Record, for each position where `undecided` (a prefix of the positions) holds,
+        the first rejecting batch plugin's status. Statuses are all computed before any is
+        written: a failing status_at leaves `statuses` as it was."""
+        undecided = undecided.copy()
+        cols, rows = self.cols, self.rows
+        m = len(undecided)
+        names = cols.names
+        rejected: dict[str, Status] = {}
+        counts: list[tuple[Status, int]] = []
+        # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
+        for _, name, v in self.verdicts:
+            mine = undecided & ~v.passed[:m]
+            if not mine.any():
+                continue
+            undecided &= ~mine
+            ks = np.flatnonzero(mine)
+            failed = [names[r] for r in rows[ks].tolist()]
+            if v.table and (v.codes is not None or len(v.table) == 1):
+                labelled = [st.with_plugin(name) for st in v.table]
+                if v.codes is None:
+                    found = [labelled[0]] * len(failed)
+                    counts.append((labelled[0], len(failed)))
+                else:
+                    codes = v.codes[ks]
+                    found = [labelled[c - 1] for c in codes.tolist()]
+                    per_code = np.bincount(codes, minlength=len(labelled) + 1).tolist()
+                    counts.extend((st, per_code[i + 1]) for i, st in enumerate(labelled))
+                rejected.update(zip(failed, found, strict=True))
+                continue
+            # Plugins mostly reject with a handful of shared Status objects: label each once.
+            by_id: dict[int, tuple[Status, int]] = {}
+            for k, node in zip(ks.tolist(), failed, strict=True):
+                st = v.status_at(k)
+                held = by_id.get(id(st))
+                out = st.with_plugin(name) if held is None else held[0]
+                by_id[id(st)] = (out, 1 if held is None else held[1] + 1)
+                rejected[node] = out
+            counts.extend(by_id.values())
+        statuses.add_rejections(rejected, counts)
+
+
+def all_batch_pass(verdicts: Verdicts, *, limit: int, statuses: NodeToStatus) -> FilterPass:
+    """The pass when every Filter plugin left for the pod answered from the columns and
+    no node holds a nominated pod: decided in a few array operations."""
+    cols, rows = verdicts.cols, verdicts.rows
+    n = len(rows)
+    passed = verdicts.passed
     if passed is None:
         processed = min(limit, n)
-        head_rows = rows[:processed]
-        return FilterPass(_nodes(cols, head_rows), processed)
+        return FilterPass(nodes_at(cols, rows[:processed]), processed)
     cum = np.cumsum(passed)
     # The pass stops at the node that makes `limit` feasible.
     processed = int(np.searchsorted(cum, limit)) + 1 if int(cum[-1]) >= limit else n
     head = passed[:processed]
-    names = cols.names
-    rejected: dict[str, Status] = {}
-    counts: list[tuple[Status, int]] = []
-    # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
-    undecided = ~head
-    for name, v in verdicts:
-        mine = undecided & ~v.passed[:processed]
-        if not mine.any():
-            continue
-        undecided &= ~mine
-        ks = np.flatnonzero(mine)
-        failed = [names[r] for r in rows[ks].tolist()]
-        if v.table and (v.codes is not None or len(v.table) == 1):
-            labelled = [st.with_plugin(name) for st in v.table]
-            if v.codes is None:
-                found = [labelled[0]] * len(failed)
-                counts.append((labelled[0], len(failed)))
-            else:
-                codes = v.codes[ks]
-                found = [labelled[c - 1] for c in codes.tolist()]
-                per_code = np.bincount(codes, minlength=len(labelled) + 1).tolist()
-                counts.extend((st, per_code[i + 1]) for i, st in enumerate(labelled))
-            rejected.update(zip(failed, found, strict=True))
-            continue
-        # Plugins mostly reject with a handful of shared Status objects: label each once.
-        by_id: dict[int, tuple[Status, int]] = {}
-        for k, node in zip(ks.tolist(), failed, strict=True):
-            st = v.status_at(k)
-            held = by_id.get(id(st))
-            out = st.with_plugin(name) if held is None else held[0]
-            by_id[id(st)] = (out, 1 if held is None else held[1] + 1)
-            rejected[node] = out
-        counts.extend(by_id.values())
-    # Written only once every status is known: a failing status_at leaves `statuses`
-    # as it was, for the per-node path the runtime then falls back to.
-    statuses.add_rejections(rejected, counts)
-    return FilterPass(_nodes(cols, rows[:processed][head]), processed)
+    verdicts.label(~head, statuses)
+    return FilterPass(nodes_at(cols, rows[:processed][head]), processed)
 
 
-def _nodes(cols: NodeColumns, rows: Int64s) -> NodeRows:
+def nodes_at(cols: NodeColumns, rows: Int64s) -> NodeRows:
     return NodeRows(cols.infos_at(rows), cols, rows)
 
 

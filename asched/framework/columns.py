@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import count, repeat
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from asched.api import Node
 from asched.api.labels import Requirement
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
@@ -33,6 +35,10 @@ _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 # Cached requirement masks per label column (see LabelColumn.mask).
 _MAX_MASKS = 512
+# Node-derived columns kept at once (NodeColumns.from_node); the oldest goes first.
+_MAX_DERIVED = 64
+_node_serials = count(1)
+T = TypeVar("T")
 
 _INT_COLUMNS = (
     "alloc_cpu",
@@ -46,6 +52,7 @@ _INT_COLUMNS = (
     "nz_mem",
     "pod_count",
     "generation",
+    "node_serial",
 )
 _BOOL_COLUMNS = (
     "unschedulable",
@@ -68,6 +75,8 @@ class NodeColumns:
     __slots__ = (
         *_INT_COLUMNS,
         *_BOOL_COLUMNS,
+        "_annotations",
+        "_derived",
         "_labels",
         "_without_cpu_or_memory",
         "affinity_version",
@@ -92,6 +101,11 @@ class NodeColumns:
     # NodeInfo.generation: unique per NodeInfo state, so an unchanged value means an
     # unchanged node (NodeMemo compares it to find the rows changed since its last look).
     generation: Int64s
+    # Which Node object the row holds: a new serial whenever the row's Node object is
+    # replaced (a node update), kept while only its pods change, and kept for a node whose
+    # row moves in a rebuild. What a node-static column or memo (NodeStaticPlugin)
+    # compares to find the rows to recompute.
+    node_serial: Int64s
     # spec.unschedulable; any NoSchedule/NoExecute taint; any PreferNoSchedule taint.
     unschedulable: Bools
     hard_taints: Bools
@@ -117,6 +131,14 @@ class NodeColumns:
 
     def rebuild(self, infos: Sequence[NodeInfo]) -> None:
         """All rows from scratch: only when the snapshot's node list itself changes."""
+        # A node that keeps its Node object keeps its serial, so memos survive the rebuild
+        # that a node added elsewhere causes (see node_serial).
+        kept: dict[str, tuple[Node | None, int]] = {}
+        if self.epoch:
+            kept = {
+                ni.name: (ni.node, s)
+                for ni, s in zip(self.infos, self.node_serial.tolist(), strict=True)
+            }
         self.epoch += 1
         self.version += 1
         self.affinity_version += 1
@@ -129,12 +151,20 @@ class NodeColumns:
         self.names: list[str] = [ni.name for ni in self.infos]
         # Label key -> its codes per row; built on first use, then kept current by _write.
         self._labels: dict[str, LabelColumn] = {}
+        # Annotation columns and other node-derived columns: built on first use and
+        # refreshed when read (DerivedColumn), so a pod's bind costs them nothing.
+        self._annotations: dict[str, LabelColumn] = {}
+        self._derived: dict[object, DerivedColumn[Any]] = {}
         n = len(self.infos)
         for name in _INT_COLUMNS:
             setattr(self, name, np.zeros(n, dtype=np.int64))
         for name in _BOOL_COLUMNS:
             setattr(self, name, np.zeros(n, dtype=np.bool_))
         for i, ni in enumerate(self.infos):
+            held = kept.get(ni.name)
+            self.node_serial[i] = (
+                held[1] if held is not None and held[0] is ni.node else next(_node_serials)
+            )
             self._write(i, ni)
         self._without_cpu_or_memory = int(np.count_nonzero(self._lacks_cpu_or_memory()))
 
@@ -159,6 +189,7 @@ class NodeColumns:
         found: list[NodeInfo] = self.info_array[rows].tolist()
         return found
 
+    # ---- the public accessors (docs/plugins.md, "The column API") --------------------
     def label(self, key: str) -> LabelColumn:
         """The values of label `key` per node, as codes (-1: the node lacks the label)."""
         col = self._labels.get(key)
@@ -166,7 +197,60 @@ class NodeColumns:
             col = self._labels[key] = LabelColumn(key, self.infos)
         return col
 
+    def annotation(self, key: str) -> LabelColumn:
+        """The values of node annotation `key` per node, coded like labels."""
+        col = self._annotations.get(key)
+        if col is None:
+            col = self._annotations[key] = LabelColumn(key, self.infos, annotations=True)
+        return col
+
+    def allocatable(self, resource: str, rows: Int64s) -> Int64s:
+        """Allocatable `resource` of each of `rows`: milli-cpu for "cpu", bytes for
+        memory and ephemeral-storage, a count for "pods" and extended resources
+        (`nvidia.com/gpu`); 0 where the node has none. Read-only."""
+        own = _ALLOCATABLE.get(resource)
+        if own is not None:
+            values: Int64s = getattr(self, own)[rows]
+            return values
+        return self.from_node(("allocatable", resource), _allocatable_of(resource))[rows]
+
+    def requested(self, resource: str, rows: Int64s) -> Int64s:
+        """What the pods on each of `rows` request of `resource` (as NodeInfo.requested),
+        in allocatable's units. Read-only."""
+        own = _REQUESTED.get(resource)
+        if own is not None:
+            values: Int64s = getattr(self, own)[rows]
+            return values
+        col = self._derived.get(("requested", resource))
+        if col is None:
+            col = self._keep(("requested", resource), _requested_column(resource))
+        return col.values_at(self, rows)
+
+    def has_taint(self, key: str, rows: Int64s, effect: str | None = None) -> Bools:
+        """Whether each of `rows` has a taint `key` (of `effect`, when given)."""
+        return self.from_node(("taint", key, effect), _taint_test(key, effect), np.bool_)[rows]
+
+    def from_node(
+        self, key: object, compute: Callable[[Node], int | bool], dtype: type = np.int64
+    ) -> npt.NDArray[Any]:
+        """A column of `compute(node)` for every row, under `key`: computed once per Node
+        object (a row is recomputed only when its node is updated; rows whose NodeInfo has
+        no Node get 0), for all rows. `compute` must read nothing but the Node. Keep `key`
+        stable (a tuple of your plugin's name and args), not a new lambda per call."""
+        col = self._derived.get(key)
+        if col is None:
+            col = self._keep(key, DerivedColumn(_node_fn(compute), dtype, by_node=True))
+        return col.values_at(self, None)
+
+    def _keep(self, key: object, col: DerivedColumn[Any]) -> DerivedColumn[Any]:
+        if len(self._derived) >= _MAX_DERIVED:
+            del self._derived[next(iter(self._derived))]
+        self._derived[key] = col
+        return col
+
     def set_row(self, i: int, ni: NodeInfo) -> None:
+        if self.infos[i].node is not ni.node:
+            self.node_serial[i] = next(_node_serials)
         self.version += 1
         if self.with_affinity[i] or ni.pods_with_affinity:
             self.affinity_version += 1
@@ -198,6 +282,8 @@ class NodeColumns:
         node = ni.node
         for col in self._labels.values():
             col.set(i, ni)
+        for col in self._annotations.values():
+            col.set(i, ni)
         self.has_images[i] = bool(ni.image_states) or (node is not None and bool(node.images))
         if node is None:
             self.unschedulable[i] = self.hard_taints[i] = self.prefer_taints[i] = False
@@ -214,10 +300,13 @@ class LabelColumn:
     map per-value numbers (a domain's pod count) to rows with `per_value[codes]`.
     """
 
-    __slots__ = ("_code_of", "_masks", "codes", "key", "values")
+    __slots__ = ("_annotations", "_code_of", "_mapped", "_masks", "codes", "key", "values")
 
-    def __init__(self, key: str, infos: Sequence[NodeInfo]) -> None:
+    def __init__(self, key: str, infos: Sequence[NodeInfo], *, annotations: bool = False) -> None:
         self.key = key
+        self._annotations = annotations
+        # (fn, missing, dtype) -> fn per value code (see map_values).
+        self._mapped: dict[tuple[object, object, object], npt.NDArray[Any]] = {}
         self.values: list[str] = []
         self._code_of: dict[str, int] = {}
         # Requirement -> its verdict per value code, then for "no such label" (see mask).
@@ -269,9 +358,59 @@ class LabelColumn:
         self._masks[req] = out
         return out
 
+    def at(self, rows: Int64s) -> Int64s:
+        """The codes of `rows` (-1 where the node lacks the key)."""
+        out: Int64s = self.codes[rows]
+        return out
+
+    def isin(self, values: Iterable[str], rows: Int64s) -> Bools:
+        """Whether each of `rows` has one of `values` (False where the key is absent)."""
+        per_code = np.zeros(len(self.values) + 1, dtype=np.bool_)  # [-1]: absent
+        for v in values:
+            code = self._code_of.get(v)
+            if code is not None:
+                per_code[code] = True
+        out: Bools = per_code[self.codes[rows]]
+        return out
+
+    def present(self, rows: Int64s) -> Bools:
+        """Whether each of `rows` has the key at all."""
+        out: Bools = self.codes[rows] >= 0
+        return out
+
+    def matches(self, req: Requirement, rows: Int64s) -> Bools:
+        """Requirement `req` (a node-selector requirement on this key) per row."""
+        out: Bools = self.mask(req)[self.codes[rows]]
+        return out
+
+    def map_values(
+        self, fn: Callable[[str], T], rows: Int64s, *, missing: T, dtype: type = np.int64
+    ) -> npt.NDArray[Any]:
+        """`fn(value)` for each of `rows`, `missing` where the key is absent. `fn` runs
+        once per distinct value, ever (results are kept per `fn`, so pass the same
+        function object each time: a module-level function or a bound method kept on the
+        plugin). `fn` must be pure."""
+        slot = (fn, missing, dtype)
+        cached = self._mapped.get(slot)
+        n = len(self.values)
+        if cached is None or len(cached) != n + 1:
+            known = 0 if cached is None else len(cached) - 1
+            out: npt.NDArray[Any] = np.empty(n + 1, dtype=dtype)
+            if cached is not None:
+                out[:known] = cached[:known]
+            for code in range(known, n):
+                out[code] = fn(self.values[code])
+            out[n] = missing
+            if len(self._mapped) >= _MAX_MASKS:
+                self._mapped.clear()
+            self._mapped[slot] = cached = out
+        result: npt.NDArray[Any] = cached[self.codes[rows]]
+        return result
+
     def set(self, i: int, ni: NodeInfo) -> None:
         node = ni.node
-        value = None if node is None else node.labels.get(self.key)
+        source = None if node is None else node.annotations if self._annotations else node.labels
+        value = None if source is None else source.get(self.key)
         if value is None:
             self.codes[i] = -1
             return
@@ -350,3 +489,99 @@ def constant_status(st: Status) -> Callable[[int], Status]:
         return st
 
     return at
+
+
+class DerivedColumn(Generic[T]):
+    """One value per row computed from the row's NodeInfo, recomputed only for the rows
+    whose source column moved since the last read: `node_serial` (the Node object) for
+    columns that read only the Node, `generation` (any change) otherwise."""
+
+    __slots__ = ("_by_node", "_compute", "_dtype", "_epoch", "_seen", "_values")
+
+    def __init__(self, compute: Callable[[NodeInfo], T], dtype: type, *, by_node: bool) -> None:
+        self._compute = compute
+        self._dtype = dtype
+        self._by_node = by_node
+        self._epoch = -1
+        self._seen: Int64s = np.zeros(0, dtype=np.int64)
+        self._values: npt.NDArray[Any] = np.zeros(0, dtype=dtype)
+
+    def values_at(
+        self,
+        cols: NodeColumns,
+        rows: Int64s | None,
+        compute: Callable[[NodeInfo], T] | None = None,
+    ) -> npt.NDArray[Any]:
+        """The values of `rows` (all rows for None), recomputing stale rows first with
+        `compute` (default: the column's own). A `compute` that raises leaves the rows
+        it did not finish stale, so the next read recomputes them."""
+        source = cols.node_serial if self._by_node else cols.generation
+        if self._epoch != cols.epoch:
+            self._epoch = cols.epoch
+            self._carry_over(source)
+        stale = np.flatnonzero(self._seen != source)
+        if stale.size:
+            infos, values = cols.infos, self._values
+            fn = self._compute if compute is None else compute
+            for r in stale.tolist():
+                values[r] = fn(infos[r])
+            self._seen[stale] = source[stale]
+        return self._values if rows is None else self._values[rows]
+
+    def _carry_over(self, source: Int64s) -> None:
+        """The rows were renumbered (a node added or removed): keep the value of every
+        row whose source value (node serial or generation, unique to one Node object or
+        NodeInfo state) was seen before, wherever its row is now."""
+        old_seen, old_values = self._seen, self._values
+        self._seen = np.full(len(source), -1, dtype=np.int64)
+        self._values = np.zeros(len(source), dtype=self._dtype)
+        if not old_seen.size or not source.size:
+            return
+        order = np.argsort(old_seen)
+        ranked = old_seen[order]
+        at = np.minimum(np.searchsorted(ranked, source), len(ranked) - 1)
+        found = (ranked[at] == source) & (source >= 0)
+        self._seen[found] = source[found]
+        self._values[found] = old_values[order[at[found]]]
+
+
+_ALLOCATABLE = {
+    "cpu": "alloc_cpu",
+    "memory": "alloc_mem",
+    "ephemeral-storage": "alloc_eph",
+    "pods": "alloc_pods",
+}
+_REQUESTED = {
+    "cpu": "req_cpu",
+    "memory": "req_mem",
+    "ephemeral-storage": "req_eph",
+    "pods": "pod_count",
+}
+
+
+def _node_fn(compute: Callable[[Node], int | bool]) -> Callable[[NodeInfo], int | bool]:
+    def of(ni: NodeInfo) -> int | bool:
+        return 0 if ni.node is None else compute(ni.node)
+
+    return of
+
+
+def _allocatable_of(resource: str) -> Callable[[Node], int]:
+    def of(node: Node) -> int:
+        return node.allocatable.scalar.get(resource, 0)
+
+    return of
+
+
+def _requested_column(resource: str) -> DerivedColumn[int]:
+    def of(ni: NodeInfo) -> int:
+        return ni.requested.scalar.get(resource, 0)
+
+    return DerivedColumn(of, np.int64, by_node=False)
+
+
+def _taint_test(key: str, effect: str | None) -> Callable[[Node], bool]:
+    def test(node: Node) -> bool:
+        return any(t.key == key and (effect is None or t.effect == effect) for t in node.taints)
+
+    return test

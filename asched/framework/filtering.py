@@ -16,10 +16,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio.lowlevel
+import numpy as np
 
 from asched.api import Pod
-from asched.framework.batch import BatchPlugins, as_rows, filter_pass
-from asched.framework.columns import Unbatchable
+from asched.framework.batch import (
+    NONE,
+    BatchPlugins,
+    Verdicts,
+    all_batch_pass,
+    as_rows,
+    nodes_at,
+    rotated,
+)
+from asched.framework.columns import Bools, Int64s, NodeColumns, NodeRows, Unbatchable
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.services import SchedulerServices
@@ -168,31 +177,32 @@ class Filterer:
         others run the plugins directly. Yields to the event loop every chunk of nodes.
         """
         n = len(nodes)
-        feasible: list[NodeInfo] = []
         if n == 0:
-            return FilterPass(feasible, 0)
+            return FilterPass([], 0)
         fns = self.fns(state)
         rows = as_rows(nodes) if self._columnar() else None
-        if rows is not None and not self._services.has_nominated_pods():
-            names = [f[0] for f in fns]
-            if self._batch.covers_filters(names):
-                try:
-                    return filter_pass(
-                        self._batch,
-                        names,
-                        state,
-                        pod,
-                        rows,
-                        start=start,
-                        limit=limit,
-                        statuses=statuses,
-                    )
-                except Unbatchable:
-                    pass  # filter_pass writes no status before it succeeds
-                except Exception:
-                    # A bug in a batch Filter: the per-node path below gives the exact
-                    # statuses (an Error, if the per-node Filter fails too).
-                    self._crashed(point="BatchFilter", pod=pod.key)
+        if rows is not None:
+            return await self._over_rows(
+                state, pod, rows, fns, start=start, limit=limit, statuses=statuses
+            )
+        return await self._node_by_node(
+            state, pod, nodes, fns, start=start, limit=limit, statuses=statuses
+        )
+
+    async def _node_by_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        fns: Sequence[tuple[str, FilterFn, bool]],
+        *,
+        start: int,
+        limit: int,
+        statuses: NodeToStatus,
+    ) -> FilterPass:
+        """Every plugin node by node: the reference the columnar pass must equal."""
+        n = len(nodes)
+        feasible: list[NodeInfo] = []
         if not fns:
             return FilterPass([nodes[(start + i) % n] for i in range(min(limit, n))], min(limit, n))
         nominated = self._nominated_nodes(nodes)
@@ -217,8 +227,185 @@ class Filterer:
                 await anyio.lowlevel.checkpoint()
         return FilterPass(feasible, processed)
 
+    async def _over_rows(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: NodeRows,
+        fns: Sequence[tuple[str, FilterFn, bool]],
+        *,
+        start: int,
+        limit: int,
+        statuses: NodeToStatus,
+    ) -> FilterPass:
+        """The snapshot's nodes: batch plugins answer from the columns, the others run
+        node by node only where a batch plugin leaves the answer open."""
+        cols = nodes.columns
+        verdicts = Verdicts(cols, rotated(nodes.rows, start))
+        per_node: list[int] = []  # indexes into fns, in profile order
+        for index, (name, _, _) in enumerate(fns):
+            plugin = self._batch.filters.get(name)
+            if plugin is None:
+                per_node.append(index)
+                continue
+            try:
+                v = plugin.filter_batch(state, pod, cols, verdicts.rows)
+            except Unbatchable:
+                per_node.append(index)  # not for this pod: its per-node form answers
+                continue
+            except Exception:
+                # A bug in a batch form: its per-node form gives the exact statuses (an
+                # Error, if that fails too).
+                self._crashed(point="BatchFilter", plugin=name, pod=pod.key)
+                per_node.append(index)
+                continue
+            if v is not None:
+                verdicts.add(index, name, v)
+        # No Filter plugin: every node fits, nominated pods or not (findNodesThatPassFilters).
+        nominated = self._nominated_positions(cols, verdicts.rows) if fns else None
+        if not per_node and nominated is None:
+            try:
+                return all_batch_pass(verdicts, limit=limit, statuses=statuses)
+            except Exception:
+                # A status_at that failed: all_batch_pass wrote nothing; start again
+                # node by node.
+                self._crashed(point="BatchFilter", pod=pod.key)
+                return await self._node_by_node(
+                    state, pod, nodes, fns, start=start, limit=limit, statuses=statuses
+                )
+        return await MixedPass(
+            self,
+            state=state,
+            pod=pod,
+            fns=fns,
+            verdicts=verdicts,
+            per_node=per_node,
+            nominated=nominated,
+        ).run(limit, statuses)
+
+    def _nominated_positions(self, cols: NodeColumns, rows: Int64s) -> Bools | None:
+        """Which positions hold nodes with nominated pods; None when none do."""
+        if not self._services.has_nominated_pods():
+            return None
+        names = cols.names
+        found = np.fromiter(
+            (bool(self._services.nominated_pods_for_node(names[r])) for r in rows.tolist()),
+            dtype=np.bool_,
+            count=len(rows),
+        )
+        return found if found.any() else None
+
     def _nominated_nodes(self, nodes: Sequence[NodeInfo]) -> set[str]:
         # Cheap check first: most clusters have no nominated pods at all.
         if not self._services.has_nominated_pods():
             return set()
         return {ni.name for ni in nodes if self._services.nominated_pods_for_node(ni.name)}
+
+
+class MixedPass:
+    """One pod's Filter pass over the snapshot's nodes when some Filter plugins run node
+    by node (no batch form, or not for this pod) or some nodes hold nominated pods.
+
+    Positions are the round-robin order. A position is *work* when Python must look at
+    it: a per-node plugin still has to run before any batch plugin's rejection counts
+    (plugins answer in profile order), or its node holds nominated pods (kube-scheduler's
+    two passes, RunFilterPluginsWithNominatedPods, every plugin in its per-node form).
+    Every other position is decided by the batch verdicts alone: feasible, or rejected by
+    its first rejecting batch plugin. The work positions are visited in order and the
+    others counted in bulk between them, so the pass stops at the same node, with the same
+    `processed` and statuses, as findNodesThatPassFilters run node by node.
+    """
+
+    def __init__(
+        self,
+        filterer: Filterer,
+        *,
+        state: CycleState,
+        pod: Pod,
+        fns: Sequence[tuple[str, FilterFn, bool]],
+        verdicts: Verdicts,
+        per_node: list[int],
+        nominated: Bools | None,
+    ) -> None:
+        self._f = filterer
+        self._state = state
+        self._pod = pod
+        self._fns = fns
+        self._verdicts = verdicts
+        self._per_node = per_node
+        self._nominated = nominated
+        # The per-node plugins that come before plugin index i, by i (a handful of i).
+        self._before: dict[int, list[tuple[str, FilterFn, bool]]] = {}
+
+    def _plugins_before(self, index: int) -> list[tuple[str, FilterFn, bool]]:
+        got = self._before.get(index)
+        if got is None:
+            got = self._before[index] = [self._fns[i] for i in self._per_node if i < index]
+        return got
+
+    async def run(self, limit: int, statuses: NodeToStatus) -> FilterPass:
+        v = self._verdicts
+        cols, rows = v.cols, v.rows
+        n = len(rows)
+        first = v.first()
+        first_per_node = self._per_node[0] if self._per_node else NONE
+        work = first > first_per_node
+        if self._nominated is not None:
+            work |= self._nominated
+        # Feasible without a look: no batch plugin rejects and no per-node plugin runs.
+        auto = ~work & (first == NONE)
+        auto_upto = np.concatenate(([0], np.cumsum(auto)))  # auto feasible in [0, k)
+        feasible: list[int] = []
+        count = 0  # feasible so far, auto ones included
+        prev = 0  # positions before this are accounted for
+        processed = n
+        error: Status | None = None
+        chunk = chunk_size(n)
+        stop: int | None = None
+        for done, k in enumerate(np.flatnonzero(work).tolist(), start=1):
+            stop = _limit_in(auto_upto, prev, k, limit - count)
+            if stop is not None:
+                break
+            count += int(auto_upto[k] - auto_upto[prev])
+            prev = k + 1
+            st = await self._evaluate(k, int(first[k]), cols.infos[int(rows[k])])
+            if st is None:
+                feasible.append(k)
+                count += 1
+                if count >= limit:
+                    processed = k + 1
+                    break
+            elif st.code == Code.ERROR:
+                processed, error = k + 1, st
+                break
+            else:
+                statuses.set(cols.names[int(rows[k])], st)
+            if done % chunk == 0:
+                await anyio.lowlevel.checkpoint()
+        else:
+            stop = _limit_in(auto_upto, prev, n, limit - count)
+        if stop is not None:
+            processed = stop + 1
+        v.label(~work[:processed] & (first[:processed] != NONE), statuses)
+        found = np.flatnonzero(auto[:processed])
+        if feasible:
+            found = np.sort(np.concatenate((found, np.asarray(feasible, dtype=np.int64))))
+        return FilterPass(nodes_at(cols, rows[found]), processed, error)
+
+    async def _evaluate(self, k: int, first: int, ni: NodeInfo) -> Status | None:
+        f, state, pod = self._f, self._state, self._pod
+        if self._nominated is not None and self._nominated[k]:
+            return await f.with_nominated_pods(state, pod, ni)
+        if first == NONE:
+            return await f.run(self._plugins_before(NONE), state, pod, ni, None)
+        st = await f.run(self._plugins_before(first), state, pod, ni, None)
+        return st if st is not None else self._verdicts.status_at(k, first)
+
+
+def _limit_in(auto_upto: Int64s, lo: int, hi: int, need: int) -> int | None:
+    """The position in [lo, hi) whose auto-feasible node is the `need`-th there, or None
+    when fewer than `need` are."""
+    if int(auto_upto[hi] - auto_upto[lo]) < need:
+        return None
+    # auto_upto[p + 1] counts positions [0, p]: the first p reaching the target.
+    return int(np.searchsorted(auto_upto, auto_upto[lo] + need)) - 1

@@ -126,6 +126,35 @@ class BatchFilterPlugin(Protocol):
     ) -> BatchVerdict | None: ...
 
 
+#: A pod key (NodeStaticPlugin.pod_key): a str, int, bool, None, or a tuple of those, so
+#: that it is hashable and serializes the same way every time (it also signs the pod).
+PodKey = str | int | bool | tuple[object, ...] | None
+
+
+@runtime_checkable
+class NodeStaticPlugin(Protocol):
+    """Optional, beside `filter` and/or `score`: "my answer for a node depends only on the
+    node's Node object and on `pod_key(pod)`" - labels, annotations, allocatable, taints;
+    never the pods on the node, other objects, the time or a random draw.
+
+    The runtime then memoizes the plugin (asched.framework.memo): for each distinct pod
+    key it calls `filter`/`score` once per node and again only for nodes whose Node object
+    changed since (an update, or a node added), and reuses the verdicts and raw scores
+    for every other pod with that key. NormalizeScore still runs per pod. Filter must
+    return None or a rejection (an Error is not memoized: that pod takes the per-node
+    path); `filter`/`score` get the pod's own CycleState, so reading what your PreFilter
+    or PreScore wrote is fine as long as it too follows from the pod key.
+
+    `pod_key` is called once per pod per cycle, so it must be cheap; pods with equal keys
+    must get equal answers on every node. It also signs the pod for opportunistic
+    batching (SignPlugin), so a profile of such plugins keeps batching on. Raising from
+    it sends that pod down the per-node path. Memory: at most `MemoLimits.keys` keys per
+    plugin (the least recently used goes), each one int64 per node.
+    """
+
+    def pod_key(self, pod: Pod) -> PodKey: ...
+
+
 @runtime_checkable
 class BatchScorePlugin(Protocol):
     """Optional, beside `score`: raw scores for `rows` (int64), equal to `score`'s."""

@@ -37,6 +37,7 @@ from asched.framework.interfaces import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    NodeStaticPlugin,
     PermitPlugin,
     PlacementFeasiblePlugin,
     Plugin,
@@ -53,6 +54,7 @@ from asched.framework.interfaces import (
     ScorePlugin,
 )
 from asched.framework.listers import InformerRequest
+from asched.framework.memo import KeySigner
 from asched.framework.opportunistic import OpportunisticBatch
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.prebinding import PodsInPreBind
@@ -244,8 +246,12 @@ def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
     each, if all of them can sign pods; else None (the profile never signs)."""
     out: dict[str, SignPlugin] = {}
     for p in plugins:
-        if not isinstance(p, SignPlugin):
+        if isinstance(p, SignPlugin):
+            out.setdefault(p.name, p)
+        elif isinstance(p, NodeStaticPlugin) and isinstance(p, Plugin):
+            # Its pod key says everything its answers depend on (asched.framework.memo).
+            out.setdefault(p.name, KeySigner(p.name, p))
+        else:
             return None
-        out.setdefault(p.name, p)
     first = [out[n] for n in _MAY_REFUSE if n in out]
     return first + [p for n, p in out.items() if n not in _MAY_REFUSE]

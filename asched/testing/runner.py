@@ -21,10 +21,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from asched.api import Node, Pod
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import FakeClock
+from asched.framework.columns import subset
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import Plugin
@@ -149,7 +152,10 @@ class Runner:
         pods: Iterable[Pod] = (),
         objects: Mapping[str, Iterable[Any]] | None = None,
         profile_name: str = "default-scheduler",
+        columnar: bool = True,
     ) -> None:
+        """`columnar=False` runs every plugin node by node, ignoring batch forms and
+        memos: the reference that `check_fast_forms` compares the default against."""
         self._cache = Cache()
         self._snapshot = Snapshot()
         self.client = FakeClient()
@@ -162,7 +168,7 @@ class Runner:
         for pod in pods:
             self._add_pod(pod)
         profile, registry = _profile(profile_name, plugins)
-        self.framework = Framework(profile, registry, self._services)
+        self.framework = Framework(profile, registry, self._services, columnar=columnar)
 
     def _add_pod(self, pod: Pod) -> None:
         self._services.pods[pod.uid] = pod
@@ -216,7 +222,15 @@ class Runner:
             (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",),
             " ".join(sorted(rejectors)),
         )
-        candidates = [ni for ni in nodes if allowed is None or ni.name in allowed]
+        # The snapshot's own rows (a NodeRows), so batch and memoized plugins answer from
+        # the columns as in the scheduler.
+        candidates = (
+            nodes
+            if allowed is None
+            else subset(
+                self._snapshot.columns, np.isin(self._snapshot.columns.names, list(allowed))
+            )
+        )
         statuses = NodeToStatus()
         passed = await fwk.run_filter_over_nodes(
             state, pod, candidates, start=0, limit=len(candidates), statuses=statuses

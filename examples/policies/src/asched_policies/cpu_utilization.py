@@ -9,6 +9,10 @@ A node without the annotation scores `args.defaultScore` (50: no evidence either
 A malformed value (not a number, outside [0, 1], NaN) is treated as missing and logged
 once per node version (its resourceVersion), so a broken agent is visible in the logs
 without one line per pod per node. The scores are already in [0, 100]: no normalization.
+
+Fast form: node-static. The score reads only the Node (an annotation) and nothing of the
+pod, so `pod_key` is constant and asched memoizes it: `score` runs once per node and
+again only when that node is updated, and every pod reads the scores from a column.
 """
 
 from __future__ import annotations
@@ -19,7 +23,15 @@ from typing import Any, Self
 
 import structlog
 from asched.api import Node, Pod
-from asched.framework import MAX_NODE_SCORE, CycleState, NodeInfo, PluginSpec, ScorePlugin
+from asched.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeInfo,
+    NodeStaticPlugin,
+    PluginSpec,
+    PodKey,
+    ScorePlugin,
+)
 from asched.framework.handle import Handle
 from asched.plugins.helpers import check_fields
 
@@ -52,7 +64,7 @@ class CPUUtilizationArgs:
 Args = CPUUtilizationArgs
 
 
-class CPUUtilization(ScorePlugin):
+class CPUUtilization(ScorePlugin, NodeStaticPlugin):
     def __init__(self, args: CPUUtilizationArgs | None, handle: Handle) -> None:
         self._args = args or CPUUtilizationArgs()
         self._handle = handle
@@ -74,6 +86,10 @@ class CPUUtilization(ScorePlugin):
             self._report_malformed(node, utilization.text)
             return self._args.default_score
         return round(MAX_NODE_SCORE * (1.0 - utilization))
+
+    def pod_key(self, pod: Pod) -> PodKey:
+        # The score depends on the node alone.
+        return ""
 
     def _report_malformed(self, node: Node, text: str) -> None:
         if self._reported.get(node.name) == node.resource_version:

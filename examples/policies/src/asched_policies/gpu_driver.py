@@ -13,6 +13,9 @@ minimum is its annotation `policies.asched.dev/min-gpu-driver`, else `args.minMa
 - A malformed pod annotation (not a non-negative integer) rejects the pod in PreFilter
   with a reason naming the annotation, so the user sees what to fix; fixing it is a pod
   update, which requeues the pod.
+- Fast form: `filter_batch` reads the driver label's column; each distinct label value
+  is parsed once (`LabelColumn.map_values`), so a verdict over every node is one array
+  comparison. `pod_key` (the pod's minimum) signs pods for opportunistic batching.
 - Events: node added or relabelled (requeue when the node now satisfies the pod and did
   not before); pod updated (requeue when its minimum changed).
 """
@@ -23,9 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
+import numpy as np
 from asched.api import Node, Pod
 from asched.framework import (
     ActionType,
+    BatchFilterPlugin,
+    BatchVerdict,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -33,8 +39,12 @@ from asched.framework import (
     EnqueueExtensions,
     EventResource,
     FilterPlugin,
+    Int64s,
+    NodeColumns,
     NodeInfo,
+    NodeStaticPlugin,
     PluginSpec,
+    PodKey,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -79,13 +89,22 @@ class GPUDriverArgs:
 Args = GPUDriverArgs
 
 
+def major_or_none(value: str) -> int:
+    """A driver label's value as a major version; -1 when it is not one (fails any
+    minimum >= 1, as a missing label does)."""
+    parsed = parse_non_negative_int(value)
+    return parsed if isinstance(parsed, int) else -1
+
+
 def driver_major(node: Node, label_key: str) -> int | None:
     """The node's driver major version; None when the label is missing or not an integer."""
     parsed = parse_non_negative_int(node.labels.get(label_key))
     return parsed if isinstance(parsed, int) else None
 
 
-class GPUDriver(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class GPUDriver(
+    PreFilterPlugin, FilterPlugin, BatchFilterPlugin, NodeStaticPlugin, EnqueueExtensions
+):
     def __init__(self, args: GPUDriverArgs | None, handle: Handle) -> None:
         self._args = args or GPUDriverArgs()
         self._handle = handle
@@ -135,6 +154,26 @@ class GPUDriver(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return self._bad_annotation(required)
             minimum = required
         return None if self._satisfies(node, minimum) else _REJECT
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        minimum = state.get(_MIN_KEY)
+        if minimum is None:
+            required = self.required_major(pod)
+            if isinstance(required, Malformed):
+                none_pass = np.zeros(len(rows), dtype=np.bool_)
+                return BatchVerdict.constant(none_pass, self._bad_annotation(required))
+            minimum = required
+        if minimum == 0:
+            return None
+        majors = cols.label(self._args.label_key).map_values(major_or_none, rows, missing=-1)
+        passed = majors >= minimum
+        return None if passed.all() else BatchVerdict.constant(passed, _REJECT)
+
+    def pod_key(self, pod: Pod) -> PodKey:
+        required = self.required_major(pod)
+        return ("malformed", required.text) if isinstance(required, Malformed) else required
 
     @staticmethod
     def _bad_annotation(value: Malformed) -> Status:

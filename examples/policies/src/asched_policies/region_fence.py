@@ -11,6 +11,10 @@ the defaults are a profile-wide default, not a fence the pod cannot leave.
   default) is one of the allowed regions; any other node, including one without the
   label, is rejected as UnschedulableAndUnresolvable ("node(s) outside the pod's allowed
   regions"): preempting pods cannot move a node to another region.
+- Fast form: `filter_batch` answers for every node at once from the region label's
+  column (one set-membership test over the label's codes), and `pod_key` (the pod's
+  allowed regions) signs pods so the profile keeps opportunistic batching on. `filter`
+  stays as the per-node reference; `asched.testing.check_fast_forms` holds the two equal.
 - Events: a node added or relabelled requeues the pod only when the node is now inside
   its fence and was not before (like NodeAffinity's isSchedulableAfterNodeChange); an
   update of the pod itself requeues it when its allowed regions changed.
@@ -26,6 +30,8 @@ from asched.api import Node, Pod
 from asched.framework import (
     ActionType,
     ArgsError,
+    BatchFilterPlugin,
+    BatchVerdict,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -33,8 +39,12 @@ from asched.framework import (
     EnqueueExtensions,
     EventResource,
     FilterPlugin,
+    Int64s,
+    NodeColumns,
     NodeInfo,
+    NodeStaticPlugin,
     PluginSpec,
+    PodKey,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -82,7 +92,9 @@ class RegionFenceArgs:
 Args = RegionFenceArgs
 
 
-class RegionFence(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class RegionFence(
+    PreFilterPlugin, FilterPlugin, BatchFilterPlugin, NodeStaticPlugin, EnqueueExtensions
+):
     def __init__(self, args: RegionFenceArgs | None, handle: Handle) -> None:
         self._args = args or RegionFenceArgs()
         self._label_key = self._args.label_key
@@ -125,6 +137,21 @@ class RegionFence(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if not allowed:
                 return None
         return None if self._inside(node, allowed) else _REJECT
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
+    ) -> BatchVerdict | None:
+        allowed = state.get(_ALLOWED_KEY)
+        if allowed is None:
+            allowed = self.allowed_regions(pod)
+            if not allowed:
+                return None
+        passed = cols.label(self._label_key).isin(allowed, rows)
+        return None if passed.all() else BatchVerdict.constant(passed, _REJECT)
+
+    def pod_key(self, pod: Pod) -> PodKey:
+        # Everything Filter reads of the pod: its fence.
+        return tuple(sorted(self.allowed_regions(pod)))
 
     # --- queueing hints ----------------------------------------------------------
 
