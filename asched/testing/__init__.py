@@ -5,11 +5,14 @@
 - `FakeHandle` and `node_info`, to build a plugin and call its methods directly;
 - `Runner`, to run one plugin or a small profile (weights, args) through the real
   framework runtime and read per-node filter statuses, per-plugin scores and the node
-  that would be selected (`CycleResult`).
+  that would be selected (`CycleResult`);
+- `check_fast_forms`, to prove a plugin's batch forms and memo give exactly its
+  per-node answers (hypothesis over generated clusters).
 
 Shipped in the asched wheel and typed; asched's own suite uses the same kit.
 """
 
+from asched.testing.agreement import check_fast_forms
 from asched.testing.builders import (
     NodeBuilder,
     PodBuilder,
@@ -41,6 +44,7 @@ __all__ = [
     "PodGroupBuilder",
     "Runner",
     "ScoresByNode",
+    "check_fast_forms",
     "enable",
     "filled_store",
     "make_node",

@@ -337,6 +337,10 @@ class NodeBuilder:
         self._raw["metadata"]["labels"].update(labels)
         return self
 
+    def annotation(self, key: str, value: str) -> Self:
+        self._raw["metadata"].setdefault("annotations", {})[key] = value
+        return self
+
     def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> Self:
         self._raw["spec"].setdefault("taints", []).append(
             {"key": key, "value": value, "effect": effect}

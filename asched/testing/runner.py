@@ -189,6 +189,11 @@ class Runner:
         """The profile's instance of plugin `name`, as the runtime built it."""
         return self.framework.plugins[name]
 
+    def update_node(self, node: Node) -> None:
+        """Replace the node of that name (or add it), as an informer update does; the next
+        cycle sees it."""
+        self._cache.update_node(node)
+
     def assume(self, pod: Pod, node: str) -> Pod:
         """Count `pod` on `node` from the next cycle on, as the scheduler's cache does once
         a pod is scheduled; returns the placed copy."""
