@@ -8,6 +8,9 @@ wire, so a change to the framework runtime can be compared before and after.
     python -m benchmarks.cycle --nodes 5000 --pods 500 [--kind basic|spread] [--no-columnar]
     python -m benchmarks.cycle --nodes 5000 --pods 1000 --profile batchable [--no-batching]
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
+    python -m benchmarks.cycle --nodes 1000 --pods 1000 --profile policies   # + the six policies
+    python -m benchmarks.cycle --curve 1000,5000 --kinds basic \
+        --paths columnar,policies,per-node-plugins
 """
 
 from __future__ import annotations
@@ -38,7 +41,10 @@ from asched.framework.runtime import Framework
 from asched.framework.services import RuntimeMetrics
 from asched.informers import Store
 from asched.scheduler.algorithm import Algorithm
-from asched.testing.profiles import default_profile
+from benchmarks import profiles
+from benchmarks.profiles import PROFILES
+from benchmarks.scenarios import LOCATION_ANNOTATION
+from benchmarks.schedulers import REGION_LABEL, REGIONS
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 KINDS = ("basic", "spread", "antiaffinity", "nodeaffinity", "preferred-spread")
@@ -52,6 +58,7 @@ def _node(i: int) -> dict[str, Any]:
             "labels": {
                 "kubernetes.io/hostname": f"node-{i}",
                 "topology.kubernetes.io/zone": ZONES[i % len(ZONES)],
+                REGION_LABEL: REGIONS[i % len(REGIONS)],
             },
         },
         "status": {
@@ -103,7 +110,14 @@ def _pod(i: int, kind: str) -> dict[str, Any]:
             }
         ]
     return {
-        "metadata": {"name": f"pod-{i}", "namespace": "bench", "uid": f"pu-{i}", "labels": labels},
+        "metadata": {
+            "name": f"pod-{i}",
+            "namespace": "bench",
+            "uid": f"pu-{i}",
+            "labels": labels,
+            # Location's wish (examples/policies), as the `plugins` scenario's pods carry.
+            "annotations": {LOCATION_ANNOTATION: REGIONS[0]},
+        },
         "spec": spec,
     }
 
@@ -148,12 +162,6 @@ class _NoEvents:
         return None
 
 
-#: Profiles: kube-scheduler's default, and the default with PodTopologySpread's system
-#: default constraints off (`defaultingType: List`, none listed), under which pods without
-#: constraints are signable and opportunistic batching applies (kube-scheduler's too).
-PROFILES = ("default", "batchable")
-
-
 async def measure(
     nodes: int,
     pods: int,
@@ -170,7 +178,7 @@ async def measure(
     # objects start-up happened to allocate: measured from the source tree rather than
     # byte code, basic at 15000 nodes read 0.47 ms/pod instead of 0.30.
     gctune.tune()
-    spec, registry = default_profile(batchable=profile == "batchable")
+    spec, registry = profiles.build(profile)
     cache, snapshot = Cache(), Snapshot()
     for i in range(nodes):
         cache.add_node(decode_node(_node(i)))
@@ -199,15 +207,25 @@ PATHS = (
     ("columnar", True, "default"),
     ("per-node", False, "default"),
     ("batched", True, "batchable"),
+    # The profiles users add plugins to (benchmarks/profiles.py), on the columnar path.
+    ("policies", True, "policies"),
+    ("per-node-plugins", True, "per-node"),
 )
+DEFAULT_PATHS = "columnar,per-node,batched"
 
 
-def curve(sizes: Sequence[int], pods: int, kinds: Sequence[str], reps: int) -> list[dict[str, Any]]:
+def curve(
+    sizes: Sequence[int],
+    pods: int,
+    kinds: Sequence[str],
+    reps: int,
+    chosen: Sequence[str] = DEFAULT_PATHS.split(","),
+) -> list[dict[str, Any]]:
     """ms/pod for every (kind, size, path), median of `reps`; the paths alternate within
     each repetition so all see the same machine load."""
     rows: list[dict[str, Any]] = []
     for kind in kinds:
-        paths = [p for p in PATHS if p[0] != "batched" or kind == "basic"]
+        paths = [p for p in PATHS if p[0] in chosen and (p[0] != "batched" or kind == "basic")]
         for n in sizes:
             samples: dict[str, list[float]] = {name: [] for name, _, _ in paths}
             for _ in range(reps):
@@ -251,7 +269,13 @@ def plot(rows: Sequence[dict[str, Any]], path: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for kind in sorted({r["kind"] for r in rows}):
-        for path_name, style in (("columnar", "-o"), ("per-node", "--s"), ("batched", ":^")):
+        for path_name, style in (
+            ("columnar", "-o"),
+            ("per-node", "--s"),
+            ("batched", ":^"),
+            ("policies", "-.D"),
+            ("per-node-plugins", "-.v"),
+        ):
             pts = [r for r in rows if r["kind"] == kind and r["path"] == path_name]
             if pts:
                 ax.plot(
@@ -291,6 +315,11 @@ def main() -> None:
         help="with --curve: comma list of pod kinds",
     )
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--paths",
+        default=DEFAULT_PATHS,
+        help=f"with --curve: comma list of {', '.join(p[0] for p in PATHS)}",
+    )
     ap.add_argument("--plot", default="", help="with --curve: write the curve as this PNG")
     ap.add_argument("--json", default="", help="with --curve: write the rows as JSON")
     args = ap.parse_args()
@@ -300,7 +329,11 @@ def main() -> None:
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
             ap.error(f"--kinds: unknown kind(s) {', '.join(unknown)}; choose from {KINDS}")
-        rows = curve(sizes, args.pods, kinds, args.reps)
+        chosen = [p for p in args.paths.split(",") if p]
+        unknown = sorted(set(chosen) - {p[0] for p in PATHS})
+        if unknown:
+            ap.error(f"--paths: unknown path(s) {', '.join(unknown)}")
+        rows = curve(sizes, args.pods, kinds, args.reps, chosen)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump(rows, f, indent=1)

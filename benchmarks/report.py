@@ -88,11 +88,20 @@ def rows(document: Mapping[str, Any]) -> list[list[str]]:
     per_scheduler: Mapping[str, Any] = summary.get("per_scheduler") or {}
     ratios: Mapping[str, Any] = summary.get("ratios") or {}
     out = []
-    order = [w for w in ("kube-scheduler", "asched", "bare-bind") if w in per_scheduler]
+    order = [
+        w for w in ("kube-scheduler", "asched", "asched-plugins", "bare-bind") if w in per_scheduler
+    ]
     for who in order:
         per = per_scheduler[who]
         if who == "asched":
             ratio = _num(ratios.get("asched/kube pods_per_s"), 2)
+        elif who == "asched-plugins":
+            # Against kube-scheduler's default profile, then asched's own (paired).
+            ratio = (
+                f"{_num(ratios.get('asched-plugins/kube-scheduler pods_per_s paired median'), 2)}"
+                f" ({_num(ratios.get('asched-plugins/asched pods_per_s paired median'), 2)}"
+                " of asched)"
+            )
         elif who == "bare-bind":
             ratio = "ceiling"
         else:

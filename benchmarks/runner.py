@@ -16,6 +16,7 @@ Every number of a run is computed here from what the watch saw and what /proc an
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import platform
@@ -131,6 +132,10 @@ async def git_state() -> dict[str, Any]:
 WORKTREE = "worktree"
 
 
+#: The out-of-tree policies package's source (examples/policies), exported with asched.
+POLICIES_SRC = Path("examples/policies/src/asched_policies")
+
+
 async def export_asched(ref: str, into: Path) -> Path:
     """A frozen copy of asched/ under *into*, so edits made to the checkout while a
     benchmark runs do not change what it measures: `git archive <ref> asched`, or for
@@ -145,16 +150,25 @@ async def export_asched(ref: str, into: Path) -> Path:
 
 async def _export(ref: str, into: Path) -> None:
     if ref == WORKTREE:
-        await anyio.to_thread.run_sync(
-            lambda: shutil.copytree(
-                REPO_ROOT / "asched",
-                into / "asched",
-                ignore=shutil.ignore_patterns("__pycache__"),
+        for src, dst in (("asched", "asched"), (POLICIES_SRC, POLICIES_SRC.name)):
+            await anyio.to_thread.run_sync(
+                functools.partial(
+                    shutil.copytree,
+                    REPO_ROOT / src,
+                    into / dst,
+                    ignore=shutil.ignore_patterns("__pycache__"),
+                )
             )
-        )
         return
-    archive = await anyio.run_process(["git", "archive", ref, "asched"], cwd=REPO_ROOT)
+    archive = await anyio.run_process(
+        ["git", "archive", ref, "asched", POLICIES_SRC.as_posix()], cwd=REPO_ROOT
+    )
     await anyio.run_process(["tar", "-x", "-C", str(into)], input=archive.stdout)
+    # The policies of the same commit beside its asched (the asched-plugins scheduler
+    # imports them; the installed ones may use APIs that commit lacks).
+    await anyio.to_thread.run_sync(
+        lambda: shutil.move(into / POLICIES_SRC, into / POLICIES_SRC.name)
+    )
 
 
 def rotate(items: Sequence[str], by: int) -> list[str]:
@@ -269,7 +283,7 @@ async def one_run(
             admin_kubeconfig=cluster.admin_kubeconfig,
             scheduler_kubeconfig=cluster.scheduler_kubeconfig,
         )
-        if opts.py_spy is not None and proc.kind is Kind.ASCHED:
+        if opts.py_spy is not None and proc.kind.is_asched:
             spy = PySpy(opts.py_spy, work_dir / f"asched-{repetition}.folded")
     try:
         async with anyio.create_task_group() as tg:
@@ -360,7 +374,7 @@ async def _measure(
             else:
                 baseline = await proc.metrics()
         streams = StreamStats()
-        if proc is not None and proc.kind is Kind.ASCHED:
+        if proc is not None and proc.kind.is_asched:
             for _ in range(opts.inspector_clients):
                 tg.start_soon(read_events, proc.url, streams)
         if churn is not None:
@@ -391,7 +405,7 @@ async def _measure(
                 result["cpu_seconds_bind_window"] = trace.at(max(times)) - trace.at(min(times))
         tg.cancel_scope.cancel()
     result["began"], result["ended"] = began, ended
-    if opts.inspector_clients and proc is not None and proc.kind is Kind.ASCHED:
+    if opts.inspector_clients and proc is not None and proc.kind.is_asched:
         result["inspector_clients"] = opts.inspector_clients
         result["inspector_events"] = streams.events
         result["inspector_bytes"] = streams.bytes
@@ -505,6 +519,21 @@ SUMMARY_KEYS = (
 )
 
 
+def paired_ratios(runs: list[dict[str, Any]], top: str, bottom: str, key: str) -> list[float]:
+    """`top`'s `key` over `bottom`'s, one ratio per repetition both completed: the two
+    ran back to back on the same cluster and machine load."""
+    by: dict[tuple[str, int], float] = {
+        (r["scheduler"], r["repetition"]): float(r.get(key, math.nan))
+        for r in runs
+        if r["outcome"] == "complete"
+    }
+    return [
+        ratio(by[(top, rep)], by[(bottom, rep)])
+        for (who, rep) in sorted(by)
+        if who == top and (bottom, rep) in by
+    ]
+
+
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Median of each number per scheduler, and asched's ratios to kube-scheduler."""
     per: dict[str, dict[str, Any]] = {}
@@ -531,6 +560,18 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "latency_p99_s",
         ):
             ratios[f"asched/kube {key}"] = ratio(a[key], k[key])
+    p = per.get(Kind.ASCHED_PLUGINS.value)
+    if p is not None:
+        for base in (Kind.KUBE.value, Kind.ASCHED.value):
+            if base in per:
+                ratios[f"asched-plugins/{base} pods_per_s"] = ratio(
+                    p["pods_per_s"], per[base]["pods_per_s"]
+                )
+                ratios[f"asched-plugins/{base} cpu_seconds"] = ratio(
+                    p["cpu_seconds"], per[base]["cpu_seconds"]
+                )
+                paired = paired_ratios(runs, Kind.ASCHED_PLUGINS.value, base, "pods_per_s")
+                ratios[f"asched-plugins/{base} pods_per_s paired median"] = median_or_nan(paired)
     c = per.get(ceiling.NAME)
     if c is not None:
         for who in (Kind.ASCHED.value, Kind.KUBE.value):

@@ -21,7 +21,7 @@ from typing import Any
 
 from asched.localcluster import JsonObject, NodeSpec, node_specs
 from benchmarks.observer import Binding
-from benchmarks.schedulers import Kind
+from benchmarks.schedulers import REGION_LABEL, REGIONS, Kind
 from benchmarks.workload import (
     NATIVE_GROUP_LABEL,
     POD_GROUP_LABEL,
@@ -32,6 +32,8 @@ from benchmarks.workload import (
 )
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
+#: examples/policies' Location annotation ("<region>" or "<region>/<zone>").
+LOCATION_ANNOTATION = "policies.asched.dev/location"
 ZONES = ("zone-a", "zone-b", "zone-c")
 SPREAD_MAX_SKEW = 5
 BOTH = (Kind.KUBE, Kind.ASCHED)
@@ -84,6 +86,34 @@ def basic(p: Params) -> Scenario:
         nodes=node_specs(p.nodes),
         pods=[pod_manifest(n) for n in _names("basic", p.pods)],
         describe=f"{p.nodes} nodes (4 CPU, 32Gi, 110 pods), {p.pods} pods of 100m/500Mi",
+    )
+
+
+def plugins(p: Params) -> Scenario:
+    """basic's nodes and pods, for kube-scheduler and asched with the default profile and
+    asched with the seed's six policies added (schedulers.policies_profile): what a user
+    who writes plugins runs. Nodes carry a region and zone; pods ask for region-a
+    (Location's annotation), which every policy accepts everywhere."""
+    nodes = [
+        NodeSpec(
+            s.name,
+            labels={REGION_LABEL: REGIONS[i % len(REGIONS)], ZONE_LABEL: ZONES[i % len(ZONES)]},
+        )
+        for i, s in enumerate(node_specs(p.nodes))
+    ]
+    pods = [pod_manifest(n) for n in _names("plugins", p.pods)]
+    for pod in pods:
+        pod["metadata"]["annotations"] = {LOCATION_ANNOTATION: REGIONS[0]}
+    return Scenario(
+        name="plugins",
+        nodes=nodes,
+        pods=pods,
+        schedulers=(Kind.KUBE, Kind.ASCHED, Kind.ASCHED_PLUGINS),
+        describe=(
+            f"{p.nodes} nodes (4 CPU, 32Gi, 110 pods, 2 regions, 3 zones), {p.pods} pods of "
+            "100m/500Mi; asched-plugins adds RegionFence, GPUDriver, StrongestCPU, "
+            "CPUUtilization, GPUResource and Location to the default profile"
+        ),
     )
 
 
@@ -376,6 +406,7 @@ def mixed_churn(p: Params) -> Scenario:
 
 SCENARIOS: Mapping[str, Callable[[Params], Scenario]] = {
     "basic": basic,
+    "plugins": plugins,
     "spread": spread,
     "preferred-spread": preferred_spread,
     "antiaffinity": anti_affinity,

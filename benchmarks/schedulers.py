@@ -43,13 +43,47 @@ COSCHEDULING_EXAMPLE = REPO_ROOT / "manifests" / "examples" / "coscheduling-conf
 class Kind(enum.StrEnum):
     ASCHED = "asched"
     KUBE = "kube-scheduler"
+    #: asched with the default profile plus the seed's policies (examples/policies).
+    ASCHED_PLUGINS = "asched-plugins"
+
+    @property
+    def is_asched(self) -> bool:
+        return self is not Kind.KUBE
 
 
 #: The schedulerName each scheduler serves; pods of a run carry the one of their scheduler.
 SCHEDULER_NAMES: Mapping[Kind, str] = {
     Kind.ASCHED: "asched-bench",
     Kind.KUBE: "kube-scheduler-bench",
+    Kind.ASCHED_PLUGINS: "asched-plugins-bench",
 }
+
+#: The regions the `plugins` scenario's nodes are in (benchmarks/scenarios.py), which
+#: RegionFence's defaultRegions list whole: the fence is evaluated, and rejects nothing.
+REGION_LABEL = "topology.kubernetes.io/region"
+REGIONS = ("region-a", "region-b")
+
+
+def policies_profile() -> dict[str, Any]:
+    """The default profile plus all six policies of examples/policies (asched-policies,
+    installed beside asched by hack/env.sh), configured so that no node is rejected:
+    RegionFence fences pods into the regions every node is in, GPUDriver and GPUResource
+    skip pods without GPUs, Location prefers one region (the pods' annotation)."""
+    return {
+        "plugins": {
+            "multiPoint": {
+                "enabled": [
+                    {"name": "RegionFence"},
+                    {"name": "GPUDriver"},
+                    {"name": "StrongestCPU", "weight": 1},
+                    {"name": "CPUUtilization"},
+                    {"name": "GPUResource"},
+                    {"name": "Location"},
+                ]
+            }
+        },
+        "pluginConfig": [{"name": "RegionFence", "args": {"defaultRegions": list(REGIONS)}}],
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +132,8 @@ def render_config(kind: Kind, setup: SchedulerSetup, kubeconfig: Path | None) ->
     if setup.gang and kind is not Kind.ASCHED:
         raise ValueError("only asched has a Coscheduling plugin")
     profile: dict[str, Any] = coscheduling_profile(setup) if setup.gang else {}
+    if kind is Kind.ASCHED_PLUGINS:
+        profile = policies_profile()
     profile["schedulerName"] = SCHEDULER_NAMES[kind]
     if setup.spread_defaulting != "System":
         profile.setdefault("pluginConfig", []).append(
@@ -154,11 +190,11 @@ class SchedulerProcess:
 
     @property
     def url(self) -> str:
-        scheme = "http" if self.kind is Kind.ASCHED else "https"
+        scheme = "http" if self.kind.is_asched else "https"
         return f"{scheme}://127.0.0.1:{self.port}"
 
     def argv(self) -> list[str]:
-        if self.kind is Kind.ASCHED:
+        if self.kind.is_asched:
             return [
                 sys.executable,
                 "-m",
@@ -200,7 +236,7 @@ class SchedulerProcess:
         await anyio.Path(self.config_path).write_text(yaml.safe_dump(config, sort_keys=False))
         env = os.environ.copy()
         cwd = None
-        if self.kind is Kind.ASCHED and self._setup.asched_src is not None:
+        if self.kind.is_asched and self._setup.asched_src is not None:
             # `python -m` puts the working directory first on sys.path.
             cwd = self._setup.asched_src
             env["PYTHONPATH"] = str(cwd)

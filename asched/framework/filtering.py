@@ -12,6 +12,7 @@ evaluations for the metrics.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -105,10 +106,7 @@ class Filterer:
                 self._crashed(plugin=name, point="Filter", pod=pod.key, node=node_info.name)
                 st = error(exc, name)
             if st is not None and st.code != Code.SUCCESS:
-                st = st.with_plugin(name)
-                if not st.is_rejected():
-                    # Filter plugins may only pass or reject (RunFilterPlugins).
-                    st = wrap_error(f'running "{name}" filter plugin', st)
+                st = _labelled(name, st)
                 if checks is None:
                     return st
                 first = first or st
@@ -116,6 +114,25 @@ class Filterer:
             elif checks is not None:
                 checks.append((name, None))
         return first
+
+    def run_now(
+        self,
+        fns: Sequence[tuple[str, FilterFn, bool]],
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+    ) -> Status | None:
+        """`run` for plugins none of which is a coroutine, without checks: the mixed
+        pass's loop calls it once per node and must not pay for a coroutine each time."""
+        for name, fn, _ in fns:
+            try:
+                st: Any = fn(state, pod, node_info)
+            except Exception as exc:
+                self._crashed(plugin=name, point="Filter", pod=pod.key, node=node_info.name)
+                st = error(exc, name)
+            if st is not None and st.code != Code.SUCCESS:
+                return _labelled(name, st)
+        return None
 
     async def with_nominated_pods(
         self,
@@ -354,7 +371,15 @@ class MixedPass:
             work |= self._nominated
         # Feasible without a look: no batch plugin rejects and no per-node plugin runs.
         auto = ~work & (first == NONE)
-        auto_upto = np.concatenate(([0], np.cumsum(auto)))  # auto feasible in [0, k)
+        # Plain lists: this loop runs per node, where numpy scalars cost more than ints.
+        # auto_upto[k]: auto-feasible positions in [0, k); None when there are none.
+        auto_upto = np.concatenate(([0], np.cumsum(auto))).tolist() if auto.any() else None
+        rows_l, first_l = rows.tolist(), first.tolist()
+        infos, names = cols.infos, cols.names
+        f, state, pod = self._f, self._state, self._pod
+        sync = not any(self._fns[i][2] for i in self._per_node)
+        run_now, plugins_before = f.run_now, self._plugins_before
+        every = plugins_before(NONE)  # what a node no batch plugin rejects must pass
         feasible: list[int] = []
         count = 0  # feasible so far, auto ones included
         prev = 0  # positions before this are accounted for
@@ -362,13 +387,31 @@ class MixedPass:
         error: Status | None = None
         chunk = chunk_size(n)
         stop: int | None = None
+        nominated_at = (
+            frozenset(np.flatnonzero(self._nominated).tolist())
+            if self._nominated is not None
+            else frozenset()
+        )
+        next_yield = chunk
         for done, k in enumerate(np.flatnonzero(work).tolist(), start=1):
-            stop = _limit_in(auto_upto, prev, k, limit - count)
-            if stop is not None:
-                break
-            count += int(auto_upto[k] - auto_upto[prev])
-            prev = k + 1
-            st = await self._evaluate(k, int(first[k]), cols.infos[int(rows[k])])
+            if auto_upto is not None:
+                stop = _limit_in(auto_upto, prev, k, limit - count)
+                if stop is not None:
+                    break
+                count += auto_upto[k] - auto_upto[prev]
+                prev = k + 1
+            ni = infos[rows_l[k]]
+            at = first_l[k]
+            if k in nominated_at:
+                st = await f.with_nominated_pods(state, pod, ni)
+            elif sync:
+                st = run_now(every if at == NONE else plugins_before(at), state, pod, ni)
+                if st is None and at != NONE:
+                    st = v.status_at(k, at)
+            else:
+                st = await f.run(every if at == NONE else plugins_before(at), state, pod, ni, None)
+                if st is None and at != NONE:
+                    st = v.status_at(k, at)
             if st is None:
                 feasible.append(k)
                 count += 1
@@ -379,11 +422,13 @@ class MixedPass:
                 processed, error = k + 1, st
                 break
             else:
-                statuses.set(cols.names[int(rows[k])], st)
-            if done % chunk == 0:
+                statuses.set(names[rows_l[k]], st)
+            if done == next_yield:
+                next_yield += chunk
                 await anyio.lowlevel.checkpoint()
         else:
-            stop = _limit_in(auto_upto, prev, n, limit - count)
+            if auto_upto is not None:
+                stop = _limit_in(auto_upto, prev, n, limit - count)
         if stop is not None:
             processed = stop + 1
         v.label(~work[:processed] & (first[:processed] != NONE), statuses)
@@ -392,20 +437,20 @@ class MixedPass:
             found = np.sort(np.concatenate((found, np.asarray(feasible, dtype=np.int64))))
         return FilterPass(nodes_at(cols, rows[found]), processed, error)
 
-    async def _evaluate(self, k: int, first: int, ni: NodeInfo) -> Status | None:
-        f, state, pod = self._f, self._state, self._pod
-        if self._nominated is not None and self._nominated[k]:
-            return await f.with_nominated_pods(state, pod, ni)
-        if first == NONE:
-            return await f.run(self._plugins_before(NONE), state, pod, ni, None)
-        st = await f.run(self._plugins_before(first), state, pod, ni, None)
-        return st if st is not None else self._verdicts.status_at(k, first)
 
-
-def _limit_in(auto_upto: Int64s, lo: int, hi: int, need: int) -> int | None:
+def _limit_in(auto_upto: list[int], lo: int, hi: int, need: int) -> int | None:
     """The position in [lo, hi) whose auto-feasible node is the `need`-th there, or None
     when fewer than `need` are."""
-    if int(auto_upto[hi] - auto_upto[lo]) < need:
+    if auto_upto[hi] - auto_upto[lo] < need:
         return None
     # auto_upto[p + 1] counts positions [0, p]: the first p reaching the target.
-    return int(np.searchsorted(auto_upto, auto_upto[lo] + need)) - 1
+    return bisect.bisect_left(auto_upto, auto_upto[lo] + need) - 1
+
+
+def _labelled(name: str, st: Status) -> Status:
+    """A Filter plugin's non-success status, named after it; anything but a rejection is
+    an Error (RunFilterPlugins: Filter plugins may only pass or reject)."""
+    st = st.with_plugin(name)
+    if not st.is_rejected():
+        st = wrap_error(f'running "{name}" filter plugin', st)
+    return st

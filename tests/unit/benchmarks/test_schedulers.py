@@ -23,7 +23,29 @@ def test_limits_and_sampling_are_the_same(kind: Kind) -> None:
     assert config["clientConnection"] == {"qps": 50, "burst": 100}
     assert config["percentageOfNodesToScore"] == 20
     assert config["leaderElection"] == {"leaderElect": False}
-    assert config["profiles"] == [{"schedulerName": SCHEDULER_NAMES[kind]}]
+    assert config["profiles"][0]["schedulerName"] == SCHEDULER_NAMES[kind]
+    if kind is not Kind.ASCHED_PLUGINS:
+        assert config["profiles"] == [{"schedulerName": SCHEDULER_NAMES[kind]}]
+
+
+def test_the_plugins_profile_adds_the_six_policies_and_fences_no_node() -> None:
+    """The asched-plugins profile loads with the real config loader and the installed
+    policies: the default plugins plus six, and RegionFence admits both regions."""
+    import yaml
+
+    from asched.app import build_registry
+    from asched.config.loader import load_config
+    from benchmarks.schedulers import REGIONS
+
+    config = render_config(Kind.ASCHED_PLUGINS, SETUP, None)
+    loaded = load_config(yaml.safe_dump(config), build_registry())
+    filters = [r.name for r in loaded.profiles[0].plugins["filter"]]
+    assert filters[-2:] == ["RegionFence", "GPUDriver"]
+    assert "NodeResourcesFit" in filters
+    scores = {r.name: r.weight for r in loaded.profiles[0].plugins["score"]}
+    assert {"StrongestCPU", "CPUUtilization", "GPUResource", "Location"} <= set(scores)
+    fence = loaded.profiles[0].plugin_args["RegionFence"]
+    assert fence.default_regions == frozenset(REGIONS)
 
 
 def test_kubeconfig_goes_into_client_connection() -> None:
