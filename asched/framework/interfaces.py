@@ -116,9 +116,19 @@ class AsyncScorePlugin(Plugin, Protocol):
 class BatchFilterPlugin(Protocol):
     """Optional, beside `filter`: the same verdicts for many nodes at once, from columns.
 
-    Return None when every node passes. The runtime uses this only when every Filter
-    plugin left for the pod has it; otherwise it calls `filter` node by node. Answers
-    must equal `filter`'s node for node (asched.framework.columns).
+    Called once per pod per scheduling cycle (on the event loop, after PreFilter, with
+    the pod's CycleState) with the snapshot's NodeColumns and `rows`, the row numbers of
+    the nodes to judge in the order they are tried. Return None when every row passes,
+    else a BatchVerdict aligned with `rows` (BatchVerdict.constant when every rejected
+    node gets the same Status). Raise Unbatchable when this pod has no batch answer:
+    the runtime then calls `filter` node by node for it.
+
+    Must: give exactly `filter`'s verdict and Status for every row (prove it with
+    asched.testing.check_fast_forms); read the columns and CycleState only (write
+    neither); cost a few array operations, not a Python loop over the rows.
+    Batch and per-node Filter plugins mix freely in a profile: batch plugins answer over
+    all rows first, per-node ones run only on the nodes that are still open, and each
+    rejected node reports the first rejecting plugin in profile order either way.
     """
 
     def filter_batch(
@@ -148,8 +158,9 @@ class NodeStaticPlugin(Protocol):
     `pod_key` is called once per pod per cycle, so it must be cheap; pods with equal keys
     must get equal answers on every node. It also signs the pod for opportunistic
     batching (SignPlugin), so a profile of such plugins keeps batching on. Raising from
-    it sends that pod down the per-node path. Memory: at most `MemoLimits.keys` keys per
-    plugin (the least recently used goes), each one int64 per node.
+    it sends that pod down the per-node path. Memory: at most 64 pod keys per plugin
+    (asched.framework.memo.MAX_KEYS, the least recently used goes first), each holding
+    one small integer per node.
     """
 
     def pod_key(self, pod: Pod) -> PodKey: ...
@@ -157,7 +168,14 @@ class NodeStaticPlugin(Protocol):
 
 @runtime_checkable
 class BatchScorePlugin(Protocol):
-    """Optional, beside `score`: raw scores for `rows` (int64), equal to `score`'s."""
+    """Optional, beside `score`: the raw scores of `rows` at once.
+
+    Called once per pod (after PreScore, with the pod's CycleState) for the feasible
+    nodes, as row numbers into the snapshot's NodeColumns. Return an int64 array aligned
+    with `rows`, equal to `score` node for node; NormalizeScore and the weight apply
+    after, as for `score`. Raise Unbatchable to have `score` called per node instead.
+    Read-only, like BatchFilterPlugin.
+    """
 
     def score_batch(
         self, state: CycleState, pod: Pod, cols: NodeColumns, rows: Int64s
@@ -166,7 +184,8 @@ class BatchScorePlugin(Protocol):
 
 @runtime_checkable
 class BatchScoreNormalizer(Protocol):
-    """Optional, beside `normalize_score`: the same rescaling of a raw score array."""
+    """Optional, beside `normalize_score`: the same rescaling of a raw score array (the
+    feasible nodes in order). Return a new array; results must be in [0, 100]."""
 
     def normalize_batch(self, state: CycleState, pod: Pod, scores: Int64s) -> Int64s: ...
 

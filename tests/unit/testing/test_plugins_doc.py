@@ -28,4 +28,4 @@ def test_the_example_plugin_and_its_tests_pass(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "5 passed" in proc.stdout, proc.stdout
+    assert "6 passed" in proc.stdout, proc.stdout
