@@ -360,6 +360,13 @@ class MixedPass:
             got = self._before[index] = [self._fns[i] for i in self._per_node if i < index]
         return got
 
+    async def _one(self, k: int, at: int, ni: NodeInfo, nominated: bool) -> Status | None:
+        """One position's per-node verdict (before the batch rejection at `at`, if any)."""
+        f = self._f
+        if nominated:
+            return await f.with_nominated_pods(self._state, self._pod, ni)
+        return await f.run(self._plugins_before(at), self._state, self._pod, ni, None)
+
     async def run(self, limit: int, statuses: NodeToStatus) -> FilterPass:
         v = self._verdicts
         cols, rows = v.cols, v.rows
@@ -392,40 +399,56 @@ class MixedPass:
             if self._nominated is not None
             else frozenset()
         )
-        next_yield = chunk
-        for done, k in enumerate(np.flatnonzero(work).tolist(), start=1):
-            if auto_upto is not None:
-                stop = _limit_in(auto_upto, prev, k, limit - count)
-                if stop is not None:
-                    break
-                count += auto_upto[k] - auto_upto[prev]
-                prev = k + 1
-            ni = infos[rows_l[k]]
-            at = first_l[k]
-            if k in nominated_at:
-                st = await f.with_nominated_pods(state, pod, ni)
-            elif sync:
-                st = run_now(every if at == NONE else plugins_before(at), state, pod, ni)
-                if st is None and at != NONE:
-                    st = v.status_at(k, at)
+        work_l = np.flatnonzero(work).tolist()
+        done = False
+        for at_chunk in range(0, len(work_l), chunk):
+            ks = work_l[at_chunk : at_chunk + chunk]
+            # A chunk's verdicts first, in one comprehension: the per-node plugins are the
+            # cost here, and Filter has no side effects, so verdicts past the node that
+            # ends the pass are computed and dropped (findNodesThatPassFilters, too,
+            # evaluates a whole parallel chunk before it stops).
+            if sync and not nominated_at:
+                verdicts = [
+                    run_now(
+                        every if first_l[k] == NONE else plugins_before(first_l[k]),
+                        state,
+                        pod,
+                        infos[rows_l[k]],
+                    )
+                    for k in ks
+                ]
             else:
-                st = await f.run(every if at == NONE else plugins_before(at), state, pod, ni, None)
-                if st is None and at != NONE:
+                verdicts = [
+                    await self._one(k, first_l[k], infos[rows_l[k]], k in nominated_at) for k in ks
+                ]
+            for k, own in zip(ks, verdicts, strict=True):
+                if auto_upto is not None:
+                    stop = _limit_in(auto_upto, prev, k, limit - count)
+                    if stop is not None:
+                        done = True
+                        break
+                    count += auto_upto[k] - auto_upto[prev]
+                    prev = k + 1
+                at = first_l[k]
+                st = own
+                if own is None and at != NONE and k not in nominated_at:
                     st = v.status_at(k, at)
-            if st is None:
-                feasible.append(k)
-                count += 1
-                if count >= limit:
-                    processed = k + 1
+                if st is None:
+                    feasible.append(k)
+                    count += 1
+                    if count >= limit:
+                        processed = k + 1
+                        done = True
+                        break
+                elif st.code == Code.ERROR:
+                    processed, error = k + 1, st
+                    done = True
                     break
-            elif st.code == Code.ERROR:
-                processed, error = k + 1, st
+                else:
+                    statuses.set(names[rows_l[k]], st)
+            if done:
                 break
-            else:
-                statuses.set(names[rows_l[k]], st)
-            if done == next_yield:
-                next_yield += chunk
-                await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
         else:
             if auto_upto is not None:
                 stop = _limit_in(auto_upto, prev, n, limit - count)
