@@ -24,6 +24,8 @@ DEFAULTS=(--qps 50 --burst 100 --runs "$THROTTLED_RUNS")
 
 # A. Basic (both schedulers, plus the bare-client binding ceiling)
 run --scenario basic --nodes 1000 --pods 5000 "${UNTHROTTLED[@]}"
+# The same pods with the seed's six policies added (asched-plugins), beside both defaults.
+run --scenario plugins --nodes 1000 --pods 5000 "${UNTHROTTLED[@]}"
 run --scenario basic --nodes 5000 --pods 10000 "${UNTHROTTLED[@]}"
 # C. Constraints and churn (both schedulers)
 run --scenario spread --nodes 1000 --pods 3000 "${UNTHROTTLED[@]}"
