@@ -124,7 +124,10 @@ class Handle(Protocol):
     ) -> Status | None: ...
 
 
+@runtime_checkable
 class NeedsInformers(Protocol):
-    """A plugin that needs more resources watched than nodes and pods."""
+    """Optional: a plugin that needs more resources watched than nodes and pods. Called
+    once when the profile is built, before the informers start; the stores it names are
+    then reachable through `Handle.store`."""
 
     def informers(self) -> Sequence[InformerRequest[Any]]: ...

@@ -31,6 +31,7 @@ from asched.framework.batch import BatchPlugins
 from asched.framework.evaluations import filter_evaluations
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.filtering import Filterer, FilterFn
+from asched.framework.handle import NeedsInformers
 from asched.framework.handle_impl import PluginHandle
 from asched.framework.interfaces import (
     AsyncScorePlugin,
@@ -230,9 +231,8 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
     def informer_requests(self) -> list[InformerRequest[Any]]:
         reqs: list[InformerRequest[Any]] = []
         for p in self.plugins.values():
-            fn = getattr(p, "informers", None)
-            if callable(fn):
-                reqs.extend(fn())
+            if isinstance(p, NeedsInformers):
+                reqs.extend(p.informers())
         return reqs
 
 
