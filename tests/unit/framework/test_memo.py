@@ -201,3 +201,27 @@ def test_statuses_written_once_per_node() -> None:
     statuses = NodeToStatus()
     statuses.set("n", FENCED)
     assert statuses.get("n") == FENCED
+
+
+def test_a_profile_of_node_static_plugins_signs_pods() -> None:
+    """pod_key signs for a plugin without sign_pod (opportunistic batching stays on);
+    a plain per-node plugin keeps its profile from signing, as before."""
+
+    class PerNode:
+        def __init__(self, _args: Any = None, _handle: Any = None) -> None:
+            return None
+
+        @property
+        def name(self) -> str:
+            return "PerNode"
+
+        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+            return None
+
+    static = Runner([enable(ZoneFence, name="ZoneFence", points=["filter"])])
+    plain = Runner([enable(PerNode, name="PerNode", points=["filter"])])
+    a, b, c = pod("p1", "a"), pod("p2", "a"), pod("p3", "b")
+    assert static.framework.sign_pod(a) is not None
+    assert static.framework.sign_pod(a) == static.framework.sign_pod(b)
+    assert static.framework.sign_pod(a) != static.framework.sign_pod(c)
+    assert plain.framework.sign_pod(a) is None

@@ -178,7 +178,7 @@ def relabelled(node: Node, zone: str | None) -> Node:
 
 
 @settings(
-    max_examples=300,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
