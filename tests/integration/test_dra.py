@@ -178,7 +178,9 @@ async def test_a_rack_nic_claim_is_shared_by_pods_on_two_nodes_of_the_rack(
     pool = unique("rack-nics")
     await dra_objects.create(
         "resourceslices",
-        dra.shared_slice(pool, [dra.device("nic-0")], pool=pool, node_selector=selector),
+        dra.shared_slice(
+            pool, [dra.device("nic-0")], pool=pool, node_selector=selector, driver=driver
+        ),
     )
     await admin.post(
         f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
