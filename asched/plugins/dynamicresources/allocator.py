@@ -266,7 +266,7 @@ def create_node_selector(
         else:
             name, selector = cand.slice.node_name, cand.slice.node_selector
         if name or cand.device.binds_to_node:
-            return node_name_selector(node_name), node_name
+            return _node_name_selector(node_name), node_name
         if selector is None or not selector.terms:
             continue
         if len(selector.terms) > 1:
@@ -282,7 +282,7 @@ def create_node_selector(
     return NodeSelector((NodeSelectorTerm(tuple(expressions), tuple(fields)),)), ""
 
 
-def node_name_selector(node_name: str) -> NodeSelector:
+def _node_name_selector(node_name: str) -> NodeSelector:
     """The selector of an allocation bound to one node (`metadata.name In [node]`)."""
     field = Requirement(METADATA_NAME, IN, frozenset((node_name,)), (node_name,))
     return NodeSelector((NodeSelectorTerm(match_fields=(field,)),))
