@@ -8,7 +8,7 @@ NodeSelectorTerm with no requirements matches nothing; terms are ORed, requireme
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 IN = "In"
@@ -17,6 +17,8 @@ EXISTS = "Exists"
 DOES_NOT_EXIST = "DoesNotExist"
 GT = "Gt"
 LT = "Lt"
+# The one field a NodeSelectorTerm's matchFields may name.
+METADATA_NAME = "metadata.name"
 _LABEL_OPS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST})
 _NODE_OPS = _LABEL_OPS | {GT, LT}
 
@@ -26,6 +28,10 @@ class Requirement:
     key: str
     operator: str
     values: frozenset[str] = frozenset()
+    # The values as the object listed them, for writing the requirement back unchanged
+    # (DRA copies a ResourceSlice's node selector into the allocation); not part of
+    # equality, which is by set as apimachinery's comparisons are.
+    listed: tuple[str, ...] = field(default=(), compare=False)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         op = self.operator
@@ -118,7 +124,7 @@ class NodeSelectorTerm:
             return False
         if not self.match_fields:
             return True
-        fields = {"metadata.name": node_name}
+        fields = {METADATA_NAME: node_name}
         return all(r.matches(fields) for r in self.match_fields)
 
 
@@ -141,7 +147,7 @@ def _requirement(raw: Any, path: str, ops: frozenset[str]) -> Requirement:
     values = raw.get("values") or []
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ValueError(f"{path}.values: expected a list of strings")
-    return Requirement(key, op, frozenset(values))
+    return Requirement(key, op, frozenset(values), tuple(values))
 
 
 def parse_label_selector(raw: Any, path: str) -> LabelSelector | None:
@@ -186,6 +192,29 @@ def parse_node_selector(raw: Any, path: str) -> NodeSelector | None:
             for i, t in enumerate(terms)
         )
     )
+
+
+def requirement_json(r: Requirement) -> dict[str, Any]:
+    """A NodeSelectorRequirement as the API stores it: values in the order they were
+    listed (sorted when the requirement was built in code), omitted when empty."""
+    out: dict[str, Any] = {"key": r.key, "operator": r.operator}
+    values = list(r.listed) if r.listed else sorted(r.values)
+    if values:
+        out["values"] = values
+    return out
+
+
+def node_selector_json(selector: NodeSelector) -> dict[str, Any]:
+    """A v1.NodeSelector as the API stores it (empty lists omitted, as Go's omitempty)."""
+    terms: list[dict[str, Any]] = []
+    for t in selector.terms:
+        term: dict[str, Any] = {}
+        if t.match_expressions:
+            term["matchExpressions"] = [requirement_json(r) for r in t.match_expressions]
+        if t.match_fields:
+            term["matchFields"] = [requirement_json(r) for r in t.match_fields]
+        terms.append(term)
+    return {"nodeSelectorTerms": terms}
 
 
 LabelMatcher = Callable[[Mapping[str, str]], bool]

@@ -61,6 +61,45 @@ def resource_slice(
     }
 
 
+def shared_slice(
+    name: str,
+    devices: list[dict[str, Any]],
+    *,
+    pool: str,
+    all_nodes: bool = False,
+    node_selector: dict[str, Any] | None = None,
+    driver: str = "gpu.example.com",
+) -> dict[str, Any]:
+    """A slice of devices not local to one node: for all nodes, for the nodes a selector
+    matches, or, with neither, each device naming its nodes (perDeviceNodeSelection)."""
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+        "devices": devices,
+    }
+    if all_nodes:
+        spec["allNodes"] = True
+    elif node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    else:
+        spec["perDeviceNodeSelection"] = True
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def match_expressions(*requirements: tuple[str, str, list[str]]) -> dict[str, Any]:
+    """A one-term NodeSelector of label requirements `(key, operator, values)`."""
+    exprs = [
+        {"key": k, "operator": op, **({"values": values} if values else {})}
+        for k, op, values in requirements
+    ]
+    return {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
+
+
 def device_request(
     name: str,
     device_class_name: str,

@@ -14,6 +14,9 @@ Four comparisons, each named so a documented difference can exempt exactly it:
 - `volume`: for scenarios with workloads or expect_claims, each claim's phase and whether
   its PV sits on its pod's node, the multiset of volumes bound, and the volume of each
   expect_claims claim (claims.py);
+- `allocation`: for scenarios with expect_allocations, every DRA ResourceClaim's
+  allocation (devices, nodeSelector exactly) and the pods it is reserved for
+  (allocations.py);
 - `timing`: for each pod of expect_prompt_retry, whether it was bound within
   PROMPT_RETRY seconds of its last failure (SchedulerPopFromBackoffQ's prompt retry).
 `node` also compares the set of nodes the bound pods use when expect_node_set pins it.
@@ -26,7 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.differential.allocations import allocation_differences, allocation_problems
 from tests.differential.claims import claim_differences, claim_problems
+from tests.differential.layout import scenario_local
 from tests.differential.outcomes import GROUP_CONDITION, ScenarioOutcome
 from tests.differential.scenario import Scenario
 
@@ -106,6 +111,9 @@ def differences(s: Scenario, asched: ScenarioOutcome, kube: ScenarioOutcome) -> 
     if s.compares_claims:
         found = claim_differences(s.expect_claims, asched.claims, kube.claims)
         out += [Mismatch("volume", d) for d in found]
+    if s.compares_allocations:
+        found = allocation_differences(asched.allocations, kube.allocations)
+        out += [Mismatch("allocation", d) for d in found]
     a_silent, k_silent = asched.silent, kube.silent
     if (len(a_silent) != len(k_silent)) if s.interchangeable else (a_silent != k_silent):
         out.append(
@@ -230,6 +238,7 @@ def reference_problems(s: Scenario, kube: ScenarioOutcome) -> list[str]:
     if s.compares_claims:
         workload_claims = [c for w in s.workloads for c in w.claim_names()]
         problems += claim_problems(s.expect_claims, workload_claims, kube.claims)
+    problems += allocation_problems(s.expect_allocations, kube.allocations, scenario_local)
     for pod in sorted(s.expect_prompt_retry):
         gap = kube.pods[pod].retry_gap
         if not _prompt(gap):

@@ -29,6 +29,7 @@ from tests.differential.scenario import (
     PodGroupTemplate,
     PodTemplate,
     Scenario,
+    SliceTemplate,
     deep_merge,
 )
 from tests.differential.schedulers import KUBE, Side
@@ -40,6 +41,12 @@ _NODE_REF = re.compile(r"\{\{node:([a-z0-9-]+)\}\}")
 # A cluster-scoped object's name (a PV, a StorageClass): one copy per side and scenario, so
 # one scheduler's bindings never reach the other's run.
 _CLUSTER_REF = re.compile(r"\{\{cluster:([a-z0-9-]+)\}\}")
+
+
+def scenario_local(text: str) -> str:
+    """A scenario's text with `{{node:<name>}}` spelled as the local name (what outcomes
+    compare with)."""
+    return _NODE_REF.sub(lambda m: m.group(1), text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,16 +157,19 @@ class Placement:
         return real[len(prefix) :] if real.startswith(prefix) else PROVISIONED
 
     def resource_slices(self) -> list[dict[str, Any]]:
-        """The scenario's ResourceSlices, one pool per (node, driver), real node names; a
-        pool with shared counters has them in a second slice."""
+        """The scenario's ResourceSlices with real node names: a node's slice is one pool
+        per (node, driver), with shared counters in a second slice; a `pool` slice is the
+        pool `<key>-<pool>`, for all nodes, by node selector, or per device."""
         out = []
         for t in self.scenario.slices:
+            devices = [self._resolve(copy.deepcopy(dict(d))) for d in t.devices]
+            if t.pool:
+                out.append(self._pool_slice(t, devices))
+                continue
             node = self.node_name(t.node)
             name = f"{node}-{t.driver.split('.')[0]}"
             count = 2 if t.shared_counters else 1
-            out.append(
-                _slice_body(name, t.driver, node, count, devices=[dict(d) for d in t.devices])
-            )
+            out.append(_slice_body(name, t.driver, node, count, devices=devices, nodeName=node))
             if t.shared_counters:
                 counter_sets = [
                     {"name": s, "counters": {c: {"value": v} for c, v in counters.items()}}
@@ -167,10 +177,28 @@ class Placement:
                 ]
                 out.append(
                     _slice_body(
-                        f"{name}-counters", t.driver, node, count, sharedCounters=counter_sets
+                        f"{name}-counters",
+                        t.driver,
+                        node,
+                        count,
+                        sharedCounters=counter_sets,
+                        nodeName=node,
                     )
                 )
         return out
+
+    def _pool_slice(self, t: SliceTemplate, devices: list[dict[str, Any]]) -> dict[str, Any]:
+        pool = f"{self.key}-{t.pool}"
+        where: dict[str, Any]
+        if t.all_nodes:
+            where = {"allNodes": True}
+        elif t.node_selector is not None:
+            where = {"nodeSelector": self._resolve(copy.deepcopy(dict(t.node_selector)))}
+        else:
+            where = {"perDeviceNodeSelection": True}
+        return _slice_body(
+            f"{pool}-{t.driver.split('.')[0]}", t.driver, pool, 1, devices=devices, **where
+        )
 
     def pod_group(self, group: PodGroupTemplate, side: Side) -> dict[str, Any]:
         body = group.manifest()
@@ -183,16 +211,15 @@ class Placement:
         return f"{base}/{name}" if name else base
 
 
-def _slice_body(name: str, driver: str, node: str, count: int, **spec: Any) -> dict[str, Any]:
-    """A ResourceSlice of the node's pool (named after the node), one of `count`."""
+def _slice_body(name: str, driver: str, pool: str, count: int, **spec: Any) -> dict[str, Any]:
+    """A ResourceSlice of `pool`, one of `count`; `spec` says which nodes it is for."""
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
         "metadata": {"name": name},
         "spec": {
             "driver": driver,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": count},
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
             **spec,
         },
     }

@@ -11,7 +11,8 @@ broadcaster). From it come the per-pod outcomes the comparison works on:
 - the Scheduled note with namespace, pod and node replaced by placeholders.
 For native gangs it also reads the run's PodGroups (scheduling.k8s.io/v1beta1): each
 group's PodGroupInitiallyScheduled condition (status, reason, message), with the
-namespace replaced by `<namespace>` and node names made scenario-local.
+namespace replaced by `<namespace>` and node names made scenario-local. For DRA
+scenarios that compare allocations it reads the run's ResourceClaims (allocations.py).
 `Snapshot.dump` is the raw record (every event with its series count, every condition)
 that the runner writes beside the scheduler logs.
 """
@@ -25,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from asched.localcluster import ClusterClient
+from tests.differential.allocations import AllocationOutcome, read_allocations
 from tests.differential.claims import ClaimOutcome, pv_hostnames, read_claims
 from tests.differential.layout import RUN_LABEL, Placement, run_label
 from tests.differential.scenario import POD_GROUP_API
@@ -35,6 +37,7 @@ SCHEDULED = "Scheduled"
 #: The PodGroup condition the gang cycle writes (k8s.io/api scheduling/v1beta1).
 GROUP_CONDITION = "PodGroupInitiallyScheduled"
 PVS = "/api/v1/persistentvolumes"
+RESOURCE_CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
 
 Key = tuple[str, str]
 
@@ -95,6 +98,8 @@ class ScenarioOutcome:
     silent: frozenset[str] = frozenset()
     #: The namespace's claims by name (only for Scenario.compares_claims).
     claims: Mapping[str, ClaimOutcome] = field(default_factory=dict)
+    #: The namespace's DRA ResourceClaims by name (only for compares_allocations).
+    allocations: Mapping[str, AllocationOutcome] = field(default_factory=dict)
 
 
 def _when(event: Mapping[str, Any]) -> datetime:
@@ -110,6 +115,8 @@ class Reads:
     groups: bool = False
     #: The run's namespaces' claims, and every PV.
     volumes: bool = False
+    #: The run's namespaces' DRA ResourceClaims.
+    resource_claims: bool = False
 
 
 def retry_gap(events: list[dict[str, Any]]) -> float | None:
@@ -133,6 +140,9 @@ class Snapshot:
     #: read only for scenarios that compare claims.
     claims: dict[Key, dict[str, Any]] = field(default_factory=dict)
     volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: DRA ResourceClaims of the run's namespaces by (namespace, name); read only for
+    #: scenarios that compare allocations.
+    resource_claims: dict[Key, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     async def take(
@@ -159,8 +169,13 @@ class Snapshot:
                 if c["metadata"]["namespace"] in namespaces:
                     claims[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
             volumes = {v["metadata"]["name"]: v for v in await admin.list(PVS)}
+        resource_claims: dict[Key, dict[str, Any]] = {}
+        if reads.resource_claims:
+            for c in await admin.list(RESOURCE_CLAIMS):
+                if c["metadata"]["namespace"] in namespaces:
+                    resource_claims[(c["metadata"]["namespace"], c["metadata"]["name"])] = c
         pods_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
-        return cls(pods_by_key, events, by_key, claims, volumes)
+        return cls(pods_by_key, events, by_key, claims, volumes, resource_claims)
 
     def reasons(self, key: Key) -> list[str]:
         return [e.get("reason", "") for e in self.events.get(key, ())]
@@ -201,7 +216,9 @@ class Snapshot:
             (k, (c.get("status") or {}).get("phase", ""), c["spec"].get("volumeName", ""))
             for k, c in self.claims.items()
         )
-        return tuple(bound), tuple(events), tuple(conditions), tuple(claims)
+        # A claim's allocation and reservations: its resourceVersion changes with them.
+        dra = sorted((k, c["metadata"]["resourceVersion"]) for k, c in self.resource_claims.items())
+        return tuple(bound), tuple(events), tuple(conditions), tuple(claims), tuple(dra)
 
     def group_outcome(self, placement: Placement, key: Key) -> GroupOutcome:
         group = self.groups.get(key)
@@ -265,7 +282,18 @@ class Snapshot:
             for (cns, name), c in self.claims.items()
             if cns == ns
         }
-        return {"namespace": ns, "pods": pods, "groups": groups, "claims": claims}
+        resource_claims = {
+            name: c.get("status") or {}
+            for (cns, name), c in self.resource_claims.items()
+            if cns == ns
+        }
+        return {
+            "namespace": ns,
+            "pods": pods,
+            "groups": groups,
+            "claims": claims,
+            "resourceClaims": resource_claims,
+        }
 
     def pod_outcome(self, placement: Placement, key: Key) -> PodOutcome:
         pod = self.pods.get(key)
@@ -332,4 +360,10 @@ class Snapshot:
                 self.volumes,
                 lambda real: placement.local_volume(side, real),
             )
-        return ScenarioOutcome(pods, left, dict(spread), groups, silent, claims)
+        allocations = {}
+        if s.compares_allocations:
+            allocations = read_allocations(
+                [c for (cns, _), c in self.resource_claims.items() if cns == ns],
+                placement.local_node,
+            )
+        return ScenarioOutcome(pods, left, dict(spread), groups, silent, claims, allocations)

@@ -382,6 +382,7 @@ async def run_side(
         reads = Reads(
             groups=any(p.scenario.pod_groups for p in placements),
             volumes=any(p.scenario.compares_claims for p in placements),
+            resource_claims=any(p.scenario.compares_allocations for p in placements),
         )
         at_least = MIN_WAITING if _has_silent(placements) else 0.0
         # Only this side's classes: a claim of another side is never provisioned.

@@ -43,6 +43,11 @@ side's run; `expect_claims` maps a claim to the PV (scenario-local name, or
 `provisioned`) the reference must bind it to; `expect_node_set` is the exact set of
 nodes the bound pods must use. Claims are compared for scenarios with workloads or
 expect_claims.
+
+DRA: `slices` publish ResourceSlices (SliceTemplate: a node's, or a `pool` for all
+nodes, by node selector or per device); `expect_allocations` maps a ResourceClaim to the
+`nodeSelector` and `reservedFor` pods the reference must write, and makes the run
+compare every claim of the scenario (allocations.py).
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ from tests.differential.workloads import WorkloadError, WorkloadTemplate, parse_
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 #: The comparisons a documented difference may exempt.
-COMPARISONS = frozenset({"scheduled", "node", "message", "group", "volume", "timing"})
+COMPARISONS = frozenset({"scheduled", "node", "message", "group", "volume", "allocation", "timing"})
 
 _SCENARIO_KEYS = frozenset(
     {
@@ -97,6 +102,7 @@ _SCENARIO_KEYS = frozenset(
         "provision",
         "expect_claims",
         "expect_node_set",
+        "expect_allocations",
     }
 )
 _NODE_KEYS = frozenset(
@@ -143,7 +149,10 @@ _GROUP_KEYS = frozenset(
         "disruptionMode",
     }
 )
-_SLICE_KEYS = frozenset({"node", "devices", "driver", "shared_counters"})
+_SLICE_KEYS = frozenset(
+    {"node", "devices", "driver", "shared_counters", "pool", "all_nodes", "node_selector"}
+)
+_ALLOCATION_KEYS = frozenset({"nodeSelector", "reservedFor"})
 _DIFF_KEYS = frozenset({"doc", "differs", "asched", "kube"})
 _ACTION_KEYS = frozenset({"delete", "relabel", "labels", "add_node", "set_min_count", "minCount"})
 #: What expect_group may say of a group's PodGroupInitiallyScheduled condition.
@@ -238,8 +247,16 @@ POD_GROUP_API = "scheduling.k8s.io/v1beta1"
 
 @dataclass(frozen=True, slots=True)
 class SliceTemplate:
-    """A ResourceSlice for one node of a scenario: its devices as the API writes them
-    (`attributes: {model: {string: a100}}`, `capacity: {memory: {value: 40Gi}}`)."""
+    """A ResourceSlice of a scenario: its devices as the API writes them
+    (`attributes: {model: {string: a100}}`, `capacity: {memory: {value: 40Gi}}`).
+
+    It is for one node (`node`, the pool named after the node), or it is a `pool` of
+    devices for all nodes (`all_nodes: true`), for the nodes a `node_selector` matches
+    (a v1.NodeSelector of one term), or, with neither, of devices that each say where
+    they are usable (perDeviceNodeSelection: a device's `nodeName`, `nodeSelector` or
+    `allNodes`). `{{node:<name>}}` stands for a node's real name anywhere in the slice.
+    Such a slice is visible from every scenario's nodes, so its devices need a driver
+    (and a DeviceClass, in the scenario's cluster_objects) no other scenario uses."""
 
     node: str
     devices: tuple[Mapping[str, Any], ...]
@@ -248,15 +265,54 @@ class SliceTemplate:
     #: published as a second slice of the node's pool, as a driver must (a slice has
     #: devices or sharedCounters, never both).
     shared_counters: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: The scenario-local pool name of a slice not for one node.
+    pool: str = ""
+    all_nodes: bool = False
+    node_selector: Mapping[str, Any] | None = None
 
 
 def _slice(raw: Mapping[str, Any], where: str) -> SliceTemplate:
     _check_keys(raw, _SLICE_KEYS, where)
+    node, pool = str(raw.get("node", "")), str(raw.get("pool", ""))
+    all_nodes = _flag(raw, "all_nodes", where)
+    selector = raw.get("node_selector")
+    if bool(node) == bool(pool):
+        raise ScenarioError(f"{where}: a slice has `node` or `pool`, not both")
+    if node and (all_nodes or selector is not None):
+        raise ScenarioError(f"{where}: `all_nodes` and `node_selector` go with `pool`")
+    if all_nodes and selector is not None:
+        raise ScenarioError(f"{where}: `all_nodes` or `node_selector`, not both")
+    if pool and raw.get("shared_counters"):
+        raise ScenarioError(f"{where}: `shared_counters` only for a node's slice")
     return SliceTemplate(
-        str(raw["node"]),
+        node,
         tuple(raw.get("devices", ())),
         str(raw.get("driver", "gpu.example.com")),
         dict(raw.get("shared_counters", {})),
+        pool,
+        all_nodes,
+        None if selector is None else dict(selector),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AllocationTemplate:
+    """What the reference must write into a DRA claim: `nodeSelector` (None: none, the
+    allocation is usable on every node) with `{{node:<name>}}` for a node's name, and
+    the pods in `reservedFor`."""
+
+    node_selector: Mapping[str, Any] | None
+    reserved_for: frozenset[str]
+
+
+def _allocation(raw: Mapping[str, Any], where: str) -> AllocationTemplate:
+    _check_keys(raw, _ALLOCATION_KEYS, where)
+    if "nodeSelector" not in raw or "reservedFor" not in raw:
+        raise ScenarioError(f"{where}: needs `nodeSelector` (null for none) and `reservedFor`")
+    selector = raw["nodeSelector"]
+    return AllocationTemplate(
+        None if selector is None else dict(selector),
+        frozenset(str(p) for p in raw["reservedFor"]),
     )
 
 
@@ -349,6 +405,9 @@ class Scenario:
     expect_claims: Mapping[str, str] = field(default_factory=dict)
     #: The scenario-local nodes the bound pods must use, exactly; None: no claim.
     expect_node_set: frozenset[str] | None = None
+    #: DRA claim -> what the reference must write into it; the scenario's claims are then
+    #: compared between the runs (allocations.py).
+    expect_allocations: Mapping[str, AllocationTemplate] = field(default_factory=dict)
     source: str = ""
 
     @property
@@ -357,6 +416,11 @@ class Scenario:
         return tuple(p.name for p in self.pods) + tuple(
             n for w in self.workloads for n in w.replica_names
         )
+
+    @property
+    def compares_allocations(self) -> bool:
+        """DRA claims are read and compared (allocations.py): expect_allocations."""
+        return bool(self.expect_allocations)
 
     @property
     def compares_claims(self) -> bool:
@@ -603,6 +667,10 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         expect_node_set=(
             None if "expect_node_set" not in raw else frozenset(raw["expect_node_set"])
         ),
+        expect_allocations={
+            str(k): _allocation(v, f"{where}.expect_allocations.{k}")
+            for k, v in (raw.get("expect_allocations") or {}).items()
+        },
         source=source,
     )
     _validate(scenario, where)
@@ -642,8 +710,14 @@ def _validate_storage(s: Scenario, where: str) -> None:
                 f"{where}: provision names {name}, not a StorageClass "
                 f"{{{{cluster:{name}}}}} of {FAKE_PROVISIONER} with WaitForFirstConsumer"
             )
-    if s.interchangeable and s.compares_claims:
+    if s.interchangeable and (s.compares_claims or s.compares_allocations):
         raise ScenarioError(f"{where}: claims are not compared for interchangeable pods")
+    for claim, allocation in s.expect_allocations.items():
+        unknown = allocation.reserved_for - set(s.pod_names)
+        if unknown:
+            raise ScenarioError(
+                f"{where}: expect_allocations.{claim} reserves unknown pods {sorted(unknown)}"
+            )
     if s.expect_node_set is not None:
         unknown = s.expect_node_set - {n.name for n in s.nodes}
         if unknown:

@@ -9,6 +9,13 @@ from typing import Any
 
 import pytest
 
+from tests.differential.allocations import (
+    AllocationOutcome,
+    allocation_differences,
+    allocation_problems,
+    read_allocations,
+    selector_text,
+)
 from tests.differential.claims import (
     PROVISIONED,
     ClaimOutcome,
@@ -26,11 +33,12 @@ from tests.differential.harness import (
     asched_skip_reason,
     reference_drift,
 )
-from tests.differential.layout import RUN_LABEL, SCENARIO_LABEL, Placement
+from tests.differential.layout import RUN_LABEL, SCENARIO_LABEL, Placement, scenario_local
 from tests.differential.outcomes import GroupOutcome, PodOutcome, ScenarioOutcome, retry_gap
 from tests.differential.scenario import (
     POD_GROUP_API,
     Action,
+    AllocationTemplate,
     KnownDifference,
     PodGroupTemplate,
     Scenario,
@@ -712,3 +720,130 @@ def test_storage_reference_checks_and_comparisons() -> None:
     assert any("data-db-1 Bound on its pod's node" in p for p in problems), problems
     found = {m.comparison for m in differences(s, good, stacked)}
     assert found == {"scheduled", "node", "volume"}
+
+
+RACK = {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}
+    ]
+}
+NIC = {"name": "nic-0"}
+
+
+@pytest.mark.parametrize(
+    ("slice_", "message"),
+    [
+        ({"devices": [NIC]}, "`node` or `pool`, not both"),
+        ({"node": "a", "pool": "p", "devices": [NIC]}, "`node` or `pool`, not both"),
+        ({"node": "a", "all_nodes": True, "devices": [NIC]}, "go with `pool`"),
+        ({"pool": "p", "all_nodes": True, "node_selector": RACK}, "not both"),
+        ({"pool": "p", "shared_counters": {"s": {"m": "1"}}}, "only for a node's slice"),
+    ],
+    ids=["neither", "both", "all-nodes-on-node", "all-nodes-and-selector", "pool-counters"],
+)
+def test_invalid_slices_are_rejected(slice_: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        scenario(slices=[slice_])
+
+
+def test_expect_allocations_must_name_scheduled_pods_and_say_everything() -> None:
+    with pytest.raises(ScenarioError, match=re.escape("reserves unknown pods ['p9']")):
+        scenario(expect_allocations={"c": {"nodeSelector": None, "reservedFor": ["p9"]}})
+    with pytest.raises(ScenarioError, match="needs `nodeSelector`"):
+        scenario(expect_allocations={"c": {"reservedFor": ["p1"]}})
+
+
+def test_pool_slices_are_laid_out_for_all_nodes_a_selector_or_per_device() -> None:
+    s = scenario(
+        slices=[
+            {"node": "a", "devices": [NIC]},
+            {"pool": "all", "driver": "x.example.com", "all_nodes": True, "devices": [NIC]},
+            {"pool": "rack", "driver": "y.example.com", "node_selector": RACK, "devices": [NIC]},
+            {"pool": "each", "devices": [{**NIC, "nodeName": "{{node:b}}"}]},
+        ]
+    )
+    slices = Placement(s, 3, "drun").resource_slices()
+    specs = {b["metadata"]["name"]: b["spec"] for b in slices}
+    assert specs["drun-03-a-gpu"]["nodeName"] == "drun-03-a"
+    assert specs["drun-03-a-gpu"]["pool"]["name"] == "drun-03-a"
+    assert specs["drun-03-all-x"] == {
+        "driver": "x.example.com",
+        "pool": {"name": "drun-03-all", "generation": 1, "resourceSliceCount": 1},
+        "devices": [NIC],
+        "allNodes": True,
+    }
+    assert specs["drun-03-rack-y"]["nodeSelector"] == RACK
+    assert "nodeName" not in specs["drun-03-rack-y"]
+    each = specs["drun-03-each-gpu"]
+    assert each["perDeviceNodeSelection"] is True
+    assert each["devices"] == [{**NIC, "nodeName": "drun-03-b"}]
+
+
+def _resource_claim(name: str, *reserved: str, **allocation: Any) -> dict[str, Any]:
+    status: dict[str, Any] = {"reservedFor": [{"resource": "pods", "name": p} for p in reserved]}
+    if allocation:
+        status["allocation"] = allocation
+    return {"metadata": {"name": name}, "status": status}
+
+
+def _results(*devices: str) -> dict[str, Any]:
+    return {
+        "results": [
+            {"request": "nic", "driver": "d", "pool": "r-pool", "device": d, "shareID": "x"}
+            for d in devices
+        ]
+    }
+
+
+def _by_name(node: str) -> dict[str, Any]:
+    return {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+        ]
+    }
+
+
+def test_allocations_are_read_scenario_local_and_compared_exactly() -> None:
+    def local(real: str) -> str:
+        return real.removeprefix("r-")
+
+    got = read_allocations(
+        [
+            _resource_claim("rack", "p2", "p1", devices=_results("nic-0"), nodeSelector=RACK),
+            _resource_claim("node", "p3", devices=_results("nic-1"), nodeSelector=_by_name("r-c")),
+            _resource_claim("free"),
+        ],
+        local,
+    )
+    assert got["rack"].devices == (("nic", "d", "pool", "nic-0"),)
+    assert got["rack"].reserved_for == ("p1", "p2")
+    assert got["node"].node_selector == selector_text(_by_name("c"), str)
+    assert got["free"] == AllocationOutcome()
+    assert allocation_differences(got, got) == []
+    # asched before the fix: the rack's claim bound to the node it was allocated for.
+    narrowed = {**got, "rack": dataclasses.replace(got["rack"], node_selector="x")}
+    (found,) = allocation_differences(narrowed, got)
+    assert found.startswith("claim rack:")
+    expected = {
+        "rack": AllocationTemplate(RACK, frozenset({"p1", "p2"})),
+        "node": AllocationTemplate(_by_name("{{node:c}}"), frozenset({"p3"})),
+    }
+    assert allocation_problems(expected, got, scenario_local) == []
+    (problem,) = allocation_problems(expected, narrowed, scenario_local)
+    assert problem.startswith("expected claim rack allocated with nodeSelector")
+    unordered = {"rack": AllocationTemplate(RACK, frozenset({"p1"}))}
+    assert len(allocation_problems(unordered, got, scenario_local)) == 1
+
+
+def test_allocation_comparison_is_its_own_kind() -> None:
+    s = scenario(
+        pods=[{"name": "p1"}],
+        expect_allocations={"c": {"nodeSelector": None, "reservedFor": ["p1"]}},
+    )
+    free = AllocationOutcome(True, "", (("nic", "d", "pool", "nic-0"),), ("p1",))
+    bound = dataclasses.replace(free, node_selector=selector_text(_by_name("a"), str))
+    good = ScenarioOutcome({"p1": BOUND_A}, allocations={"c": free})
+    bad = ScenarioOutcome({"p1": BOUND_A}, allocations={"c": bound})
+    assert reference_problems(s, good) == []
+    assert len(reference_problems(s, bad)) == 1
+    assert {m.comparison for m in differences(s, bad, good)} == {"allocation"}

@@ -149,6 +149,82 @@ async def test_template_claim_and_competing_pods(
     assert note.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
 
 
+async def test_a_rack_nic_claim_is_shared_by_pods_on_two_nodes_of_the_rack(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+) -> None:
+    """Issue 36 as a user met it: a ResourceSlice with a nodeSelector for rack r1 (nodes
+    n1 and n2) holds a NIC. pb allocates claim nic-b on n2; the allocation gets the
+    slice's selector, as kube-scheduler writes it (Go's createNodeSelector), so pb2,
+    pinned to n1, shares the claim and binds there, and the claim is reserved for both.
+    pc, pinned to n3 of another rack, cannot use the claim."""
+    rack = unique("r")
+    n1, n2, n3 = await kwok_nodes(
+        [
+            NodeSpec("n1", labels={"nic.example.com/rack": rack}),
+            NodeSpec("n2", labels={"nic.example.com/rack": rack}),
+            NodeSpec("n3", labels={"nic.example.com/rack": unique("r")}),
+        ]
+    )
+    driver = f"{unique('rack')}.nic.example.com"
+    cls = unique("nic")
+    await dra_objects.create("deviceclasses", dra.device_class(cls, f'device.driver == "{driver}"'))
+    selector = dra.match_expressions(("nic.example.com/rack", "In", [rack]))
+    pool = unique("rack-nics")
+    await dra_objects.create(
+        "resourceslices",
+        dra.shared_slice(
+            pool, [dra.device("nic-0")], pool=pool, node_selector=selector, driver=driver
+        ),
+    )
+    await admin.post(
+        f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+        dra.resource_claim("nic-b", dra.device_request("nic", cls), namespace=namespace),
+    )
+
+    def pinned(name: str, node: str) -> dict[str, Any]:
+        pod = (
+            make_pod(name, namespace)
+            .scheduler("dra-test")
+            .node_selector({"kubernetes.io/hostname": node})
+            .resource_claim("nic", claim="nic-b")
+        )
+        return pod.manifest()
+
+    uids = {}
+    async with running_asched(
+        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
+    ):
+        for name, node in (("pb", n2), ("pb2", n1)):
+            created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pinned(name, node))
+            uids[name] = created["metadata"]["uid"]
+            assert (await _wait_bound(admin, namespace, {name}, within=20))[name] == node
+        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pinned("pc", n3))
+
+        async def refused() -> str | None:
+            for e in await _events(admin, namespace, "pc"):
+                if e.get("reason") == "FailedScheduling":
+                    return str(e["note"])
+            return None
+
+        with anyio.fail_after(20):
+            note = await poll(refused, interval=0.3)
+    assert "1 resourceclaim not available on the node" in note
+    status = (await _claim(admin, namespace, "nic-b"))["status"]
+    assert status["allocation"]["nodeSelector"] == selector
+    assert status["allocation"]["devices"]["results"] == [
+        {"request": "nic", "driver": driver, "pool": pool, "device": "nic-0"}
+    ]
+    assert status["reservedFor"] == [
+        {"resource": "pods", "name": name, "uid": uids[name]} for name in ("pb", "pb2")
+    ]
+
+
 async def _gpu_node(kwok_nodes: NodeFactory, dra_objects: DraObjects) -> tuple[str, str]:
     """One kwok node publishing one GPU, and a DeviceClass for it: (node, class)."""
     (node,) = await kwok_nodes([NodeSpec("gpu")])

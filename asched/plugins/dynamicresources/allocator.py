@@ -12,7 +12,8 @@ request asks for admin access, or the device allows multiple allocations).
 Supported: `exactly` requests (deviceClassName, CEL selectors of class and request,
 allocationMode ExactCount with count, or All), `firstAvailable` alternatives tried in
 order (DRAPrioritizedList, GA in 1.37; the result names "request/subrequest"),
-slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, pools
+slices for one node (`nodeName`), for all nodes (`allNodes`) or by `nodeSelector`, the
+allocation's node selector made from them (create_node_selector), pools
 split over several slices (a pool whose slices at its newest generation are not all
 present is incomplete: skipped, or an error for All), matchAttribute constraints
 (constraints.py), device taints and request tolerations (DeviceTaints, GA), partitionable
@@ -44,6 +45,7 @@ from asched.api.dra import (
     ResourceClaim,
     ResourceSlice,
 )
+from asched.api.labels import IN, METADATA_NAME, NodeSelector, NodeSelectorTerm, Requirement
 from asched.plugins.dynamicresources.capacity import CapacityError, consumed_by_request, fits
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
@@ -142,13 +144,11 @@ class Allocator:
             if any(pool.invalid for pool in pools):
                 raise NodeAllocationFailure(MSG_INVALID_POOLS)
             return None
-        return [
-            Allocation(
-                tuple(results),
-                node_name=node_name if search.node_bound(results) else "",
-            )
-            for results in search.results
-        ]
+        allocations = []
+        for claim, results in zip(claims, search.results, strict=True):
+            selector, bound = create_node_selector(claim, search.chosen(results), node_name)
+            allocations.append(Allocation(tuple(results), selector, bound))
+        return allocations
 
     def _alternatives(
         self, index: int, claim: ResourceClaim, req: DeviceRequest, pools: list[Pool]
@@ -242,6 +242,60 @@ class Allocator:
         return True
 
 
+def create_node_selector(
+    claim: ResourceClaim, devices: Sequence[Candidate], node_name: str
+) -> tuple[NodeSelector | None, str]:
+    """Go's createNodeSelector (structured/internal/incubating): where a claim allocated
+    for `node_name` from `devices` may be used, and the node it is bound to ("" if none).
+
+    - A device from a slice for one node (`nodeName`), with a `nodeName` of its own under
+      perDeviceNodeSelection, or that binds to its node (`bindsToNode`) binds the whole
+      allocation to `node_name`: `matchFields metadata.name In [node_name]`.
+    - Otherwise the requirements of every device's node selector (the slice's, or the
+      device's own under perDeviceNodeSelection) are merged into one term, matchFields
+      and matchExpressions separately, each requirement added once (equal key, operator
+      and set of values: addNewNodeSelectorRequirements), in device order.
+    - Devices for all nodes add nothing; with nothing added the allocation is usable
+      everywhere (None).
+    A node selector of more than one term is Go's error (API validation forbids it)."""
+    expressions: list[Requirement] = []
+    fields: list[Requirement] = []
+    for cand in devices:
+        if cand.slice.per_device_node_selection:
+            name, selector = cand.device.node_name, cand.device.node_selector
+        else:
+            name, selector = cand.slice.node_name, cand.slice.node_selector
+        if name or cand.device.binds_to_node:
+            return _node_name_selector(node_name), node_name
+        if selector is None or not selector.terms:
+            continue
+        if len(selector.terms) > 1:
+            raise AllocationError(
+                f"create NodeSelector for claim {claim.name}: unsupported "
+                f"ResourceSlice.NodeSelector with {len(selector.terms)} terms"
+            )
+        term = selector.terms[0]
+        _add_new_requirements(term.match_fields, fields)
+        _add_new_requirements(term.match_expressions, expressions)
+    if not fields and not expressions:
+        return None, ""
+    return NodeSelector((NodeSelectorTerm(tuple(expressions), tuple(fields)),)), ""
+
+
+def _node_name_selector(node_name: str) -> NodeSelector:
+    """The selector of an allocation bound to one node (`metadata.name In [node]`)."""
+    field = Requirement(METADATA_NAME, IN, frozenset((node_name,)), (node_name,))
+    return NodeSelector((NodeSelectorTerm(match_fields=(field,)),))
+
+
+def _add_new_requirements(source: Sequence[Requirement], into: list[Requirement]) -> None:
+    """addNewNodeSelectorRequirements: Requirement equality is by key, operator and set
+    of values, as containsNodeSelectorRequirement compares them."""
+    for requirement in source:
+        if requirement not in into:
+            into.append(requirement)
+
+
 def _static_capacity_fits(data: _Request, cand: Candidate) -> bool:
     """validateDeviceRequest for All: a device whose capacity could never hold the request
     is not one of "all" (what is already consumed is checked when it is allocated)."""
@@ -301,21 +355,9 @@ class _Search:
         self._deadline = float("inf")
         self._now: Callable[[], float] = time.monotonic
 
-    def node_bound(self, results: Sequence[DeviceResult]) -> bool:
-        """Go's createNodeSelector: an allocation from a slice of all nodes (or of devices
-        that are each for all nodes) has no node selector; one from a node's slice, or of a
-        device that binds to its node, is bound to the node (a node-selector slice too:
-        asched narrows that to the node it chose)."""
-        for r in results:
-            cand = self._chosen[r.device_id]
-            everywhere = (
-                cand.device.all_nodes
-                if cand.slice.per_device_node_selection
-                else cand.slice.all_nodes
-            )
-            if not everywhere or cand.device.binds_to_node:
-                return True
-        return False
+    def chosen(self, results: Sequence[DeviceResult]) -> list[Candidate]:
+        """The candidates behind a claim's results, in result order."""
+        return [self._chosen[r.device_id] for r in results]
 
     def _available_counters(self, key: PoolKey) -> dict[str, dict[str, Fraction]]:
         available = self._available.get(key)

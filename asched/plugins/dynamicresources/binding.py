@@ -20,6 +20,7 @@ from asched.api.dra import (
     ResourceClaim,
     decode_resource_claim,
 )
+from asched.api.labels import node_selector_json
 from asched.api.meta import rfc3339
 from asched.api.pod import Pod
 from asched.api.quantity import format_quantity
@@ -34,18 +35,11 @@ def claim_path(claim: ResourceClaim) -> str:
 
 
 def allocation_json(allocation: Allocation) -> dict[str, Any]:
-    """The AllocationResult as the API stores it."""
+    """The AllocationResult as the API stores it: the node selector as the allocator made
+    it (allocator.create_node_selector), none for an allocation usable everywhere."""
     out: dict[str, Any] = {"devices": {"results": [_result_json(r) for r in allocation.results]}}
-    if allocation.node_name:
-        out["nodeSelector"] = {
-            "nodeSelectorTerms": [
-                {
-                    "matchFields": [
-                        {"key": "metadata.name", "operator": "In", "values": [allocation.node_name]}
-                    ]
-                }
-            ]
-        }
+    if allocation.node_selector is not None:
+        out["nodeSelector"] = node_selector_json(allocation.node_selector)
     return out
 
 

@@ -194,10 +194,7 @@ def test_partitions_for_other_nodes_in_one_pool_share_the_counters() -> None:
 
 
 def per_device_slice(*devices: dict[str, Any]) -> dict[str, Any]:
-    body = dra.resource_slice("fabric", "", list(devices), pool="fabric")
-    del body["spec"]["nodeName"]
-    body["spec"]["perDeviceNodeSelection"] = True
-    return body
+    return dra.shared_slice("fabric", list(devices), pool="fabric")
 
 
 def test_per_device_node_selection() -> None:
@@ -221,10 +218,13 @@ def test_per_device_node_selection() -> None:
     assert on_two is not None
     assert (devices_of(on_two), on_two[0].node_name) == ([["global"]], "")
     assert a.allocate("n2", {}, claims(2)) is None
-    # ... and, in zone a, the zonal one (bound to the node it was allocated for).
+    # ... and, in zone a, the zonal one: the allocation carries the device's selector,
+    # not the node it was made for (createNodeSelector; test_dra_node_selector.py).
     zonal = a.allocate("n3", {"zone": "a"}, claims(2))
     assert zonal is not None
-    assert (devices_of(zonal), zonal[0].node_name) == ([["global", "zonal"]], "n3")
+    assert (devices_of(zonal), zonal[0].node_name) == ([["global", "zonal"]], "")
+    assert zonal[0].node_selector is not None
+    assert zonal[0].node_selector.matches({"zone": "a"}, "n9")
 
 
 def test_a_slice_selecting_nodes_per_device_is_left_out_where_no_device_fits() -> None:

@@ -358,6 +358,37 @@ async def test_pre_bind_writes_allocation_and_reservation() -> None:
     assert ("gpu.example.com", "n1", "gpu-0") in w.plugin.tracker.allocated_state().devices
 
 
+async def test_a_claim_from_a_node_selector_slice_is_shared_across_its_nodes() -> None:
+    """Issue 36: a NIC of a slice for the nodes of a rack (here zone In [n1, n2]) is
+    allocated for pb on n2 with the slice's selector, as Go's createNodeSelector writes
+    it; pb2 sharing the claim then fits n1 and n2 (not n3), and its PreBind adds it to
+    the reservations beside pb without a new allocation."""
+    rack = dra.match_expressions(("zone", "In", ["n1", "n2"]))
+    w = World(
+        nodes=("n1", "n2", "n3"),
+        claims=(dra.resource_claim("nic-b", dra.device_request("gpu", "gpu")),),
+        slices=(dra.shared_slice("rack-nics", [gpu("nic-0")], pool="rack", node_selector=rack),),
+    )
+    pb, pb2 = claim_pod("pb", "nic-b"), claim_pod("pb2", "nic-b")
+    state, _, results = w.filter_all(pb)
+    assert fits(results) == ["n1", "n2"]
+    assert w.plugin.reserve(state, pb, "n2") is None
+    assert await w.plugin.pre_bind(state, pb, "n2") is None
+    allocation = w.client.patches[-1][1]["status"]["allocation"]
+    assert allocation["nodeSelector"] == rack
+    state, pre, results = w.filter_all(pb2)
+    assert pre is None
+    assert fits(results) == ["n1", "n2"]
+    st = results["n3"]
+    assert st is not None
+    assert st.message() == "resourceclaim not available on the node"
+    assert w.plugin.reserve(state, pb2, "n1") is None
+    assert await w.plugin.pre_bind(state, pb2, "n1") is None
+    status = w.client.patches[-1][1]["status"]
+    assert "allocation" not in status
+    assert [r["name"] for r in status["reservedFor"]] == ["pb", "pb2"]
+
+
 def test_cel_compile_error_is_an_error_naming_the_class() -> None:
     w = World(
         classes=(dra.device_class("gpu", "device.driver =="),),
