@@ -144,6 +144,13 @@ TRANSPORT_ERRORS: tuple[type[Exception], ...] = (TransportError, OSError)
 REQUEST_ERRORS: tuple[type[Exception], ...] = (RequestError, OSError)
 
 
+def failure_fields(exc: BaseException) -> dict[str, str]:
+    """The key-values every log line about a failed request carries: `kind` (a
+    FailureKind value, "bug" for anything else) and `error` (the message)."""
+    kind = failure_kind(exc)
+    return {"kind": "bug" if kind is None else kind.value, "error": str(exc) or repr(exc)}
+
+
 class FailureCounter(Protocol):
     """Counts routine request failures (asched_request_failures_total{verb,resource,kind});
     the metrics object has it. RestClient reports every failure it raises to one."""

@@ -7,17 +7,16 @@ RunBindPlugins and RunPostBindPlugins.
 
 A PreBind or Bind plugin that lets a request failure (asched.client.protocol's
 RequestError) escape gets an Error status, as for any other error, but without the crash
-report: such failures are routine (a restarted API server, a 409), not bugs.
+report (RuntimeBase._request_failed): such failures are routine (a restarted API server,
+a 409), not bugs.
 """
 
 from __future__ import annotations
 
 import time
 
-import structlog
-
 from asched.api import Pod
-from asched.client.protocol import REQUEST_ERRORS, ApiError, failure_kind
+from asched.client.protocol import REQUEST_ERRORS
 from asched.framework.cycle_state import CycleState
 from asched.framework.interfaces import (
     BindPlugin,
@@ -34,32 +33,6 @@ from asched.framework.waiting import WaitingPod, WaitingPods
 
 # kube-scheduler's maxTimeout for a Permit plugin's Wait.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
-
-log = structlog.get_logger(__name__)
-
-
-def _request_failed(
-    exc: Exception, plugin: str, point: str, pod: Pod, node_name: str
-) -> Status:
-    """A PreBind or Bind plugin's request to the API server failed (a cut connection, a
-    timeout, a 409, a 5xx): routine, not a bug. It becomes an Error status, as any bind
-    error does in kube-scheduler (schedule_one.go bindingCycle -> handleBindingCycleError:
-    unreserve, requeue), logged once as a warning naming its kind and counted by the
-    client (asched_request_failures_total), never as a crash with a stack. Plugins raise
-    such failures rather than each catching them."""
-    kind = failure_kind(exc)
-    assert kind is not None  # only REQUEST_ERRORS come here
-    log.warning(
-        "plugin_request_failed",
-        plugin=plugin,
-        point=point,
-        pod=pod.key,
-        node=node_name,
-        kind=kind.value,
-        error=str(exc),
-    )
-    message = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
-    return Status(Code.ERROR, (message,), plugin, exc)
 
 
 class BindRunner(RuntimeBase):
@@ -226,7 +199,9 @@ class BindRunner(RuntimeBase):
             try:
                 st = await p.pre_bind(state, pod, node_name)
             except REQUEST_ERRORS as exc:
-                st = _request_failed(exc, p.name, "PreBind", pod, node_name)
+                st = self._request_failed(
+                    exc, plugin=p.name, point="PreBind", pod=pod.key, node=node_name
+                )
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreBind", pod=pod.key)
                 st = error(exc, p.name)
@@ -245,7 +220,9 @@ class BindRunner(RuntimeBase):
             try:
                 st = await p.bind(state, pod, node_name)
             except REQUEST_ERRORS as exc:
-                st = _request_failed(exc, p.name, "Bind", pod, node_name)
+                st = self._request_failed(
+                    exc, plugin=p.name, point="Bind", pod=pod.key, node=node_name
+                )
             except Exception as exc:
                 self._crashed(plugin=p.name, point="Bind", pod=pod.key)
                 st = error(exc, p.name)

@@ -495,9 +495,12 @@ async def test_a_create_whose_answer_was_lost_is_not_dropped_and_its_count_is_pa
     (event,) = api.events.values()
     assert event["series"]["count"] == 2
     assert not [e for e in logs if e.get("exc_info") or e["log_level"] == "error"]
-    assert metrics.registry.get_sample_value(
-        "asched_unexpected_errors_total", {"component": "event_recorder"}
-    ) is None
+    assert (
+        metrics.registry.get_sample_value(
+            "asched_unexpected_errors_total", {"component": "event_recorder"}
+        )
+        is None
+    )
 
 
 # ---- shutdown ----------------------------------------------------------------------------------

@@ -248,7 +248,18 @@ class Preempt:
 
 def registry() -> Registry:
     reg = Registry()
-    for cls in (Sort, LabelFilter, Boom, AsyncFilter, Prefer, Gate, Binder, SkipBinder, Preempt, RaisingBinder):
+    for cls in (
+        Sort,
+        LabelFilter,
+        Boom,
+        AsyncFilter,
+        Prefer,
+        Gate,
+        Binder,
+        SkipBinder,
+        Preempt,
+        RaisingBinder,
+    ):
         reg.register(PluginSpec(cls.name, cls))
     return reg
 
