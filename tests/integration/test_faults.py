@@ -267,3 +267,84 @@ async def test_sigterm_during_an_outage_with_binds_in_flight_exits_cleanly(
     assert set(recorder.bound_at) == set(first)
     pods = (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
     assert {p["spec"].get("nodeName") for p in pods} <= {*nodes, None}
+
+
+async def test_apiserver_killed_and_restarted_during_binding(
+    cluster: LocalCluster,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    restart_apiserver: Callable[[float], Awaitable[None]],
+    tmp_path: Path,
+) -> None:
+    """Issue 34's incident: kube-apiserver restarts while Bindings are on the wire."""
+    async with cluster.admin_client() as admin:
+        await _restart_during_binding(
+            cluster,
+            admin,
+            namespace,
+            kwok_nodes=kwok_nodes,
+            restart_apiserver=restart_apiserver,
+            tmp_path=tmp_path,
+        )
+
+
+async def _restart_during_binding(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    *,
+    kwok_nodes: NodeFactory,
+    restart_apiserver: Callable[[float], Awaitable[None]],
+    tmp_path: Path,
+) -> None:
+    nodes = await kwok_nodes([NodeSpec(f"r{i}", cpu="4", memory="16Gi") for i in range(3)])
+    scheduler = f"restart-{namespace}"
+    config = write_config(tmp_path / "config.yaml", scheduler)
+    names = [f"p{i:02d}" for i in range(24)]
+    proxy = FaultProxy(cluster.server, cluster.ca_pem)
+    # Some Bindings are held on the wire (forwarded 2 s late) so that the kill finds them
+    # in flight; the proxy only delays, the faults are the real server's.
+    held = proxy.add(Fault("POST", BINDING, "hold", times=8, delay=2.0))
+    recorder = BindingRecorder(admin, namespace)
+    async with proxy.running(), anyio.create_task_group() as tg:
+        await tg.start(recorder.run)
+        kubeconfig = await _proxied_kubeconfig(cluster, proxy, tmp_path / "proxied.kubeconfig")
+        async with running_asched(
+            config, kubeconfig, tmp_path / "asched.log", ["--log-format", "json"]
+        ) as proc:
+            await _create_pods(admin, namespace, [_pod(n, namespace, scheduler) for n in names])
+            with anyio.fail_after(20):
+                await poll(_async(lambda: held.hits >= 4 or None))
+            await restart_apiserver(1.0)
+            # The watch of the recorder was cut too; it resumes from its resourceVersion.
+            await recorder.wait_bound(len(names), within=60)
+            bound = {
+                r["pod"].split("/")[1] for r in _log_records(proc) if r["event"] == "pod_bound"
+            }
+
+            async def events_written() -> bool | None:
+                counts = await _scheduled_events(admin, namespace)
+                return set(counts) >= bound or None
+
+            with anyio.fail_after(40):  # Event writes retry every 10 s
+                await poll(events_written, interval=0.5)
+            samples = parse_metrics(await proc.metrics())
+            assert await proc.terminate() == 0
+        tg.cancel_scope.cancel()
+
+    placed = await _assert_bound_once_and_not_overcommitted(
+        admin,
+        namespace=namespace,
+        recorder=recorder,
+        proxy=proxy,
+        nodes=nodes,
+        allocatable_cpu="4",
+    )
+    assert sorted(placed) == names
+    assert _unexpected(samples) == 0
+    records = _log_records(proc)
+    assert _false_alarms(records) == []
+    assert any(r["event"] == "asched_stopped" for r in records)
+    events = await _scheduled_events(admin, namespace)
+    assert set(events) <= set(names)
+    assert all(count == 1 for count in events.values()), events
