@@ -23,8 +23,8 @@ from asched.base.errors import report_unexpected
 from asched.client.protocol import (
     REQUEST_ERRORS,
     ApiError,
-    FailureKind,
     KubeClient,
+    failure_fields,
     failure_kind,
 )
 from asched.metrics import Metrics
@@ -69,7 +69,7 @@ class SeriesWriter:
                 assert kind is not None  # every REQUEST_ERRORS member has a kind
                 if not kind.retriable:
                     # The server judged the Event; sending it again would be judged the same.
-                    self._rejected(series, err, kind)
+                    self._rejected(series, err)
                     return
                 # No answer, throttled, or a server error: client-go's rest client retries
                 # these (request.go checkWait) and its broadcaster retries what is left.
@@ -77,23 +77,10 @@ class SeriesWriter:
                 if tries >= self._max_tries:
                     if not series.created:
                         self._forget(series)
-                    log.warning(
-                        "event_write_gave_up",
-                        regarding=describe(series.ref),
-                        reason=series.reason,
-                        tries=tries,
-                        kind=kind.value,
-                        error=str(err),
-                    )
+                    log.warning("event_write_gave_up", **_about(series, err), tries=tries)
                     return
                 if tries == 1:  # once per series: an outage would otherwise flood the log
-                    log.info(
-                        "event_write_retrying",
-                        regarding=describe(series.ref),
-                        reason=series.reason,
-                        kind=kind.value,
-                        error=str(err),
-                    )
+                    log.info("event_write_retrying", **_about(series, err))
                 # wait.Jitter(sleepDuration, 0.25), so recorders do not retry in lockstep;
                 # a server that named its wait (Retry-After) gets at least that.
                 delay = self._retry_interval * (1 + 0.25 * self._rng.random())
@@ -115,19 +102,13 @@ class SeriesWriter:
                 )
                 return
 
-    def _rejected(self, series: Series, err: Exception, kind: FailureKind) -> None:
+    def _rejected(self, series: Series, err: Exception) -> None:
         # The series' state first: the log line below must not be what decides it.
         if series.created:
             series.written = series.count
         else:
             self._forget(series)
-        log.warning(
-            "event_rejected",
-            regarding=describe(series.ref),
-            reason=series.reason,
-            kind=kind.value,
-            error=str(err),
-        )
+        log.warning("event_rejected", **_about(series, err))
 
     async def _write(self, series: Series) -> None:
         count = series.count
@@ -178,3 +159,8 @@ class SeriesWriter:
         if count >= 2:
             body["series"] = series_json(count, series.last_observed)
         return body
+
+
+def _about(series: Series, err: Exception) -> dict[str, str]:
+    """The key-values of a log line about a failed write: the Event, the failure's kind."""
+    return {"regarding": describe(series.ref), "reason": series.reason, **failure_fields(err)}
