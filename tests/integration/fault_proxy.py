@@ -173,6 +173,12 @@ class FaultProxy:
                 await writer.drain()
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             return
+        except asyncio.CancelledError:
+            # Only running() cancels a connection, when the proxy stops. Python 3.11's
+            # start_server calls task.exception() on a handler that ended cancelled and
+            # logs the CancelledError as an unhandled error (fixed in 3.12), so the
+            # handler ends normally instead.
+            return
         finally:
             self._connections.discard(task)
             if upstream is not None:

@@ -343,5 +343,10 @@ async def _restart_during_binding(
         tg.cancel_scope.cancel()
 
     run = Run(admin, namespace, proxy, recorder, nodes, samples, proc)
-    await run.check_clean(names, node_cpu="4")
+    records = await run.check_clean(names, node_cpu="4")
     assert held.hits == held.times
+    # The kill cut Bindings on the wire: routine failures, retried, never a crash.
+    assert value(samples, FAILURES, verb="POST", resource="pods/binding", kind="transport") >= 1
+    cut = [r for r in records if r["event"] == "plugin_request_failed"]
+    assert cut
+    assert all(r["level"] == "warning" for r in cut)
