@@ -8,7 +8,9 @@ flag or certificate file stops here, naming it) -> start the ops server (/health
 Lease (when leader election is on) -> schedule. A failure of any step up to the API
 server's first answer is a StartupError (asched.base.errors), which the CLI reports in one
 line with exit code 2. SIGTERM/SIGINT stop taking new pods, reject pods waiting at Permit,
-let bindings in flight finish, flush events, then exit; a second signal exits at once.
+let bindings in flight finish within the grace period (abandoning the rest), stop the
+status and Event writers, then write the Events left within EVENTS_DRAIN_SECONDS, and exit
+0; a second signal exits at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import structlog
 
 from asched import gctune, malloctrim
 from asched.base.clock import RealClock
+from asched.base.errors import report_unexpected
 from asched.client.kubeconfig import load_connection
 from asched.client.probe import DEFAULT_WAIT, wait_for_api_server
 from asched.client.protocol import KubeClient
@@ -128,13 +131,20 @@ async def run(opts: RunOptions) -> int:
     opts.serving.validate()
     certificate = await serving_certificate(opts.serving, clock)
     cc = cfg.client_connection
+    metrics = Metrics()
 
     # As kube-scheduler does, events and leader election get clients (and qps budgets) of
     # their own: event writes never slow bindings, and lease renewals never queue behind
     # thousands of bindings (a starved renewal loses leadership mid-run).
     def rest_client() -> RestClient:
         return RestClient(
-            connection, qps=cc.qps, burst=cc.burst, clock=clock, content_type=cc.content_type
+            connection,
+            qps=cc.qps,
+            burst=cc.burst,
+            clock=clock,
+            content_type=cc.content_type,
+            # Every routine request failure is counted by kind in one place.
+            failures=metrics,
         )
 
     async with (
@@ -145,7 +155,6 @@ async def run(opts: RunOptions) -> int:
         # waits behind bindings, and a flood of bad tokens spends this budget only.
         rest_client() as auth_client,
     ):
-        metrics = Metrics()
         # kube-scheduler's events client is built from the same clientConnection (qps,
         # burst) and the broadcaster adds no limit of its own (createClients,
         # NewEventBroadcasterAdapterWithContext), so every Scheduled event is written
@@ -251,12 +260,30 @@ async def run(opts: RunOptions) -> int:
                     if opts.report_stalls_ms > 0:
                         tg.start_soon(StallWatch(opts.report_stalls_ms / 1e3).heartbeat)
                     tg.start_soon(_on_signals, sched, tg.cancel_scope)
+                    # The shutdown order: sched.run returns once it stopped taking pods,
+                    # rejected the pods waiting at Permit, let bindings finish (or abandoned
+                    # them) within the grace period and stopped its status writers.
                     await sched.run(elector=elector)
-                    with anyio.move_on_after(5):
-                        await recorder.drain()
+                    await _drain_events(recorder, metrics)
                     tg.cancel_scope.cancel()
     log.info("asched_stopped")
     return 0
+
+
+# How long the Events left at shutdown may take to write (kube-scheduler's broadcaster
+# Shutdown waits for its queue without a bound; an unreachable API server must not hold
+# the exit).
+EVENTS_DRAIN_SECONDS = 5.0
+
+
+async def _drain_events(recorder: EventRecorder, metrics: Metrics) -> None:
+    """Stop the Event writers, then write what is left within EVENTS_DRAIN_SECONDS. A bug
+    in it is reported, not raised: the Events are best effort, and an exception here
+    would turn a clean shutdown into a traceback and a non-zero exit."""
+    try:
+        await recorder.drain(EVENTS_DRAIN_SECONDS)
+    except Exception:
+        report_unexpected(log, metrics, "event_recorder", "events_drain_crashed")
 
 
 async def _on_signals(sched: Scheduler, scope: anyio.CancelScope) -> None:

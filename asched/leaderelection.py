@@ -38,7 +38,13 @@ import structlog
 from asched.api.meta import micro_time
 from asched.base.clock import Clock, RealClock, run_within
 from asched.base.errors import UnexpectedErrors, report_unexpected
-from asched.client.protocol import REQUEST_ERRORS, TRANSPORT_ERRORS, ApiError, KubeClient
+from asched.client.protocol import (
+    REQUEST_ERRORS,
+    TRANSPORT_ERRORS,
+    ApiError,
+    KubeClient,
+    failure_fields,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -238,11 +244,11 @@ class LeaderElector:
             lease = await self._client.request("GET", self._path)
         except ApiError as err:
             if not err.not_found:
-                log.warning("lease_get_failed", lease=self._describe(), error=str(err))
+                log.warning("lease_get_failed", lease=self._describe(), **_describe_error(err))
                 return False
             return await self._create(desired)
         except TRANSPORT_ERRORS as err:
-            log.warning("lease_get_failed", lease=self._describe(), error=repr(err))
+            log.warning("lease_get_failed", lease=self._describe(), **_describe_error(err))
             return False
         except Exception:
             self._crashed("lease_get_crashed")
@@ -278,7 +284,7 @@ class LeaderElector:
             lease = await self._client.request("POST", self._collection, body=body)
         except REQUEST_ERRORS as err:
             # 409 included: another candidate created it first; the next try reads it.
-            log.warning("lease_create_failed", lease=self._describe(), error=_describe_error(err))
+            log.warning("lease_create_failed", lease=self._describe(), **_describe_error(err))
             return False
         except Exception:
             self._crashed("lease_create_crashed")
@@ -300,7 +306,7 @@ class LeaderElector:
             lease = await self._client.request("PUT", self._path, body=body)
         except REQUEST_ERRORS as err:
             # A 409 means the Lease changed since we read it: someone else wrote first.
-            log.warning("lease_update_failed", lease=self._describe(), error=_describe_error(err))
+            log.warning("lease_update_failed", lease=self._describe(), **_describe_error(err))
             return False
         except Exception:
             self._crashed("lease_update_crashed")
@@ -329,7 +335,7 @@ class LeaderElector:
         try:
             lease = await self._client.request("GET", self._path)
         except REQUEST_ERRORS as err:
-            log.warning("lease_release_failed", lease=self._describe(), error=_describe_error(err))
+            log.warning("lease_release_failed", lease=self._describe(), **_describe_error(err))
             return
         current = LeaderElectionRecord.from_lease(lease)
         if current.holder_identity != self._identity:
@@ -374,5 +380,5 @@ def _metadata(lease: Any) -> dict[str, Any]:
     return dict(meta) if isinstance(meta, dict) else {}
 
 
-def _describe_error(err: Exception) -> str:
-    return str(err) if isinstance(err, ApiError) else repr(err)
+def _describe_error(err: Exception) -> dict[str, str]:
+    return failure_fields(err)

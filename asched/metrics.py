@@ -310,6 +310,18 @@ class Metrics:
                 registry=r,
             )
         )
+        self._request_failures = _Children(
+            Counter(
+                "asched_request_failures_total",
+                "Requests to the API server that failed in a routine way (no answer, a "
+                "timeout, or a non-2xx answer), by HTTP verb, resource[/subresource] and "
+                "kind: transport, timeout, conflict (409), gone (410), invalid (422), "
+                "too_many_requests (429), server_error (5xx), client_error (other 4xx). "
+                "Counted once by the client, whatever the caller then does.",
+                ["verb", "resource", "kind"],
+                registry=r,
+            )
+        )
         self._events_dropped = Counter(
             "asched_events_dropped_total",
             "Kubernetes Events dropped because the recorder's bounded queue was full.",
@@ -422,6 +434,10 @@ class Metrics:
 
     def event_dropped(self) -> None:
         self._events_dropped.inc()
+
+    def request_failed(self, verb: str, resource: str, kind: str) -> None:
+        """A request failed in a routine way (asched.client.protocol.FailureCounter)."""
+        self._request_failures.get(verb, resource, kind).inc()
 
     def unexpected_error(self, component: str) -> None:
         """A bug was caught and survived (asched.base.errors.UnexpectedErrors)."""

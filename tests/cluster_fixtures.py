@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import anyio
+import anyio.to_thread
 import pytest
-from anyio.from_thread import start_blocking_portal
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec, delete_nodes
 
@@ -34,13 +35,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[LocalCluster]:
-    """The session's control plane (etcd, kube-apiserver, kube-controller-manager, kwok)."""
+def control_plane() -> Iterator[tuple[BlockingPortal, LocalCluster]]:
+    """The session's cluster and the portal (event loop) that owns its processes."""
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(LocalCluster()) as local,
     ):
-        yield local
+        yield portal, local
+
+
+@pytest.fixture(scope="session")
+def cluster(control_plane: tuple[BlockingPortal, LocalCluster]) -> LocalCluster:
+    """The session's control plane (etcd, kube-apiserver, kube-controller-manager, kwok)."""
+    return control_plane[1]
+
+
+@pytest.fixture
+def restart_apiserver(
+    control_plane: tuple[BlockingPortal, LocalCluster],
+) -> Callable[[float], Awaitable[None]]:
+    """`await restart_apiserver(down_for)`: SIGKILL the session's kube-apiserver and start
+    it again on the same port (LocalCluster.restart_apiserver, run on the cluster's loop)."""
+    portal, local = control_plane
+
+    async def restart(down_for: float) -> None:
+        await anyio.to_thread.run_sync(lambda: portal.call(local.restart_apiserver, down_for))
+
+    return restart
 
 
 @pytest.fixture

@@ -7,21 +7,93 @@ rest.py); tests may implement it in memory for unit tests only.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from enum import StrEnum
 from typing import Any, Protocol
 
 
-class ApiError(Exception):
+class FailureKind(StrEnum):
+    """What kind of failure a request met: the one classification every write path uses.
+
+    After client-go's helpers (apimachinery's errors.IsConflict, IsGone, IsInvalid,
+    IsTooManyRequests, IsInternalError and the transport errors its retry wraps). The value
+    is the `kind` label of asched_request_failures_total and the `kind` key of the log line.
+    """
+
+    TRANSPORT = "transport"  # refused, reset, TLS, closed before the answer was complete
+    TIMEOUT = "timeout"  # no answer within the client's timeout
+    CONFLICT = "conflict"  # 409: AlreadyExists, or a precondition or resourceVersion failed
+    GONE = "gone"  # 410: the resourceVersion was compacted away
+    INVALID = "invalid"  # 422: the object failed validation
+    TOO_MANY_REQUESTS = "too_many_requests"  # 429: throttled (priority and fairness)
+    SERVER_ERROR = "server_error"  # 5xx: the server (or a proxy before it) failed
+    CLIENT_ERROR = "client_error"  # any other 4xx (404 NotFound, 403 Forbidden, ...)
+
+    @property
+    def retriable(self) -> bool:
+        """Sending the same request again later may succeed: client-go's rest client
+        retries these itself (request.go checkWait, IsRetryableResponse)."""
+        return self in _RETRIABLE
+
+
+_RETRIABLE = frozenset(
+    {
+        FailureKind.TRANSPORT,
+        FailureKind.TIMEOUT,
+        FailureKind.TOO_MANY_REQUESTS,
+        FailureKind.SERVER_ERROR,
+    }
+)
+
+
+def kind_of_status(status: int) -> FailureKind:
+    """The FailureKind of a non-2xx HTTP status."""
+    if status == 409:
+        return FailureKind.CONFLICT
+    if status == 410:
+        return FailureKind.GONE
+    if status == 422:
+        return FailureKind.INVALID
+    if status == 429:
+        return FailureKind.TOO_MANY_REQUESTS
+    if status >= 500:
+        return FailureKind.SERVER_ERROR
+    return FailureKind.CLIENT_ERROR
+
+
+class RequestError(Exception):
+    """A request to the API server failed in a way that is not a bug: the one exception
+    family every KubeClient call raises for such failures. `kind` classifies it."""
+
+    @property
+    def kind(self) -> FailureKind:
+        raise NotImplementedError
+
+
+class ApiError(RequestError):
     """A non-2xx answer from the API server."""
 
     def __init__(
-        self, status: int, reason: str, message: str, method: str = "", path: str = ""
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        method: str = "",
+        path: str = "",
+        *,
+        retry_after: float | None = None,
     ) -> None:
         self.status = status
         self.reason = reason
         self.message = message
         self.method = method
         self.path = path
+        # Seconds the server asked us to wait (a 429's or 5xx's details.retryAfterSeconds).
+        self.retry_after = retry_after
         super().__init__(f"{method} {path}: {status} {reason}: {message}")
+
+    @property
+    def kind(self) -> FailureKind:
+        return kind_of_status(self.status)
 
     @property
     def conflict(self) -> bool:
@@ -36,10 +108,31 @@ class ApiError(Exception):
         return self.status == 410
 
 
-class TransportError(Exception):
+class TransportError(RequestError):
     """The request got no usable answer: connection refused or reset, TLS failure, timeout,
     a success body that is not JSON, or a watch stream cut off mid-event. Retrying later
     may succeed."""
+
+    def __init__(self, message: str, *, timeout: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+
+    @property
+    def kind(self) -> FailureKind:
+        return FailureKind.TIMEOUT if self.timeout else FailureKind.TRANSPORT
+
+
+def failure_kind(exc: BaseException) -> FailureKind | None:
+    """The FailureKind of a request failure; None for anything else (a bug). OSError
+    counts as a transport failure (TimeoutError as a timeout) for clients that do not wrap
+    the network's errors."""
+    if isinstance(exc, RequestError):
+        return exc.kind
+    if isinstance(exc, TimeoutError):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, OSError):
+        return FailureKind.TRANSPORT
+    return None
 
 
 # What a KubeClient call raises when no answer arrived: RestClient wraps every network
@@ -47,8 +140,22 @@ class TransportError(Exception):
 # clients that do not wrap them. Handlers that retry catch these and ApiError, and
 # nothing else: any other exception is a bug (asched.base.errors.report_unexpected).
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (TransportError, OSError)
-# Every way a request can fail that is not a bug.
-REQUEST_ERRORS: tuple[type[Exception], ...] = (ApiError, *TRANSPORT_ERRORS)
+# Every way a request can fail that is not a bug (failure_kind is not None for each).
+REQUEST_ERRORS: tuple[type[Exception], ...] = (RequestError, OSError)
+
+
+def failure_fields(exc: BaseException) -> dict[str, str]:
+    """The key-values every log line about a failed request carries: `kind` (a
+    FailureKind value, "bug" for anything else) and `error` (the message)."""
+    kind = failure_kind(exc)
+    return {"kind": "bug" if kind is None else kind.value, "error": str(exc) or repr(exc)}
+
+
+class FailureCounter(Protocol):
+    """Counts routine request failures (asched_request_failures_total{verb,resource,kind});
+    the metrics object has it. RestClient reports every failure it raises to one."""
+
+    def request_failed(self, verb: str, resource: str, kind: FailureKind) -> None: ...
 
 
 class KubeClient(Protocol):
@@ -63,7 +170,8 @@ class KubeClient(Protocol):
     ) -> Any:
         """JSON request; returns the decoded body (orjson) or raises ApiError.
 
-        Raises TransportError when no answer arrived."""
+        Raises TransportError when no answer arrived. Both are RequestErrors with a
+        `kind` (FailureKind)."""
         ...
 
     def stream_lines(

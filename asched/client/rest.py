@@ -20,7 +20,9 @@ What it guarantees:
   which deliberately leaves the watch stream itself unthrottled.
 - Non-2xx answers raise ApiError(status, reason, message) read from the Status body;
   failures without a usable answer (refused, reset, TLS, timeout, a 2xx body that is
-  not JSON) raise TransportError.
+  not JSON) raise TransportError. Both are RequestErrors classified by `kind`
+  (asched.client.protocol.FailureKind); request() and bind() report each one they raise
+  to the `failures` counter (asched_request_failures_total{verb,resource,kind}).
 - A bearer token file is re-read at most once per `TOKEN_FILE_PERIOD` (client-go's cached
   file token source does the same), so rotated service-account tokens keep working.
 - stream_lines has no total timeout (a watch lives for minutes); its read timeout is the
@@ -49,7 +51,7 @@ from asched.client.connection import Connection
 from asched.client.kubeconfig import load_connection
 from asched.client.lines import LineSplitter
 from asched.client.pager import DEFAULT_PAGE_SIZE, ListPage, list_pages
-from asched.client.protocol import TransportError
+from asched.client.protocol import FailureCounter, RequestError, TransportError
 from asched.client.ratelimit import TokenBucket
 from asched.client.status import error_from_response
 
@@ -93,8 +95,12 @@ class RestClient:
         connections: int = 100,
         content_type: str = kproto.PROTOBUF,
         lean_http: bool = True,
+        failures: FailureCounter | None = None,
     ) -> None:
         self.connection = connection
+        # Every RequestError that request() and bind() raise is counted here by verb,
+        # resource and kind, once, so no caller needs to count it again.
+        self._failures = failures
         # client-go's ContentType: protobuf for the built-in kinds kproto can encode.
         self._protobuf = content_type == kproto.PROTOBUF
         self._clock = clock or RealClock()
@@ -222,7 +228,10 @@ class RestClient:
                 method, head.encode(), data, timeout=self._total_timeout
             )
         except (h1.H1Error, TimeoutError) as exc:
-            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            raise TransportError(
+                f"{method} {path}: {type(exc).__name__}: {exc}",
+                timeout=isinstance(exc, TimeoutError),
+            ) from exc
 
     async def _refresh_token(self) -> None:
         if self._token_due is not None and self._clock.now() >= self._token_due:
@@ -288,7 +297,10 @@ class RestClient:
             ) as resp:
                 return resp.status, await resp.read()
         except _TRANSPORT_ERRORS as exc:
-            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            raise TransportError(
+                f"{method} {path}: {type(exc).__name__}: {exc}",
+                timeout=isinstance(exc, TimeoutError),
+            ) from exc
 
     # -- KubeClient ----------------------------------------------------------------------
 
@@ -303,7 +315,25 @@ class RestClient:
     ) -> Any:
         """Send *body* (orjson-encoded unless already bytes, protobuf-encoded when it is a
         built-in kind kproto knows and the client's content type is protobuf); return the
-        decoded answer."""
+        decoded answer. A RequestError raised is counted first (see `failures`)."""
+        try:
+            return await self._request(method, path, body, params, content_type)
+        except RequestError as exc:
+            self._count(method, path, exc)
+            raise
+
+    def _count(self, method: str, path: str, exc: RequestError) -> None:
+        if self._failures is not None:
+            self._failures.request_failed(method, resource_of(path), exc.kind)
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        params: Mapping[str, str] | None,
+        content_type: str,
+    ) -> Any:
         data: bytes | None
         if body is None:
             data = None
@@ -348,10 +378,14 @@ class RestClient:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         data, content_type = self._encode_body(body, JSON)
-        # The answer (a Status) carries nothing we use; it is read but not decoded.
-        status, raw = await self._send("POST", path, None, data, content_type)
-        if status >= 300:
-            raise error_from_response(status, raw, method="POST", path=path)
+        try:
+            # The answer (a Status) carries nothing we use; it is read but not decoded.
+            status, raw = await self._send("POST", path, None, data, content_type)
+            if status >= 300:
+                raise error_from_response(status, raw, method="POST", path=path)
+        except RequestError as exc:
+            self._count("POST", path, exc)
+            raise
 
     @contextlib.asynccontextmanager
     async def open_stream(
@@ -430,3 +464,22 @@ class RestClient:
     ) -> AsyncIterator[ListPage]:
         """Pages of a collection; see asched.client.pager for the continue-expiry rule."""
         return list_pages(self, path, params, limit=limit)
+
+
+def resource_of(path: str) -> str:
+    """The resource (and subresource) a request path names, for the failures metric:
+    "/api/v1/namespaces/ns/pods/p/binding" -> "pods/binding",
+    "/apis/events.k8s.io/v1/namespaces/ns/events" -> "events", "/api/v1/nodes/n" -> "nodes".
+    Names and namespaces are left out, so the label's values stay few."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if parts[:1] == ["api"]:
+        parts = parts[2:]
+    elif parts[:1] == ["apis"]:
+        parts = parts[3:]
+    else:
+        return "other"
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        parts = parts[2:]
+    if not parts:
+        return "other"
+    return f"{parts[0]}/{parts[2]}" if len(parts) >= 3 else parts[0]

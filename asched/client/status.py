@@ -37,7 +37,12 @@ def error_from_status(
         code = raw_code if isinstance(raw_code, int) else 500
     reason = str(doc.get("reason") or "") or _phrase(code)
     message = str(doc.get("message") or "")
-    return ApiError(code, reason, message, method, path)
+    # StatusDetails.retryAfterSeconds: how long a 429 or 5xx asks the client to wait
+    # (apimachinery's errors.SuggestsClientDelay).
+    details = doc.get("details")
+    retry = details.get("retryAfterSeconds") if isinstance(details, dict) else None
+    retry_after = float(retry) if isinstance(retry, int) and retry > 0 else None
+    return ApiError(code, reason, message, method, path, retry_after=retry_after)
 
 
 def error_from_response(code: int, body: bytes, *, method: str = "", path: str = "") -> ApiError:

@@ -17,8 +17,9 @@ import structlog
 
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
+from asched.client.protocol import ApiError, failure_fields
 from asched.framework.services import SchedulerServices
-from asched.framework.status import Status
+from asched.framework.status import Code, Status
 
 log = structlog.get_logger(__name__)
 
@@ -83,6 +84,18 @@ class RuntimeBase:
         (asched_unexpected_errors_total{component="plugin"}); the caller turns it into an
         Error status, or carries on where there is no status (Unreserve, PostBind)."""
         report_unexpected(log, self._services.metrics, "plugin", "plugin_error", **where)
+
+    def _request_failed(self, exc: Exception, *, plugin: str, **where: str) -> Status:
+        """Inside `except REQUEST_ERRORS`: a plugin's request to the API server failed (a
+        cut connection, a timeout, a 409, a 5xx), which is routine, not a bug. It becomes
+        an Error status, as any bind error does in kube-scheduler (schedule_one.go
+        bindingCycle -> handleBindingCycleError: unreserve, requeue), logged once as a
+        warning with its kind; the client has counted it (asched_request_failures_total).
+        No stack, no asched_unexpected_errors_total: plugins raise such failures rather
+        than each catching them."""
+        log.warning("plugin_request_failed", plugin=plugin, **where, **failure_fields(exc))
+        message = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
+        return Status(Code.ERROR, (message,), plugin, exc)
 
     def _evaluated(self, plugin: str, point: str, count: int) -> None:
         m = self._services.metrics

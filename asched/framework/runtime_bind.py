@@ -4,6 +4,11 @@ PlacementFeasible, WaitOnPermit, PreBind, Bind and PostBind.
 Follows kube-scheduler's frameworkImpl RunReservePluginsReserve, RunReservePluginsUnreserve,
 RunPermitPlugins, RunPlacementFeasiblePlugins, WaitOnPermit, RunPreBindPlugins,
 RunBindPlugins and RunPostBindPlugins.
+
+A PreBind or Bind plugin that lets a request failure (asched.client.protocol's
+RequestError) escape gets an Error status, as for any other error, but without the crash
+report (RuntimeBase._request_failed): such failures are routine (a restarted API server,
+a 409), not bugs.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import time
 
 from asched.api import Pod
+from asched.client.protocol import REQUEST_ERRORS
 from asched.framework.cycle_state import CycleState
 from asched.framework.interfaces import (
     BindPlugin,
@@ -192,6 +198,10 @@ class BindRunner(RuntimeBase):
                 continue
             try:
                 st = await p.pre_bind(state, pod, node_name)
+            except REQUEST_ERRORS as exc:
+                st = self._request_failed(
+                    exc, plugin=p.name, point="PreBind", pod=pod.key, node=node_name
+                )
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PreBind", pod=pod.key)
                 st = error(exc, p.name)
@@ -209,6 +219,10 @@ class BindRunner(RuntimeBase):
         for p in self.bind_plugins:
             try:
                 st = await p.bind(state, pod, node_name)
+            except REQUEST_ERRORS as exc:
+                st = self._request_failed(
+                    exc, plugin=p.name, point="Bind", pod=pod.key, node=node_name
+                )
             except Exception as exc:
                 self._crashed(plugin=p.name, point="Bind", pod=pod.key)
                 st = error(exc, p.name)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Pod
+from asched.client.protocol import REQUEST_ERRORS
 from asched.framework.cycle_state import CycleState
 from asched.framework.evaluations import filter_evaluations
 from asched.framework.filtering import FilterCheck, Filterer, FilterFn
@@ -222,6 +223,10 @@ class FilterRunner(RuntimeBase):
         for p in self.post_filter_plugins:
             try:
                 r, st = await p.post_filter(state, pod, statuses)
+            except REQUEST_ERRORS as exc:
+                # Preemption's deletes, DRA's deallocations: routine failures, not bugs.
+                final = self._request_failed(exc, plugin=p.name, point="PostFilter", pod=pod.key)
+                break
             except Exception as exc:
                 self._crashed(plugin=p.name, point="PostFilter", pod=pod.key)
                 final = error(exc, p.name)

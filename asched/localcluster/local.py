@@ -93,6 +93,7 @@ class LocalCluster:
         self._scheduler = scheduler_identity()
         self._ca_pem: bytes | None = None
         self._processes: dict[str, ManagedProcess] = {}
+        self._argv: Mapping[str, Sequence[str]] = {}
         self._started = False
 
     # -- what callers use -------------------------------------------------------------
@@ -226,6 +227,7 @@ class LocalCluster:
         argv = comp.command_lines(
             bins, layout, unthrottled=self.unthrottled, extra_args=self._extra_args
         )
+        self._argv = argv
 
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=False),
@@ -262,6 +264,27 @@ class LocalCluster:
             await self._wait(comp.KWOK, lambda: _probe(http, kwok))
 
         await self._wait_scheduler_authorized()
+
+    async def restart_apiserver(self, down_for: float = 0.0, *, ready_within: float = 60.0) -> None:
+        """SIGKILL kube-apiserver, wait `down_for` seconds, start it again on the same port
+        with the same certificates and etcd, and return once it answers /readyz: a crash
+        and a restart by its supervisor, for fault tests. Call it on the loop that started
+        the cluster (the processes belong to it)."""
+        await self._processes[comp.APISERVER].kill()
+        log.info("apiserver_killed", server=self.server)
+        await anyio.sleep(down_for)
+        began = time.monotonic()
+        await self._run(comp.APISERVER, self._argv)
+        admin = {"Authorization": f"Bearer {self._admin.token}"}
+        async with aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=False),
+            timeout=aiohttp.ClientTimeout(total=5),
+        ) as http:
+            with anyio.fail_after(ready_within):
+                await self._wait(
+                    comp.APISERVER, lambda: _probe(http, f"{self.server}/readyz", admin)
+                )
+        log.info("apiserver_restarted", seconds=round(time.monotonic() - began, 2))
 
     async def _run(self, name: str, argv: Mapping[str, Sequence[str]]) -> None:
         assert self._stack is not None

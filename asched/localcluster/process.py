@@ -65,6 +65,13 @@ class ManagedProcess:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, sig)
 
+    async def kill(self) -> None:
+        """SIGKILL the process group and reap it, as a crash would end it (no shutdown)."""
+        with anyio.CancelScope(shield=True):
+            self._signal_group(signal.SIGKILL)
+            await self.process.wait()
+        log.debug("component_killed", component=self.name, returncode=self.returncode)
+
     async def stop(self, grace: float = DEFAULT_GRACE) -> None:
         """SIGTERM the process group, wait up to *grace* seconds, then SIGKILL it.
 

@@ -29,7 +29,8 @@ Guarantees, after client-go's events broadcaster (tools/events/event_broadcaster
   apart with 25% jitter, then logged and dropped. Any other exception is a bug: logged
   with its stack, counted (asched_unexpected_errors_total{component="event_recorder"})
   and the Event dropped.
-- `drain()` at shutdown writes what is pending, bounded in time.
+- `drain()` at shutdown first stops the writers of `run()` and waits for them, then writes
+  what is pending, bounded in time; nothing writes beside it.
 
 Give the recorder its own client (its own qps limiter): kube-scheduler builds a separate
 clientset for events, so Event writes never slow bindings.

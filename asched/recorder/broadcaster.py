@@ -82,6 +82,10 @@ class EventRecorder:
         self._idle: deque[anyio.Event] = deque()
         self._last_name_nanos = 0
         self._dropped = 0
+        # run()'s writers, so drain() can stop them before it writes on its own.
+        self._writers_scope: anyio.CancelScope | None = None
+        self._writers_done: anyio.Event | None = None
+        self._draining = False
 
     @property
     def dropped(self) -> int:
@@ -187,30 +191,49 @@ class EventRecorder:
 
     # ---- the writer's side --------------------------------------------------------------
 
-    async def run(self) -> NoReturn:
-        """Write Events until cancelled; then call `drain()` to flush."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._refresh_loop)
-            # Several writers: one request at a time is what client-go's sink does, but
-            # on one event loop shared with hundreds of binds a second each request takes
-            # tens of milliseconds, so a single writer fell behind and the bounded queue
-            # dropped most Scheduled events. A series is only ever with one writer.
-            # As many as the client's connections (the app passes them; 100 by default).
-            # With 64 writers and 100 connections, binding at ~600 pods/s
-            # on two cores wrote only 70-80 % of the Scheduled events by the last bind
-            # (the rest after it, or dropped once the queue was full); with every
-            # connection busy they keep up, at the same pods/s (client-go writes each
-            # Event from a goroutine of its own, so it never queues them).
-            for _ in range(self._writers - 1):
-                tg.start_soon(self._send_loop)
-            await self._send_loop()
-        raise AssertionError("unreachable")  # _send_loop only ends by cancellation
+    async def run(self) -> None:
+        """Write Events until cancelled, or until `drain()` stops the writers (then it
+        returns). Run it once."""
+        self._writers_done = anyio.Event()
+        try:
+            with anyio.CancelScope() as scope:
+                self._writers_scope = scope
+                if self._draining:
+                    return  # drain() came first: nothing may write beside it
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._refresh_loop)
+                    # Several writers: one request at a time is what client-go's sink
+                    # does, but on one event loop shared with hundreds of binds a second
+                    # each request takes tens of milliseconds, so a single writer fell
+                    # behind and the bounded queue dropped most Scheduled events. A series
+                    # is only ever with one writer. As many as the client's connections
+                    # (the app passes them; 100 by default). With 64 writers and 100
+                    # connections, binding at ~600 pods/s on two cores wrote only 70-80 %
+                    # of the Scheduled events by the last bind (the rest after it, or
+                    # dropped once the queue was full); with every connection busy they
+                    # keep up, at the same pods/s (client-go writes each Event from a
+                    # goroutine of its own, so it never queues them).
+                    for _ in range(self._writers):
+                        tg.start_soon(self._send_loop)
+        finally:
+            self._writers_scope = None
+            self._writers_done.set()
 
     async def drain(self, max_seconds: float = 5.0) -> None:
-        """Write pending series and queued Events for at most `max_seconds` (on the
-        injected clock). Call after `run()` has stopped; shielded from cancellation."""
-        self._refresh(final=True)
+        """Stop the writers (cancelling `run()`'s, which put back what they were writing)
+        and wait until they have stopped, then write pending series and queued Events for
+        at most `max_seconds` (on the injected clock). Shielded from cancellation.
+
+        Draining only after every writer stopped is what makes it safe: a writer running
+        beside the drain could empty the queue between the drain's check and its pop."""
+        self._draining = True
         with anyio.CancelScope(shield=True):
+            scope = self._writers_scope
+            if scope is not None:
+                assert self._writers_done is not None  # set by run() before the scope
+                scope.cancel()
+                await self._writers_done.wait()
+            self._refresh(final=True)
             finished = await run_within(self._clock, max_seconds, self._send_all)
         if not finished:
             log.warning("events_drain_timed_out", unsent=len(self._queue))
@@ -218,7 +241,10 @@ class EventRecorder:
     async def _send_all(self) -> None:
         while self._queue:
             await self._limiter.acquire()
-            await self._send_next()
+            # Checked again after the wait, as _send_loop does: the queue may have
+            # overflowed and dropped what was there.
+            if self._queue:
+                await self._send_next()
 
     async def _send_loop(self) -> NoReturn:
         while True:

@@ -1,8 +1,12 @@
 """Writing one series to the API: create the Event, or patch its series, with retries.
 
 Follows client-go's events broadcaster (tools/events eventBroadcasterImpl.attemptRecording
-and recordEvent): a rejected write is logged and not retried, a transport failure is
-retried with jitter, and an Event that vanished is created again with its series.
+and recordEvent): a rejected write is logged and not retried; a failure that may pass
+(FailureKind.retriable: no answer, a timeout, 429, 5xx, which client-go's rest client
+retries before the broadcaster sees them) is retried with jitter, waiting at least the
+server's Retry-After; and an Event that vanished is created again with its series. An
+interrupted create that did reach the server comes back as 409 AlreadyExists on the retry:
+the Event exists, and the next refresh PATCHes its true count.
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ import structlog
 from asched.api.meta import micro_time
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
+from asched.client.protocol import (
+    REQUEST_ERRORS,
+    ApiError,
+    KubeClient,
+    failure_fields,
+    failure_kind,
+)
 from asched.metrics import Metrics
 from asched.recorder.series import Series, describe, series_json
 
@@ -54,47 +64,34 @@ class SeriesWriter:
             try:
                 await self._write(series)
                 return
-            except ApiError as err:
-                # The server judged the Event; sending it again would be judged the same.
-                log.warning(
-                    "event_rejected",
-                    regarding=describe(series.ref),
-                    reason=series.reason,
-                    status=err.status,
-                    error=err.message,
-                )
-                if series.created:
-                    series.written = series.count
-                else:
-                    self._forget(series)
-                return
-            except TRANSPORT_ERRORS as err:
-                # No answer: client-go retries these, and so do we.
+            except REQUEST_ERRORS as err:
+                kind = failure_kind(err)
+                assert kind is not None  # every REQUEST_ERRORS member has a kind
+                if not kind.retriable:
+                    # The server judged the Event; sending it again would be judged the same.
+                    self._rejected(series, err)
+                    return
+                # No answer, throttled, or a server error: client-go's rest client retries
+                # these (request.go checkWait) and its broadcaster retries what is left.
                 tries += 1
                 if tries >= self._max_tries:
-                    log.error(
-                        "event_write_gave_up",
-                        regarding=describe(series.ref),
-                        reason=series.reason,
-                        tries=tries,
-                        error=repr(err),
-                    )
                     if not series.created:
                         self._forget(series)
+                    log.warning("event_write_gave_up", **_about(series, err), tries=tries)
                     return
-                log.warning(
-                    "event_write_failed",
-                    regarding=describe(series.ref),
-                    reason=series.reason,
-                    tries=tries,
-                    error=repr(err),
-                )
-                # wait.Jitter(sleepDuration, 0.25), so recorders do not retry in lockstep.
-                await self._clock.sleep(self._retry_interval * (1 + 0.25 * self._rng.random()))
+                if tries == 1:  # once per series: an outage would otherwise flood the log
+                    log.info("event_write_retrying", **_about(series, err))
+                # wait.Jitter(sleepDuration, 0.25), so recorders do not retry in lockstep;
+                # a server that named its wait (Retry-After) gets at least that.
+                delay = self._retry_interval * (1 + 0.25 * self._rng.random())
+                retry_after = err.retry_after if isinstance(err, ApiError) else None
+                await self._clock.sleep(max(delay, retry_after or 0.0))
             except Exception:
                 # A bug (in building the Event, or in the client): retrying would only
                 # repeat it. The Event is dropped and the recorder goes on, since Events
                 # are best effort and must never stop the scheduler.
+                if not series.created:
+                    self._forget(series)
                 report_unexpected(
                     log,
                     self._metrics,
@@ -103,9 +100,15 @@ class SeriesWriter:
                     regarding=describe(series.ref),
                     reason=series.reason,
                 )
-                if not series.created:
-                    self._forget(series)
                 return
+
+    def _rejected(self, series: Series, err: Exception) -> None:
+        # The series' state first: the log line below must not be what decides it.
+        if series.created:
+            series.written = series.count
+        else:
+            self._forget(series)
+        log.warning("event_rejected", **_about(series, err))
 
     async def _write(self, series: Series) -> None:
         count = series.count
@@ -135,7 +138,7 @@ class SeriesWriter:
                 raise
             # AlreadyExists: an earlier, interrupted attempt got through. Leaving `written`
             # behind `count` makes the next refresh PATCH the true count.
-            log.debug("event_already_exists", event=series.name)
+            log.debug("event_already_exists", event_name=series.name)
             return False
         return True
 
@@ -156,3 +159,8 @@ class SeriesWriter:
         if count >= 2:
             body["series"] = series_json(count, series.last_observed)
         return body
+
+
+def _about(series: Series, err: Exception) -> dict[str, str]:
+    """The key-values of a log line about a failed write: the Event, the failure's kind."""
+    return {"regarding": describe(series.ref), "reason": series.reason, **failure_fields(err)}

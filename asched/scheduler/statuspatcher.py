@@ -20,7 +20,7 @@ import anyio
 from structlog.typing import FilteringBoundLogger
 
 from asched.base.errors import UnexpectedErrors, report_unexpected
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
+from asched.client.protocol import REQUEST_ERRORS, ApiError, KubeClient, failure_fields
 
 T = TypeVar("T")
 
@@ -96,15 +96,13 @@ class CoalescingPatcher(Generic[T]):
         try:
             path, body = self._render(item)
             await self._client.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
-        except ApiError as exc:
+        except REQUEST_ERRORS as exc:
             self._failed(item)
-            if self._moot is not None and self._moot(item, exc):
-                log.debug(n.failed, **where, error=str(exc), moot=True)
-            elif not (exc.not_found or exc.conflict):
-                log.warning(n.failed, **where, error=str(exc))
-        except TRANSPORT_ERRORS as exc:
-            self._failed(item)
-            log.warning(n.failed, **where, error=repr(exc))
+            fields = failure_fields(exc)
+            if isinstance(exc, ApiError) and self._moot is not None and self._moot(item, exc):
+                log.debug(n.failed, **where, **fields, moot=True)
+            elif not (isinstance(exc, ApiError) and (exc.not_found or exc.conflict)):
+                log.warning(n.failed, **where, **fields)
         except Exception:
             # A bug, not the network: dropped rather than raised (see the module doc).
             self._failed(item)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError
 from asched.localcluster import ClusterClient
 from asched.localcluster.binaries import BUILD_SCRIPT, find_binaries
 from tests.builders import make_pod
@@ -174,14 +175,26 @@ class BindingRecorder:
             self._see(pod)
         task_status.started()
         while True:  # the server ends a watch after a while; resume where it stopped
-            async with self.client.watch(
-                path, resource_version=version, params={"allowWatchBookmarks": True}
-            ) as stream:
-                async for event in stream:
-                    obj = event["object"]
-                    version = obj["metadata"].get("resourceVersion", version)
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._see(obj)
+            try:
+                async with self.client.watch(
+                    path, resource_version=version, params={"allowWatchBookmarks": True}
+                ) as stream:
+                    async for event in stream:
+                        obj = event["object"]
+                        version = obj["metadata"].get("resourceVersion", version)
+                        if event["type"] in ("ADDED", "MODIFIED"):
+                            self._see(obj)
+            except TRANSPORT_ERRORS:
+                # The API server restarting under a fault test: resume once it is back.
+                await anyio.sleep(0.2)
+            except ApiError as err:
+                if not err.gone:
+                    raise
+                # A restarted server's watch cache starts at its own version: relist. A
+                # pod's nodeName never changes once set, so the list misses no binding.
+                items, version = await self.client.list_with_version(path)
+                for pod in items:
+                    self._see(pod)
 
     @property
     def bound(self) -> int:

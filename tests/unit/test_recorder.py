@@ -10,9 +10,10 @@ from typing import Any
 
 import anyio
 import pytest
+import structlog
 
 from asched.base.clock import FakeClock
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, TransportError
 from asched.metrics import Metrics
 from asched.recorder import (
     NOTE_LENGTH_LIMIT,
@@ -33,6 +34,9 @@ class FakeEventsApi:
         self.events: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str, Any]] = []
         self.failures: list[BaseException] = []  # raised by the next requests, in order
+        # The next this many requests are applied, then their answer is lost (raised as a
+        # TransportError): the create went through, the connection was cut before the reply.
+        self.answers_lost = 0
         self.hang = False
 
     async def request(
@@ -49,6 +53,13 @@ class FakeEventsApi:
             await anyio.sleep_forever()
         if self.failures:
             raise self.failures.pop(0)
+        answer = self._apply(method, path, body, content_type)
+        if self.answers_lost:
+            self.answers_lost -= 1
+            raise TransportError(f"{method} {path}: connection closed before the answer")
+        return answer
+
+    def _apply(self, method: str, path: str, body: Any, content_type: str) -> Any:
         if method == "POST":
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"
             if key in self.events:
@@ -394,7 +405,16 @@ async def test_a_dropped_event_is_not_counted_into_by_its_repeats() -> None:
     ("failure", "retry_wait", "expected_writes", "expected_events"),
     [
         pytest.param(ApiError(422, "Invalid", "bad note"), 0.0, 1, 0, id="rejected-not-retried"),
-        pytest.param(ApiError(500, "InternalError", "etcd"), 0.0, 1, 0, id="status-not-retried"),
+        pytest.param(ApiError(404, "NotFound", "no namespace"), 0.0, 1, 0, id="4xx-not-retried"),
+        pytest.param(ApiError(500, "InternalError", "etcd"), 10.0, 2, 1, id="5xx-retried"),
+        pytest.param(ApiError(503, "ServiceUnavailable", "x"), 10.0, 2, 1, id="503-retried"),
+        pytest.param(
+            ApiError(429, "TooManyRequests", "slow", retry_after=30.0),
+            30.0,
+            2,
+            1,
+            id="429-retried-after-its-retry-after",
+        ),
         pytest.param(OSError("connection reset"), 10.0, 2, 1, id="transport-retried"),
     ],
 )
@@ -432,7 +452,112 @@ async def test_transport_failures_give_up_after_max_tries() -> None:
     assert recorder.pending == 0
 
 
+async def test_a_429_is_not_retried_before_its_retry_after() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, retry_interval=10.0)
+    api.failures.append(ApiError(429, "TooManyRequests", "slow", retry_after=30.0))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.run)
+        recorder.event(make_pod("p").obj(), "Normal", "Scheduled", "Binding", "ok")
+        await settle()
+        await advance(clock, 29.0)
+        assert api.writes == ["POST"]
+        await advance(clock, 1.0)
+        tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "POST"]
+
+
+async def test_a_create_whose_answer_was_lost_is_not_dropped_and_its_count_is_patched() -> None:
+    # Issue 34 part 2: the retried POST gets 409 AlreadyExists. The writer logged it with
+    # event=..., which collides with structlog's own parameter: a TypeError, reported as
+    # a crash, and the series forgotten, so its count was never patched.
+    api, clock = FakeEventsApi(), FakeClock()
+    metrics = Metrics(process_metrics=False)
+    recorder = make_recorder(
+        api, clock, retry_interval=10.0, refresh_interval=30.0, metrics=metrics
+    )
+    api.answers_lost = 1
+    pod = make_pod("p").obj()
+
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(recorder.run)
+            recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+            await settle()
+            recorder.event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit")
+            await advance(clock, 10.0)  # the retry: 409
+            await advance(clock, 30.0)  # the refresh: PATCH the true count
+            tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "POST", "PATCH"]
+    (event,) = api.events.values()
+    assert event["series"]["count"] == 2
+    assert not [e for e in logs if e.get("exc_info") or e["log_level"] == "error"]
+    assert (
+        metrics.registry.get_sample_value(
+            "asched_unexpected_errors_total", {"component": "event_recorder"}
+        )
+        is None
+    )
+
+
 # ---- shutdown ----------------------------------------------------------------------------------
+
+
+async def test_drain_while_the_writers_run_stops_them_first() -> None:
+    # Issue 34 part 3: the app drained while the writers still ran. A writer waiting for a
+    # token took the last queued Event while the drain waited for the next token; the
+    # drain then popped from an empty queue (IndexError), which ended asched with a
+    # traceback instead of an orderly exit.
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, qps=1.0, burst=1, writers=1)
+
+    with anyio.fail_after(5):  # a real-time guard only
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(recorder.run)
+            recorder.event(make_pod("a").obj(), "Normal", "Scheduled", "Binding", "ok")
+            await settle()  # the writer used the one token
+            recorder.event(make_pod("b").obj(), "Normal", "Scheduled", "Binding", "ok")
+            await settle()  # the writer waits for the next token, b still queued
+            tg.start_soon(recorder.drain, 10.0)
+            await settle()
+            for _ in range(3):
+                await advance(clock, 1.0)
+            tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "POST"]
+    assert len(api.events) == 2
+    assert recorder.pending == 0
+
+
+async def test_drain_during_an_outage_with_writes_in_flight_is_bounded() -> None:
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, writers=2)
+    api.hang = True
+    drained = False
+
+    async def drain() -> None:
+        nonlocal drained
+        await recorder.drain(5.0)
+        drained = True
+
+    with anyio.fail_after(5):  # a real-time guard only
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(recorder.run)
+            for name in ("a", "b", "c"):
+                recorder.event(make_pod(name).obj(), "Normal", "Scheduled", "Binding", "ok")
+            await settle()  # two writes hang in flight, one waits in the queue
+            tg.start_soon(drain)
+            await settle()
+            await advance(clock, 5.0)
+            assert drained
+            tg.cancel_scope.cancel()
+
+    # The writes cut off by the stop went back to the queue; the drain's own write hung
+    # until its deadline: nothing was lost track of, nothing raised.
+    assert recorder.pending == 3
 
 
 async def test_drain_sends_pending_series_counts() -> None:

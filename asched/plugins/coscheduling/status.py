@@ -39,7 +39,7 @@ from asched.api.podgroup import (
 )
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors, report_unexpected
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient, failure_fields
 
 log = structlog.get_logger(__name__)
 
@@ -226,10 +226,10 @@ class PodGroupStatusWriter:
             if exc.not_found or exc.conflict:
                 self.forget(key)
                 return
-            log.warning("podgroup_status_update_failed", podgroup=key, error=str(exc))
+            log.warning("podgroup_status_update_failed", podgroup=key, **failure_fields(exc))
             self._retry(key, extra)
         except TRANSPORT_ERRORS as exc:  # retried at the group's next slot
-            log.warning("podgroup_status_update_failed", podgroup=key, error=repr(exc))
+            log.warning("podgroup_status_update_failed", podgroup=key, **failure_fields(exc))
             self._retry(key, extra)
         except Exception:
             # A bug: retrying would hit it again at every slot. The next change of the

@@ -45,7 +45,7 @@ import structlog
 
 from asched.api import Pod
 from asched.api.meta import rfc3339
-from asched.client.protocol import ApiError, TransportError
+from asched.client.protocol import ApiError, TransportError, failure_fields
 from asched.framework.handle import Handle
 from asched.framework.status import Code, Status
 from asched.plugins.defaultpreemption.candidates import Candidate
@@ -219,7 +219,7 @@ class Executor:
             preemptor=preemptor.key,
             victim=victim.key,
             node=node,
-            error=str(exc),
+            **failure_fields(exc),
         )
 
     async def _preempt(self, node: str, preemptor: Pod, victim: Pod, by: str) -> bool:
@@ -309,4 +309,6 @@ class Executor:
                     content_type=STRATEGIC_MERGE_PATCH,
                 )
             except (ApiError, TransportError) as exc:
-                log.warning("clear_nominated_node_failed", pod=p.key, node=node, error=str(exc))
+                log.warning(
+                    "clear_nominated_node_failed", pod=p.key, node=node, **failure_fields(exc)
+                )

@@ -17,7 +17,7 @@ import structlog
 
 from asched.api.dra import ResourceClaim
 from asched.api.pod import Pod
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient
+from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient, failure_fields
 from asched.plugins.dynamicresources.binding import delete_claim, unreserve_claim
 
 log = structlog.get_logger(__name__)
@@ -62,9 +62,9 @@ class ReservationReleaser:
         try:
             await delete_claim(self._client, claim)
         except ApiError as exc:
-            log.warning("claim_delete_failed", claim=claim.key, error=str(exc))
+            log.warning("claim_delete_failed", claim=claim.key, **failure_fields(exc))
         except TRANSPORT_ERRORS as exc:
-            log.warning("claim_delete_failed", claim=claim.key, error=str(exc))
+            log.warning("claim_delete_failed", claim=claim.key, **failure_fields(exc))
         else:
             log.debug("claim_deleted", claim=claim.key)
 
@@ -74,8 +74,12 @@ class ReservationReleaser:
         except ApiError as exc:
             # 404 / uid conflict: the claim is gone, nothing holds the pod any more.
             if not (exc.not_found or exc.conflict):
-                log.warning("claim_unreserve_failed", claim=claim.key, pod=pod.key, error=str(exc))
+                log.warning(
+                    "claim_unreserve_failed", claim=claim.key, pod=pod.key, **failure_fields(exc)
+                )
         except TRANSPORT_ERRORS as exc:
-            log.warning("claim_unreserve_failed", claim=claim.key, pod=pod.key, error=str(exc))
+            log.warning(
+                "claim_unreserve_failed", claim=claim.key, pod=pod.key, **failure_fields(exc)
+            )
         else:
             log.debug("claim_unreserved", claim=claim.key, pod=pod.key)

@@ -42,7 +42,6 @@ from asched.api.storage import (
     PersistentVolumeClaim,
     StorageClass,
 )
-from asched.client.protocol import REQUEST_ERRORS
 from asched.framework.cycle_state import CycleState, StateKey
 from asched.framework.events import (
     ActionType,
@@ -404,10 +403,9 @@ class VolumeBinding(
         if st is None or st.all_bound or st.reserved is None:
             return None
         volumes = st.reserved
-        try:
-            await self._write(volumes, node_name)
-        except REQUEST_ERRORS as exc:
-            return error(f"binding volumes: {exc}", NAME)
+        # A failed write propagates: the framework's PreBind runner makes it an Error status
+        # (Go: return fwk.AsStatus(err)) and logs it once with its kind.
+        await self._write(volumes, node_name)
         node_info = self._handle.snapshot.get(node_name)
         node = None if node_info is None else node_info.node
         if node is None:

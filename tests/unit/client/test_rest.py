@@ -21,8 +21,15 @@ from aiohttp import web
 from asched.base.clock import FakeClock
 from asched.client import kproto
 from asched.client.connection import Connection
-from asched.client.protocol import ApiError, TransportError
-from asched.client.rest import RestClient
+from asched.client.protocol import (
+    ApiError,
+    FailureKind,
+    RequestError,
+    TransportError,
+    failure_fields,
+    failure_kind,
+)
+from asched.client.rest import RestClient, resource_of
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -374,3 +381,97 @@ async def test_connection_refused_is_a_transport_error() -> None:
     async with RestClient(Connection.from_token(f"http://127.0.0.1:{port}", "t")) as client:
         with pytest.raises(TransportError):
             await client.request("GET", "/version")
+
+
+# ---- failure classification ---------------------------------------------------------------
+
+
+@dataclass
+class Failures:
+    """A FailureCounter that remembers what it was told."""
+
+    seen: list[tuple[str, str, FailureKind]] = field(default_factory=list)
+
+    def request_failed(self, verb: str, resource: str, kind: FailureKind) -> None:
+        self.seen.append((verb, resource, kind))
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "retriable"),
+    [
+        pytest.param(409, FailureKind.CONFLICT, False, id="409"),
+        pytest.param(410, FailureKind.GONE, False, id="410"),
+        pytest.param(422, FailureKind.INVALID, False, id="422"),
+        pytest.param(429, FailureKind.TOO_MANY_REQUESTS, True, id="429"),
+        pytest.param(500, FailureKind.SERVER_ERROR, True, id="500"),
+        pytest.param(503, FailureKind.SERVER_ERROR, True, id="503"),
+        pytest.param(404, FailureKind.CLIENT_ERROR, False, id="404"),
+        pytest.param(403, FailureKind.CLIENT_ERROR, False, id="403"),
+    ],
+)
+async def test_non_2xx_answers_are_classified_and_counted_once(
+    server: FakeServer, status: int, kind: FailureKind, retriable: bool
+) -> None:
+    body = {"kind": "Status", "code": status, "message": "no", "details": {"retryAfterSeconds": 2}}
+    server.reply("POST", "/api/v1/namespaces/ns/pods/p/binding", status, body)
+    server.reply("PATCH", "/api/v1/namespaces/ns/pods/p/status", status, body)
+    failures = Failures()
+    connection = Connection.from_token(server.url, "tok")
+    async with RestClient(connection, qps=-1, burst=0, failures=failures) as client:
+        with pytest.raises(RequestError) as bound:
+            await client.bind("ns", "p", "uid-1", "n1")
+        with pytest.raises(ApiError) as patched:
+            await client.patch("/api/v1/namespaces/ns/pods/p/status", {})
+
+    assert bound.value.kind == patched.value.kind == kind
+    assert kind.retriable is retriable
+    assert patched.value.retry_after == 2.0
+    assert failures.seen == [("POST", "pods/binding", kind), ("PATCH", "pods/status", kind)]
+
+
+async def test_no_answer_is_a_transport_failure_counted_by_resource() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    failures = Failures()
+    connection = Connection.from_token(f"http://127.0.0.1:{port}", "t")
+    async with RestClient(connection, failures=failures) as client:
+        with pytest.raises(TransportError) as raised:
+            await client.request("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", body={})
+
+    assert raised.value.kind is FailureKind.TRANSPORT
+    assert failure_kind(raised.value) is FailureKind.TRANSPORT
+    assert failures.seen == [("POST", "events", FailureKind.TRANSPORT)]
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        pytest.param(TransportError("x", timeout=True), FailureKind.TIMEOUT, id="timeout"),
+        pytest.param(TimeoutError(), FailureKind.TIMEOUT, id="TimeoutError"),
+        pytest.param(ConnectionResetError(), FailureKind.TRANSPORT, id="OSError"),
+        pytest.param(KeyError("x"), None, id="bug"),
+    ],
+)
+def test_failure_kind(error: Exception, kind: FailureKind | None) -> None:
+    assert failure_kind(error) is kind
+    assert failure_fields(error)["kind"] == (kind.value if kind else "bug")
+
+
+@pytest.mark.parametrize(
+    ("path", "resource"),
+    [
+        ("/api/v1/namespaces/ns/pods/p/binding", "pods/binding"),
+        ("/api/v1/namespaces/ns/pods/p/status", "pods/status"),
+        ("/api/v1/namespaces/ns/pods/p", "pods"),
+        ("/api/v1/namespaces/ns/pods?limit=1", "pods"),
+        ("/apis/events.k8s.io/v1/namespaces/ns/events/e.1", "events"),
+        ("/apis/coordination.k8s.io/v1/namespaces/ns/leases/asched", "leases"),
+        ("/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/c/status", "resourceclaims/status"),
+        ("/api/v1/nodes/n1", "nodes"),
+        ("/api/v1/namespaces/ns", "namespaces"),
+        ("/version", "other"),
+    ],
+)
+def test_resource_of(path: str, resource: str) -> None:
+    assert resource_of(path) == resource

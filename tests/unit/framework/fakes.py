@@ -210,6 +210,18 @@ class Binder:
         return None
 
 
+class RaisingBinder:
+    """Raises `error` from Bind (set it on the plugin instance)."""
+
+    name = "RaisingBinder"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.error: Exception = RuntimeError("unset")
+
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        raise self.error
+
+
 class SkipBinder:
     name = "SkipBinder"
 
@@ -236,7 +248,18 @@ class Preempt:
 
 def registry() -> Registry:
     reg = Registry()
-    for cls in (Sort, LabelFilter, Boom, AsyncFilter, Prefer, Gate, Binder, SkipBinder, Preempt):
+    for cls in (
+        Sort,
+        LabelFilter,
+        Boom,
+        AsyncFilter,
+        Prefer,
+        Gate,
+        Binder,
+        SkipBinder,
+        Preempt,
+        RaisingBinder,
+    ):
         reg.register(PluginSpec(cls.name, cls))
     return reg
 

@@ -6,6 +6,7 @@ import anyio
 import pytest
 import structlog
 
+from asched.client.protocol import ApiError, TransportError
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code
@@ -227,6 +228,64 @@ async def test_bind_skips_to_next_binder() -> None:
     st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
     assert st is None
     assert fwk.plugins["Binder"].bound == [("p", "n1")]  # type: ignore[attr-defined]
+
+
+BIND_FAILURES = [
+    pytest.param(
+        TransportError("POST b: connection closed before the answer was complete"),
+        "transport",
+        id="transport",
+    ),
+    pytest.param(TransportError("POST b: TimeoutError", timeout=True), "timeout", id="timeout"),
+    pytest.param(ApiError(409, "Conflict", "already assigned"), "conflict", id="409"),
+    pytest.param(ApiError(503, "ServiceUnavailable", "restarting"), "server_error", id="503"),
+    pytest.param(ApiError(429, "TooManyRequests", "slow down"), "too_many_requests", id="429"),
+]
+
+
+@pytest.mark.parametrize(("error", "kind"), BIND_FAILURES)
+async def test_bind_request_failure_is_an_error_status_not_a_crash(
+    error: Exception, kind: str
+) -> None:
+    # The issue: a Binding cut by an API server restart was reported as a plugin crash
+    # (plugin_error with a stack, asched_unexpected_errors_total{component="plugin"}).
+    services = FakeServices()
+    services.metrics = metrics = Metrics(process_metrics=False)
+    fwk = framework(binders=("RaisingBinder",), services=services)
+    fwk.plugins["RaisingBinder"].error = error  # type: ignore[attr-defined]
+
+    with structlog.testing.capture_logs() as logs:
+        st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
+
+    assert st is not None
+    assert (st.code, st.plugin, st.error) == (Code.ERROR, "RaisingBinder", error)
+    assert st.message().startswith('running Bind plugin "RaisingBinder": ')
+    assert not [e for e in logs if e.get("exc_info") or e["log_level"] == "error"]
+    [entry] = [e for e in logs if e["event"] == "plugin_request_failed"]
+    assert (entry["log_level"], entry["kind"], entry["point"]) == ("warning", kind, "Bind")
+    assert (
+        metrics.registry.get_sample_value("asched_unexpected_errors_total", {"component": "plugin"})
+        is None
+    )
+
+
+async def test_bind_bug_is_still_a_crash_report() -> None:
+    services = FakeServices()
+    services.metrics = metrics = Metrics(process_metrics=False)
+    fwk = framework(binders=("RaisingBinder",), services=services)
+    fwk.plugins["RaisingBinder"].error = KeyError("spec")  # type: ignore[attr-defined]
+
+    with structlog.testing.capture_logs() as logs:
+        st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
+
+    assert st is not None
+    assert st.code == Code.ERROR
+    [entry] = [e for e in logs if e["event"] == "plugin_error"]
+    assert entry["exc_info"] is True
+    assert (
+        metrics.registry.get_sample_value("asched_unexpected_errors_total", {"component": "plugin"})
+        == 1.0
+    )
 
 
 async def test_bind_all_skip_is_skip_status() -> None:
