@@ -5,9 +5,10 @@ KubeSchedulerConfiguration. See docs/extenders.md for what is supported.
 
 from asched.extender.build import build_extenders, with_ignored_resources
 from asched.extender.chain import EXTENDER_EVENTS, EXTENDER_NAME, Extenders, ExtenderScores
-from asched.extender.extender import HTTPExtender, Victims
+from asched.extender.extender import HTTPExtender
 from asched.extender.objects import WireObjects
-from asched.extender.transport import ExtenderError, ExtenderSetupError, Poster, Transport
+from asched.extender.transport import ExtenderSetupError, Poster, Transport
+from asched.framework.extenders import ExtenderError, Victims
 
 __all__ = [
     "EXTENDER_EVENTS",

@@ -18,17 +18,17 @@ scheduling cycle waits for it, as kube-scheduler's does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import structlog
 
 from asched.api import Pod
-from asched.extender.extender import HTTPExtender, Victims
-from asched.extender.transport import ExtenderError
+from asched.extender.extender import HTTPExtender
 from asched.extender.wire import MAX_EXTENDER_PRIORITY
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from asched.framework.extenders import ExtenderError, Victims
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
 from asched.framework.types import MAX_NODE_SCORE, NodeToStatus
@@ -135,7 +135,7 @@ class Extenders:
         self,
         pod: Pod,
         victims: dict[str, Victims],
-        node_pods: Mapping[str, Sequence[Pod]],
+        node_pods: Callable[[str], Sequence[Pod] | None],
     ) -> dict[str, Victims]:
         """callExtenders: the candidates left once every preempting extender has had its
         say; raises ExtenderError where kube-scheduler returns an error status."""

@@ -17,13 +17,11 @@ from asched.api import Pod
 from asched.config.model import ExtenderConfig
 from asched.extender import wire
 from asched.extender.objects import WireObjects
-from asched.extender.transport import ExtenderError, Poster
+from asched.extender.transport import Poster
+from asched.framework.extenders import ExtenderError, Victims
 from asched.framework.nodeinfo import NodeInfo
 
 T = TypeVar("T")
-
-# Victims of one node: the pods and how many PodDisruptionBudgets evicting them violates.
-Victims = tuple[list[Pod], int]
 
 
 class HTTPExtender:
@@ -122,10 +120,13 @@ class HTTPExtender:
             raise ExtenderError(error)
 
     async def process_preemption(
-        self, pod: Pod, victims: Mapping[str, Victims], node_pods: Mapping[str, Sequence[Pod]]
+        self,
+        pod: Pod,
+        victims: Mapping[str, Victims],
+        node_pods: Callable[[str], Sequence[Pod] | None],
     ) -> dict[str, Victims | None]:
         """ProcessPreemption: the candidates the extender keeps, with its victims turned
-        back into pods from *node_pods* (the pods on each node), as convertToVictims does.
+        back into pods from *node_pods* (a node's pods), as convertToVictims does.
         A node the extender maps to null stays None for the caller to judge."""
         if not self.supports_preemption:
             raise ExtenderError(
@@ -149,12 +150,13 @@ class HTTPExtender:
         result = _decode(wire.decode_preemption_result, body)
         out: dict[str, Victims | None] = {}
         for node, meta_victims in result.items():
-            if node not in node_pods:
+            on_node = node_pods(node)
+            if on_node is None:
                 raise ExtenderError(f'nodeinfo not found for node name "{node}"')
             if meta_victims is None:
                 out[node] = None
                 continue
-            by_uid = {p.uid: p for p in node_pods[node]}
+            by_uid = {p.uid: p for p in on_node}
             pods = []
             for uid in meta_victims.pods:
                 found = by_uid.get(uid)

@@ -29,15 +29,12 @@ from asched.base.errors import StartupError
 from asched.client import h1
 from asched.client.tlssession import client_context
 from asched.config.model import ExtenderConfig, ExtenderTLS
+from asched.framework.extenders import ExtenderError
 
 # Connections per extender; Go's transport has no cap, a scheduler sends one call at a
 # time per extender outside of binding, so a handful is plenty.
 MAX_CONNECTIONS = 16
 USER_AGENT = "asched"
-
-
-class ExtenderError(Exception):
-    """A call to an extender failed; the message is what kube-scheduler would report."""
 
 
 class ExtenderSetupError(StartupError):

@@ -37,6 +37,7 @@ from asched.extender import (
     build_extenders,
     with_ignored_resources,
 )
+from asched.framework.extenders import PreemptionExtenders
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry
@@ -526,6 +527,11 @@ class _Services:
     @property
     def metrics(self) -> RuntimeMetrics | None:
         return self._s.metrics
+
+    @property
+    def extenders(self) -> PreemptionExtenders | None:
+        """HasExtenders: what preemption asks (callExtenders)."""
+        return self._s.extenders or None
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         store: ObjectStore[Any] = self._s._informer_for(request).store

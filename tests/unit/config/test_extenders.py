@@ -80,7 +80,12 @@ def test_zero_timeout_is_kube_schedulers_default() -> None:
     [
         pytest.param(
             [{"urlPrefix": "http://a", "prioritizeVerb": "prioritize"}],
-            [("extenders[0].weight", "Invalid value: 0: must have a positive weight applied to it")],
+            [
+                (
+                    "extenders[0].weight",
+                    "Invalid value: 0: must have a positive weight applied to it",
+                )
+            ],
             id="prioritizer-without-weight",
         ),
         pytest.param(
@@ -182,7 +187,9 @@ def test_zero_timeout_is_kube_schedulers_default() -> None:
         ),
     ],
 )
-def test_validate_extenders(extenders: list[dict[str, Any]], expected: list[tuple[str, str]]) -> None:
+def test_validate_extenders(
+    extenders: list[dict[str, Any]], expected: list[tuple[str, str]]
+) -> None:
     doc = config_doc(extenders=extenders)
     if not expected:
         load_doc(doc)

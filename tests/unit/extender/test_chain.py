@@ -202,7 +202,7 @@ async def test_preempt_narrows_candidates_and_maps_victims_back() -> None:
 
     ext, _ = fake_extender(answer, preempt_verb="preempt", node_cache_capable=True)
     out = await Extenders([ext]).preempt(
-        make_pod("p").obj(), {"n1": ([v1], 0), "n2": ([v2], 1)}, {"n1": [v1], "n2": [v2]}
+        make_pod("p").obj(), {"n1": ([v1], 0), "n2": ([v2], 1)}, {"n1": [v1], "n2": [v2]}.get
     )
     assert out == {"n2": ([v2], 1)}
 
@@ -212,8 +212,9 @@ async def test_preempt_without_victims_is_an_error_unless_ignorable() -> None:
     answer = {"NodeNameToMetaVictims": {"n1": {"Pods": []}}}
     ext, _ = fake_extender(lambda v, r: answer, preempt_verb="preempt")
     with pytest.raises(ExtenderError, match='expected at least one victim pod on node "n1"'):
-        await Extenders([ext]).preempt(make_pod("p").obj(), {"n1": ([v1], 0)}, {"n1": [v1]})
+        await Extenders([ext]).preempt(make_pod("p").obj(), {"n1": ([v1], 0)}, {"n1": [v1]}.get)
     ign, _ = fake_extender(lambda v, r: answer, preempt_verb="preempt", ignorable=True)
     assert (
-        await Extenders([ign]).preempt(make_pod("p").obj(), {"n1": ([v1], 0)}, {"n1": [v1]}) == {}
+        await Extenders([ign]).preempt(make_pod("p").obj(), {"n1": ([v1], 0)}, {"n1": [v1]}.get)
+        == {}
     )
