@@ -1,0 +1,155 @@
+"""Extenders side by side: kube-scheduler v1.37.2 and asched, one after the other, with the
+same extender process and the same extenders config, on the same kwok nodes.
+
+Compared: where each pod landed (the extender's scores make a clear winner), the
+FailedScheduling message of a pod the extender rejects everywhere, who bound the pods
+(the binder extender, for both), and what the extender was asked first for each pod and
+verb (the nodes it was sent). This stands beside the scenario harness (harness.py),
+whose one config serves every scenario: an extender there would see them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+from asched.localcluster import ClusterClient, LocalCluster, NodeSpec, find_binaries
+from asched.localcluster.process import spawn
+from tests.builders import make_pod
+from tests.cluster_fixtures import unique
+from tests.integration.asched_proc import running_asched
+from tests.integration.conftest import NodeFactory
+from tests.integration.extender_proc import ExtenderProcess, running_extender
+from tests.integration.helpers import poll
+
+RULES = {
+    "reject": {"-a": "node(s) reserved by the extender"},
+    "reject_pods": {"refused": "no device for this pod"},
+    "scores": {"-b": 2, "-c": 9},
+    "bind": True,
+}
+PODS = ("first", "second", "refused")
+
+
+def _extenders(url: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "urlPrefix": url,
+            "filterVerb": "filter",
+            "prioritizeVerb": "prioritize",
+            "weight": 3,
+            "bindVerb": "bind",
+            "httpTimeout": "10s",
+        }
+    ]
+
+
+def _config(path: Path, name: str, url: str, kubeconfig: Path | None) -> Path:
+    config: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": [{"schedulerName": name}],
+        "extenders": _extenders(url),
+    }
+    if kubeconfig is not None:
+        config["clientConnection"] = {"kubeconfig": str(kubeconfig)}
+        config["leaderElection"] = {"leaderElect": False}
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+@asynccontextmanager
+async def _kube_scheduler(config: Path, log: Path) -> AsyncIterator[None]:
+    args = [str(find_binaries().kube_scheduler), f"--config={config}", "--secure-port=0", "--v=2"]
+    proc = await spawn("kube-scheduler", args, log)
+    try:
+        yield
+    finally:
+        await proc.stop(grace=5)
+
+
+async def _outcome(admin: ClusterClient, ns: str, pod: str) -> tuple[str, str]:
+    """(node, "") once bound, ("", message) once FailedScheduling was reported."""
+
+    async def check() -> tuple[str, str] | None:
+        body = await admin.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        if body["spec"].get("nodeName"):
+            return body["spec"]["nodeName"], ""
+        events = await admin.get(
+            f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+            params={"fieldSelector": f"regarding.name={pod}"},
+        )
+        for e in events["items"]:
+            if e.get("reason") == "FailedScheduling":
+                return "", str(e["note"])
+        return None
+
+    with anyio.fail_after(60):
+        return await poll(check, interval=0.2)
+
+
+async def _run(
+    side: str,
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    ext: ExtenderProcess,
+    tmp_path: Path,
+) -> dict[str, tuple[str, str]]:
+    ns = unique(side)
+    name = f"ext-{side}"
+    await admin.post("/api/v1/namespaces", {"metadata": {"name": ns}})
+    for pod in PODS:
+        body = make_pod(pod, ns).scheduler(name).cpu("100m").manifest()
+        await admin.post(f"/api/v1/namespaces/{ns}/pods", body)
+    try:
+        if side == "kube-scheduler":
+            config = _config(tmp_path / "kube.yaml", name, ext.url, cluster.admin_kubeconfig)
+            running = _kube_scheduler(config, tmp_path / "kube-scheduler.log")
+        else:
+            config = _config(tmp_path / "asched.yaml", name, ext.url, None)
+            running = running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "a.log")
+        async with running:
+            return {pod: await _outcome(admin, ns, pod) for pod in PODS}
+    finally:
+        await admin.delete(f"/api/v1/namespaces/{ns}/pods", params={"gracePeriodSeconds": 0})
+        await admin.delete(f"/api/v1/namespaces/{ns}")
+
+
+def _first_requests(ext: ExtenderProcess, side: str) -> dict[tuple[str, str], Any]:
+    """The first request per (pod, verb) of one side: what the extender was sent."""
+    out: dict[tuple[str, str], Any] = {}
+    for r in ext.requests():
+        if r["namespace"] and r["namespace"].startswith(side):
+            key = (r["pod"], r["verb"])
+            if key not in out:
+                out[key] = sorted(r["nodes"] or r["names"] or [])
+    return out
+
+
+async def test_extenders_decide_alike(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    nodes = await kwok_nodes([NodeSpec("a"), NodeSpec("b"), NodeSpec("c")])
+    async with running_extender(tmp_path, RULES, cluster.scheduler_kubeconfig) as ext:
+        kube = await _run("kube-scheduler", cluster, admin, ext, tmp_path)
+        ours = await _run("asched", cluster, admin, ext, tmp_path)
+        # The reference's answers, so a change on either side shows.
+        assert kube["first"] == (nodes[2], "")
+        assert kube["second"] == (nodes[2], "")
+        assert kube["refused"][0] == ""
+        assert ours == kube
+        kube_asked = _first_requests(ext, "kube-scheduler")
+        ours_asked = _first_requests(ext, "asched")
+        assert ours_asked == kube_asked
+        assert kube_asked[("first", "filter")] == sorted(nodes)
+        assert kube_asked[("first", "prioritize")] == sorted(nodes[1:])
+        assert ("first", "bind") in kube_asked
