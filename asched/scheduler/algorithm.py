@@ -67,8 +67,6 @@ class ScheduleResult:
     index: int = -1
     # Opportunistic batching's hint placed the pod: only that node was evaluated.
     hinted: bool = False
-    # Per node of `table`, whether an extender scored it (its Randomizer is set).
-    randomized: npt.NDArray[np.bool_] | None = None
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -156,7 +154,7 @@ class Algorithm:
         name = table.name_at(i)
         if batch is not None:
             batch.store(signature, hint, name, cycle, scores=table, nodes=feasible)
-        return ScheduleResult(name, evaluated, len(feasible), table, i, randomized=randomized)
+        return ScheduleResult(name, evaluated, len(feasible), table, i)
 
     async def find_nodes_that_fit(
         self, fwk: Framework, state: CycleState, pod: Pod, all_nodes: Sequence[NodeInfo]

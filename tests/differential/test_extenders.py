@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import yaml
 
 from asched.localcluster import ClusterClient, LocalCluster, NodeSpec, find_binaries
 from asched.localcluster.process import spawn
 from tests.builders import make_pod
 from tests.cluster_fixtures import unique
-from tests.integration.asched_proc import running_asched
+from tests.integration.asched_proc import free_port, running_asched
 from tests.integration.conftest import NodeFactory
 from tests.integration.extender_proc import ExtenderProcess, running_extender
 from tests.integration.helpers import poll
@@ -49,13 +50,15 @@ def _extenders(url: str) -> list[dict[str, Any]]:
     ]
 
 
-def _config(path: Path, name: str, url: str, kubeconfig: Path | None) -> Path:
+def _config(
+    path: Path, name: str, extenders: list[dict[str, Any]], kubeconfig: Path | None
+) -> Path:
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "percentageOfNodesToScore": 100,
         "profiles": [{"schedulerName": name}],
-        "extenders": _extenders(url),
+        "extenders": extenders,
     }
     if kubeconfig is not None:
         config["clientConnection"] = {"kubeconfig": str(kubeconfig)}
@@ -98,24 +101,26 @@ async def _run(
     side: str,
     cluster: LocalCluster,
     admin: ClusterClient,
-    ext: ExtenderProcess,
+    extenders: list[dict[str, Any]],
     tmp_path: Path,
+    *,
+    pods: tuple[str, ...] = PODS,
 ) -> dict[str, tuple[str, str]]:
     ns = unique(side)
     name = f"ext-{side}"
     await admin.post("/api/v1/namespaces", {"metadata": {"name": ns}})
-    for pod in PODS:
+    for pod in pods:
         body = make_pod(pod, ns).scheduler(name).cpu("100m").manifest()
         await admin.post(f"/api/v1/namespaces/{ns}/pods", body)
     try:
         if side == "kube-scheduler":
-            config = _config(tmp_path / "kube.yaml", name, ext.url, cluster.admin_kubeconfig)
+            config = _config(tmp_path / "kube.yaml", name, extenders, cluster.admin_kubeconfig)
             running = _kube_scheduler(config, tmp_path / "kube-scheduler.log")
         else:
-            config = _config(tmp_path / "asched.yaml", name, ext.url, None)
+            config = _config(tmp_path / "asched.yaml", name, extenders, None)
             running = running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "a.log")
         async with running:
-            return {pod: await _outcome(admin, ns, pod) for pod in PODS}
+            return {pod: await _outcome(admin, ns, pod) for pod in pods}
     finally:
         await admin.delete(f"/api/v1/namespaces/{ns}/pods", params={"gracePeriodSeconds": 0})
         await admin.delete(f"/api/v1/namespaces/{ns}")
@@ -140,8 +145,8 @@ async def test_extenders_decide_alike(
 ) -> None:
     nodes = await kwok_nodes([NodeSpec("a"), NodeSpec("b"), NodeSpec("c")])
     async with running_extender(tmp_path, RULES, cluster.scheduler_kubeconfig) as ext:
-        kube = await _run("kube-scheduler", cluster, admin, ext, tmp_path)
-        ours = await _run("asched", cluster, admin, ext, tmp_path)
+        kube = await _run("kube-scheduler", cluster, admin, _extenders(ext.url), tmp_path)
+        ours = await _run("asched", cluster, admin, _extenders(ext.url), tmp_path)
         # The reference's answers, so a change on either side shows.
         assert kube["first"] == (nodes[2], "")
         assert kube["second"] == (nodes[2], "")
@@ -153,3 +158,28 @@ async def test_extenders_decide_alike(
         assert kube_asked[("first", "filter")] == sorted(nodes)
         assert kube_asked[("first", "prioritize")] == sorted(nodes[1:])
         assert ("first", "bind") in kube_asked
+
+
+@pytest.mark.parametrize("failure", ["answers-500", "down"])
+async def test_extender_failures_are_worded_alike(
+    failure: str,
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    """A filter extender that fails: the pod's FailedScheduling message is the error, in
+    net/http's words (kube-scheduler's side is the reference)."""
+    await kwok_nodes([NodeSpec("a")])
+    async with running_extender(tmp_path, {"status": 500}) as ext:
+        url = ext.url if failure == "answers-500" else f"http://127.0.0.1:{free_port()}/ext"
+        extenders = [{"urlPrefix": url, "filterVerb": "filter"}]
+        kube = await _run("kube-scheduler", cluster, admin, extenders, tmp_path, pods=("p",))
+        ours = await _run("asched", cluster, admin, extenders, tmp_path, pods=("p",))
+    if failure == "answers-500":
+        want = f"failed filter with extender at URL {url}/filter, code 500"
+    else:
+        port = url.removeprefix("http://127.0.0.1:").removesuffix("/ext")
+        want = f'Post "{url}/filter": dial tcp 127.0.0.1:{port}: connect: connection refused'
+    assert kube == {"p": ("", want)}
+    assert ours == kube

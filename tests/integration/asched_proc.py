@@ -13,7 +13,7 @@ import socket
 import ssl as ssllib
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -86,20 +86,14 @@ class AschedProcess:
         log.close()
 
     async def wait_ready(self, within: float = 60.0) -> None:
+        def died() -> str | None:
+            if self.proc is None or self.proc.poll() is None:
+                return None
+            return f"asched exited with {self.proc.returncode}:\n{self.logs()[-3000:]}"
+
         with anyio.fail_after(within):
             async with self.http() as http:
-                while True:
-                    if self.proc is not None and self.proc.poll() is not None:
-                        raise RuntimeError(
-                            f"asched exited with {self.proc.returncode}:\n{self.logs()[-3000:]}"
-                        )
-                    try:
-                        async with http.get(f"{self.url}/readyz") as resp:
-                            if resp.status == 200:
-                                return
-                    except aiohttp.ClientError:
-                        pass
-                    await anyio.sleep(0.1)
+                await wait_serving(http, f"{self.url}/readyz", died)
 
     def http(self) -> aiohttp.ClientSession:
         """A session that speaks to the ops port (TLS as configured)."""
@@ -127,6 +121,24 @@ class AschedProcess:
             proc.send_signal(signal.SIGTERM)
         with anyio.fail_after(within):
             return await anyio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+
+
+async def wait_serving(
+    http: aiohttp.ClientSession, url: str, died: Callable[[], str | None]
+) -> None:
+    """Poll *url* until it answers 200; RuntimeError with `died()`'s text once that says
+    the process exited. Bound it with fail_after."""
+    while True:
+        why = died()
+        if why is not None:
+            raise RuntimeError(why)
+        try:
+            async with http.get(url) as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await anyio.sleep(0.1)
 
 
 def _unverified() -> ssllib.SSLContext:

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import anyio
 
-from tests.integration.asched_proc import free_port
+from tests.integration.asched_proc import free_port, wait_serving
 
 
 class ExtenderProcess:
@@ -64,18 +64,14 @@ class ExtenderProcess:
         out.close()
 
     async def wait_ready(self, within: float = 30.0) -> None:
+        def died() -> str | None:
+            if self.proc is None or self.proc.poll() is None:
+                return None
+            return f"extender exited: {self.out_path.read_text()}"
+
         with anyio.fail_after(within):
             async with aiohttp.ClientSession() as http:
-                while True:
-                    if self.proc is not None and self.proc.poll() is not None:
-                        raise RuntimeError(f"extender exited: {self.out_path.read_text()}")
-                    try:
-                        async with http.get(f"http://127.0.0.1:{self.port}/healthz") as resp:
-                            if resp.status == 200:
-                                return
-                    except aiohttp.ClientError:
-                        pass
-                    await anyio.sleep(0.1)
+                await wait_serving(http, f"http://127.0.0.1:{self.port}/healthz", died)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -108,8 +108,10 @@ async def test_filter_extender_sends_pods_elsewhere_and_names_its_reason(
             assert not [r for r in gpu_ext.requests() if r["pod"] == "plain"]
 
             # Every node rejected, by the two extenders together: the event says why.
-            gpu_pod = make_pod("gpu", namespace).scheduler("ext-filter").request(GPU, "1")
-            await _create(admin, namespace, gpu_pod.manifest())
+            gpu_pod = make_pod("gpu", namespace).scheduler("ext-filter").manifest()
+            # An extended resource needs a limit (the API server copies it to requests).
+            gpu_pod["spec"]["containers"][0]["resources"] = {"limits": {GPU: "1"}}
+            await _create(admin, namespace, gpu_pod)
             note = await _failed_scheduling(admin, namespace, "gpu")
             total = await _node_count(admin)
             assert note.startswith(f"0/{total} nodes are available: 1 no gpu left, 2 busy.")
