@@ -12,18 +12,22 @@ import pytest
 from asched.config import ExtenderConfig, ExtenderTLS
 from asched.extender import ExtenderError, ExtenderSetupError, Transport
 from asched.extender.transport import tls_context
+from asched.server.certgen import generate_self_signed
+from asched.server.tls import CertKeyPair, build_context
+from tests.certs import ClientCA
 
 Handler = Callable[[bytes], bytes | None]  # request bytes -> raw response (None: never answer)
+Server = Callable[..., asyncio.Future[int]]
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Callable[[Handler], asyncio.Future[int]]]:
+async def server() -> AsyncIterator[Server]:
     servers: list[asyncio.Server] = []
     writers: list[asyncio.StreamWriter] = []
     requests: list[bytes] = []
     done = asyncio.Event()
 
-    async def start(handler: Handler) -> int:
+    async def start(handler: Handler, tls: ssl.SSLContext | None = None) -> int:
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             writers.append(writer)
             head = await reader.readuntil(b"\r\n\r\n")
@@ -41,7 +45,7 @@ async def server() -> AsyncIterator[Callable[[Handler], asyncio.Future[int]]]:
             await writer.drain()
             writer.close()
 
-        srv = await asyncio.start_server(serve, "127.0.0.1", 0)
+        srv = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=tls)
         servers.append(srv)
         return int(srv.sockets[0].getsockname()[1])
 
@@ -59,7 +63,7 @@ def _ok(body: bytes) -> bytes:
 
 
 async def test_posts_json_to_prefix_and_verb(
-    server: Callable[[Handler], asyncio.Future[int]],
+    server: Server,
 ) -> None:
     seen: list[bytes] = []
 
@@ -80,7 +84,7 @@ async def test_posts_json_to_prefix_and_verb(
 
 
 async def test_non_200_is_kube_schedulers_message(
-    server: Callable[[Handler], asyncio.Future[int]],
+    server: Server,
 ) -> None:
     port = await server(lambda r: b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n")
     t = Transport(ExtenderConfig(url_prefix=f"http://127.0.0.1:{port}"))
@@ -109,7 +113,7 @@ async def test_refused_connection_is_worded_as_go_does() -> None:
 
 
 async def test_http_timeout_is_the_calls_deadline(
-    server: Callable[[Handler], asyncio.Future[int]],
+    server: Server,
 ) -> None:
     port = await server(lambda r: None)  # never answers
     clock = [0.0]
@@ -156,3 +160,60 @@ def test_tls_unreadable_ca_is_a_startup_error(tmp_path: object) -> None:
     config = ExtenderConfig(url_prefix="https://x", tls=ExtenderTLS(ca_data=b"not a pem"))
     with pytest.raises(ExtenderSetupError, match="couldn't build extenders: "):
         tls_context(config)
+
+
+@pytest.fixture(scope="module")
+def serving() -> CertKeyPair:
+    """A serving pair for localhost and 127.0.0.1; its CA is the last certificate."""
+    return generate_self_signed()
+
+
+def _ca_of(pair: CertKeyPair) -> bytes:
+    marker = b"-----BEGIN CERTIFICATE-----"
+    return marker + pair.cert_pem.split(marker)[-1]
+
+
+async def _post_over_tls(
+    server: Server, tls: ssl.SSLContext, config: ExtenderTLS | None, *, enable_https: bool = False
+) -> bytes:
+    port = await server(lambda r: _ok(b"{}"), tls)
+    t = Transport(
+        ExtenderConfig(
+            url_prefix=f"https://127.0.0.1:{port}", enable_https=enable_https, tls=config
+        )
+    )
+    try:
+        return await t.post("filter", b"{}")
+    finally:
+        await t.close()
+
+
+async def test_https_verified_with_the_configured_ca_and_server_name(
+    server: Server, serving: CertKeyPair
+) -> None:
+    config = ExtenderTLS(ca_data=_ca_of(serving), server_name="localhost")
+    assert await _post_over_tls(server, build_context(serving), config) == b"{}"
+
+
+async def test_https_with_an_unknown_ca_fails(server: Server, serving: CertKeyPair) -> None:
+    with pytest.raises(ExtenderError, match="certificate verify failed"):
+        await _post_over_tls(server, build_context(serving), None)
+
+
+async def test_enable_https_without_a_ca_does_not_verify(
+    server: Server, serving: CertKeyPair
+) -> None:
+    assert await _post_over_tls(server, build_context(serving), None, enable_https=True) == b"{}"
+
+
+async def test_client_certificate_from_pem_data(server: Server, serving: CertKeyPair) -> None:
+    ca = ClientCA()
+    issued = ca.issue("scheduler")
+    tls = build_context(serving, client_ca=ca.pem)
+    tls.verify_mode = ssl.CERT_REQUIRED  # the extender insists on a client certificate
+    config = ExtenderTLS(
+        ca_data=_ca_of(serving), cert_data=issued.cert_pem, key_data=issued.key_pem
+    )
+    assert await _post_over_tls(server, tls, config) == b"{}"
+    with pytest.raises(ExtenderError):
+        await _post_over_tls(server, tls, ExtenderTLS(ca_data=_ca_of(serving)))
