@@ -10,7 +10,7 @@ whose one config serves every scenario: an extender there would see them all.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from asched.localcluster import ClusterClient, LocalCluster, NodeSpec, find_bina
 from asched.localcluster.process import spawn
 from tests.builders import make_pod
 from tests.cluster_fixtures import unique
+from tests.differential.cluster_objects import HIGH, LOW, ensure_cluster_objects
 from tests.integration.asched_proc import free_port, running_asched
 from tests.integration.conftest import NodeFactory
 from tests.integration.extender_proc import ExtenderProcess, running_extender
@@ -77,13 +78,18 @@ async def _kube_scheduler(config: Path, log: Path) -> AsyncIterator[None]:
         await proc.stop(grace=5)
 
 
-async def _outcome(admin: ClusterClient, ns: str, pod: str) -> tuple[str, str]:
-    """(node, "") once bound, ("", message) once FailedScheduling was reported."""
+async def _outcome(
+    admin: ClusterClient, ns: str, pod: str, *, bound: bool = False
+) -> tuple[str, str]:
+    """(node, "") once bound, ("", message) once FailedScheduling was reported (with
+    *bound*, only once bound: a preemptor is reported before it can bind)."""
 
     async def check() -> tuple[str, str] | None:
         body = await admin.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
         if body["spec"].get("nodeName"):
             return body["spec"]["nodeName"], ""
+        if bound:
+            return None
         events = await admin.get(
             f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
             params={"fieldSelector": f"regarding.name={pod}"},
@@ -105,12 +111,21 @@ async def _run(
     tmp_path: Path,
     *,
     pods: tuple[str, ...] = PODS,
+    existing: Sequence[dict[str, Any]] = (),
+    priority_class: str = "",
 ) -> dict[str, tuple[str, str]]:
+    """Create *existing* (bound already) and *pods* (for this side's scheduler) in a
+    namespace of the side's, run its scheduler, and return each pod's outcome; the
+    remaining existing pods are the outcome of key "existing" (node: their names)."""
     ns = unique(side)
     name = f"ext-{side}"
     await admin.post("/api/v1/namespaces", {"metadata": {"name": ns}})
+    for body in existing:
+        await admin.post(f"/api/v1/namespaces/{ns}/pods", _in(body, ns))
     for pod in pods:
         body = make_pod(pod, ns).scheduler(name).cpu("100m").manifest()
+        if priority_class:
+            body["spec"]["priorityClassName"] = priority_class
         await admin.post(f"/api/v1/namespaces/{ns}/pods", body)
     try:
         if side == "kube-scheduler":
@@ -120,10 +135,20 @@ async def _run(
             config = _config(tmp_path / "asched.yaml", name, extenders, None)
             running = running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "a.log")
         async with running:
-            return {pod: await _outcome(admin, ns, pod) for pod in pods}
+            out = {pod: await _outcome(admin, ns, pod, bound=bool(existing)) for pod in pods}
+        if existing:
+            left = (await admin.get(f"/api/v1/namespaces/{ns}/pods"))["items"]
+            names = sorted(p["metadata"]["name"] for p in left if p["metadata"]["name"] not in pods)
+            out["existing"] = (" ".join(names), "")
+        return out
     finally:
         await admin.delete(f"/api/v1/namespaces/{ns}/pods", params={"gracePeriodSeconds": 0})
         await admin.delete(f"/api/v1/namespaces/{ns}")
+
+
+def _in(body: dict[str, Any], ns: str) -> dict[str, Any]:
+    """A copy of *body* in namespace *ns*."""
+    return {**body, "metadata": {**body["metadata"], "namespace": ns}}
 
 
 def _first_requests(ext: ExtenderProcess, side: str) -> dict[tuple[str, str], Any]:
@@ -183,3 +208,44 @@ async def test_extender_failures_are_worded_alike(
         want = f'Post "{url}/filter": dial tcp 127.0.0.1:{port}: connect: connection refused'
     assert kube == {"p": ("", want)}
     assert ours == kube
+
+
+async def test_preempting_extender_picks_the_victims_alike(
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    kwok_nodes: NodeFactory,
+    tmp_path: Path,
+) -> None:
+    """Two full nodes, one low-priority pod on each: both are candidates, and the
+    extender keeps only the second; the preemptor must evict that node's pod and land
+    there, in both schedulers."""
+    await ensure_cluster_objects(admin)
+    nodes = await kwok_nodes([NodeSpec("a", cpu="1"), NodeSpec("b", cpu="1")])
+    existing = [
+        make_pod(f"victim-{n[-1]}").cpu("1").node(n).label("app", "victim").manifest()
+        for n in nodes
+    ]
+    for body in existing:
+        body["spec"]["priorityClassName"] = LOW
+    rules = {"preempt_keep": ["-b"]}
+    async with running_extender(tmp_path, rules) as ext:
+        extenders = [{"urlPrefix": ext.url, "preemptVerb": "preempt", "nodeCacheCapable": True}]
+        results = {}
+        for side in ("kube-scheduler", "asched"):
+            results[side] = await _run(
+                side,
+                cluster,
+                admin,
+                extenders,
+                tmp_path,
+                pods=("preemptor",),
+                existing=existing,
+                priority_class=HIGH,
+            )
+        kube_asked = _first_requests(ext, "kube-scheduler")
+        ours_asked = _first_requests(ext, "asched")
+    assert results["kube-scheduler"]["preemptor"] == (nodes[1], "")
+    assert results["kube-scheduler"]["existing"] == ("victim-a", "")
+    assert results["asched"] == results["kube-scheduler"]
+    assert kube_asked[("preemptor", "preempt")] == sorted(nodes)
+    assert ours_asked == kube_asked

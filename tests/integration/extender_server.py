@@ -7,6 +7,7 @@ rules file says how it answers (re-read on every request, so a test can change t
 - "reject_pods": {pod name: reason}     filter: every node fails that pod with the reason;
 - "scores": {node name suffix: 0..10}   prioritize: the score of matching nodes (else 0);
 - "bind": true                          bind: POST the Binding with KUBECONFIG's identity;
+- "preempt_keep": [node name suffix]    preempt: keep only those candidates (else all);
 - "status": HTTP status to answer everything with instead (an extender that fails).
 Every request is appended to LOG as one JSON line {"verb", "namespace", "pod", "names",
 "nodes", "containers"} so a test can assert what the extender was asked.
@@ -45,11 +46,12 @@ class Extender:
         pod = args.get("Pod") or {}
         meta = pod.get("metadata") or {}
         nodes = args.get("Nodes")
+        victims = args.get("NodeNameToMetaVictims") or args.get("NodeNameToVictims")
         entry = {
             "verb": verb,
             "namespace": meta.get("namespace") or args.get("PodNamespace"),
             "pod": meta.get("name") or args.get("PodName"),
-            "names": args.get("NodeNames"),
+            "names": sorted(victims) if victims is not None else args.get("NodeNames"),
             "nodes": None if nodes is None else [n["metadata"]["name"] for n in nodes["items"]],
             "containers": [c.get("name") for c in (pod.get("spec") or {}).get("containers", [])],
         }
@@ -109,7 +111,13 @@ class Extender:
         return {"Error": ""}
 
     async def preempt(self, args: dict[str, Any], rules: dict[str, Any]) -> dict[str, Any]:
-        return {"NodeNameToMetaVictims": args.get("NodeNameToMetaVictims") or {}}
+        candidates = args.get("NodeNameToMetaVictims") or {}
+        keep = rules.get("preempt_keep")
+        if keep is not None:
+            candidates = {
+                node: v for node, v in candidates.items() if any(node.endswith(k) for k in keep)
+            }
+        return {"NodeNameToMetaVictims": candidates}
 
 
 def main() -> None:
