@@ -75,15 +75,7 @@ class AschedProcess:
             argv.append("--no-leader-elect")
         if self.config is not None:
             argv += ["--config", str(self.config)]
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            argv,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=os.environ.copy(),
-        )
-        log.close()
+        self.proc = start_logged(argv, self.log_path)
 
     async def wait_ready(self, within: float = 60.0) -> None:
         def died() -> str | None:
@@ -109,9 +101,7 @@ class AschedProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        kill_group(self.proc)
 
     async def terminate(self, within: float = 30.0) -> int:
         """SIGTERM, then wait for the exit code (in a worker thread: Popen.wait blocks)."""
@@ -121,6 +111,25 @@ class AschedProcess:
             proc.send_signal(signal.SIGTERM)
         with anyio.fail_after(within):
             return await anyio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+
+
+def start_logged(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start *argv* in a session of its own, stdout and stderr appended to *log_path*."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
+
+
+def kill_group(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL *proc*'s whole session (it and its children), if it still runs."""
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 async def wait_serving(

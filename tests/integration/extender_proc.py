@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -15,7 +13,7 @@ from typing import Any
 import aiohttp
 import anyio
 
-from tests.integration.asched_proc import free_port, wait_serving
+from tests.integration.asched_proc import free_port, kill_group, start_logged, wait_serving
 
 
 class ExtenderProcess:
@@ -53,15 +51,7 @@ class ExtenderProcess:
         ]
         if self.kubeconfig is not None:
             argv.append(str(self.kubeconfig))
-        out = self.out_path.open("ab")
-        self.proc = subprocess.Popen(
-            argv,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=os.environ.copy(),
-        )
-        out.close()
+        self.proc = start_logged(argv, self.out_path)
 
     async def wait_ready(self, within: float = 30.0) -> None:
         def died() -> str | None:
@@ -74,9 +64,7 @@ class ExtenderProcess:
                 await wait_serving(http, f"http://127.0.0.1:{self.port}/healthz", died)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        kill_group(self.proc)
 
 
 @asynccontextmanager
