@@ -78,14 +78,12 @@ class AschedProcess:
         self.proc = start_logged(argv, self.log_path)
 
     async def wait_ready(self, within: float = 60.0) -> None:
-        def died() -> str | None:
-            if self.proc is None or self.proc.poll() is None:
-                return None
-            return f"asched exited with {self.proc.returncode}:\n{self.logs()[-3000:]}"
+        def died(code: int) -> str:
+            return f"asched exited with {code}:\n{self.logs()[-3000:]}"
 
         with anyio.fail_after(within):
             async with self.http() as http:
-                await wait_serving(http, f"{self.url}/readyz", died)
+                await wait_serving(http, f"{self.url}/readyz", self.proc, died)
 
     def http(self) -> aiohttp.ClientSession:
         """A session that speaks to the ops port (TLS as configured)."""
@@ -133,14 +131,16 @@ def kill_group(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 async def wait_serving(
-    http: aiohttp.ClientSession, url: str, died: Callable[[], str | None]
+    http: aiohttp.ClientSession,
+    url: str,
+    proc: subprocess.Popen[bytes] | None,
+    died: Callable[[int], str],
 ) -> None:
-    """Poll *url* until it answers 200; RuntimeError with `died()`'s text once that says
-    the process exited. Bound it with fail_after."""
+    """Poll *url* until it answers 200; RuntimeError with `died(exit code)` once *proc*
+    exited. Bound it with fail_after."""
     while True:
-        why = died()
-        if why is not None:
-            raise RuntimeError(why)
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(died(proc.returncode))
         try:
             async with http.get(url) as resp:
                 if resp.status == 200:

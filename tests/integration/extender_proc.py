@@ -54,14 +54,13 @@ class ExtenderProcess:
         self.proc = start_logged(argv, self.out_path)
 
     async def wait_ready(self, within: float = 30.0) -> None:
-        def died() -> str | None:
-            if self.proc is None or self.proc.poll() is None:
-                return None
-            return f"extender exited: {self.out_path.read_text()}"
+        def died(code: int) -> str:
+            return f"extender exited with {code}: {self.out_path.read_text()}"
 
         with anyio.fail_after(within):
             async with aiohttp.ClientSession() as http:
-                await wait_serving(http, f"http://127.0.0.1:{self.port}/healthz", died)
+                url = f"http://127.0.0.1:{self.port}/healthz"
+                await wait_serving(http, url, self.proc, died)
 
     def kill(self) -> None:
         kill_group(self.proc)
