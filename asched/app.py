@@ -118,6 +118,7 @@ def scheduler_options(cfg: SchedulerConfig) -> Options:
         pod_initial_backoff_seconds=float(cfg.pod_initial_backoff_seconds),
         pod_max_backoff_seconds=float(cfg.pod_max_backoff_seconds),
         profiles=profiles,
+        extenders=cfg.extenders,
     )
 
 

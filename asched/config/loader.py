@@ -17,6 +17,7 @@ import structlog
 
 from asched.config.compat import TOP_LEVEL_PLUGIN_CONFIG_WARNING, check_type_meta
 from asched.config.errors import ConfigError, Problems, index
+from asched.config.extenders import decode_extenders
 from asched.config.fields import Fields
 from asched.config.model import (
     API_VERSION,
@@ -84,6 +85,7 @@ def _decode(document: Any, registry: Registry, filename: str) -> SchedulerConfig
     leader = _leader_election(top.mapping("leaderElection"), problems)
     delay_cache = top.flag("delayCacheUntilActive", False)
     _unsupported_top_level(top, problems)
+    extenders = decode_extenders(top.array("extenders"), top.at("extenders"), problems)
 
     shared_entries = decode_plugin_config(
         top.array("pluginConfig"), top.at("pluginConfig"), problems
@@ -118,6 +120,7 @@ def _decode(document: Any, registry: Registry, filename: str) -> SchedulerConfig
         client_connection=client,
         leader_election=leader,
         delay_cache_until_active=delay_cache,
+        extenders=extenders,
         warnings=problems.warnings,
     )
 
@@ -189,11 +192,6 @@ def _unsupported_top_level(top: Fields, problems: Problems) -> None:
     for key in ("enableProfiling", "enableContentionProfiling"):
         if top.flag(key, False):
             problems.warn(top.at(key), "ignored: asched serves no profiling endpoints")
-    if top.array("extenders"):
-        top.error(
-            "extenders",
-            "scheduler extenders are not supported by asched; write a Python plugin instead",
-        )
     if top.raw("percentageOfPlacementsToScore") is not None:
         top.error(
             "percentageOfPlacementsToScore",

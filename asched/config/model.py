@@ -58,6 +58,51 @@ class LeaderElection:
     resource_namespace: str = "kube-system"
 
 
+@dataclass(frozen=True, slots=True)
+class ExtenderTLS:
+    """ExtenderTLSConfig: the `*Data` fields (PEM bytes) win over the `*File` ones."""
+
+    insecure: bool = False
+    server_name: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    ca_file: str = ""
+    cert_data: bytes = b""
+    key_data: bytes = field(default=b"", repr=False)
+    ca_data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedResource:
+    """ExtenderManagedResource: an extended resource the extender manages."""
+
+    name: str
+    ignored_by_scheduler: bool = False
+
+
+# kube-scheduler's DefaultExtenderTimeout, used when httpTimeout is unset or 0.
+DEFAULT_EXTENDER_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderConfig:
+    """One entry of `extenders` (config/v1 Extender), defaulted; verbs are "" when the
+    extender does not implement them. `http_timeout` is seconds, never 0."""
+
+    url_prefix: str
+    filter_verb: str = ""
+    preempt_verb: str = ""
+    prioritize_verb: str = ""
+    weight: int = 0
+    bind_verb: str = ""
+    enable_https: bool = False
+    tls: ExtenderTLS | None = None
+    http_timeout: float = DEFAULT_EXTENDER_TIMEOUT
+    node_cache_capable: bool = False
+    managed_resources: tuple[ManagedResource, ...] = ()
+    ignorable: bool = False
+
+
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping))
 
@@ -101,6 +146,7 @@ class SchedulerConfig:
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     delay_cache_until_active: bool = False
+    extenders: tuple[ExtenderConfig, ...] = ()
     warnings: tuple[str, ...] = ()
 
     def profile(self, scheduler_name: str) -> Profile | None:

@@ -18,6 +18,7 @@ from asched.api.podgroup import pod_group_name
 from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
 from asched.framework.cycle_state import CycleState
+from asched.framework.extenders import HasExtenders, PreemptionExtenders
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.nodeinfo import NodeInfo
@@ -64,6 +65,12 @@ class PluginHandle:
         self._scheduling_group_index = (
             services if isinstance(services, SchedulingGroupIndex) else None
         )
+        self._extenders = services.extenders if isinstance(services, HasExtenders) else None
+
+    @property
+    def extenders(self) -> PreemptionExtenders | None:
+        """The scheduler's extenders (HasExtenders), None without any."""
+        return self._extenders
 
     @property
     def profile_name(self) -> str:

@@ -7,7 +7,7 @@ appends that node with fresh scores and heap.Inits the whole list again. Which o
 nodes with equal totals comes out first depends on the exact order container/heap leaves
 them in, so this is container/heap's algorithm (Init, down, Pop), not Python's heapq,
 whose sift differs on ties. nodeScoreHeap.Less is "higher TotalScore"; its Randomizer
-tie-break is only set by extenders, which asched does not have.
+tie-break is only set by extenders, and a profile with extenders runs no batching.
 
 Entries are ints (the caller's ids for the nodes); their totals are kept beside them.
 """

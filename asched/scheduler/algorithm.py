@@ -6,33 +6,42 @@
   enough feasible nodes are found, so every node gets its turn.
 - A pod with a nominated node (from preemption) tries that node first; so does a pod
   that opportunistic batching gives a node hint (asched.framework.opportunistic).
-- Scoring is skipped when one node is feasible; the best total wins. Ties are not broken
-  at random: kube-scheduler 1.37 puts the scored nodes, in the order filtering found them,
-  into a container/heap (NewSortedScoredNodes) and pops the top; its Randomizer field is
-  only set when extenders score, and asched has none. Which tied node that is follows
-  from the order alone (go_heap_top), so asched's choice is deterministic given the
-  round-robin start; kube-scheduler's is deterministic given its feasible order, which
-  its 16 parallel filter workers make in completion order, so the two agree on ties
-  only when that order is the node order.
+- Extenders (asched.extender), when configured, filter the nodes the Filter plugins
+  kept and add their scores to the Score plugins' totals (findNodesThatPassExtenders,
+  prioritizeNodes); with any, filtering never stops at the first feasible node.
+- Scoring is skipped when one node is feasible; the best total wins. Without extenders
+  ties are not broken at random: kube-scheduler 1.37 puts the scored nodes, in the order
+  filtering found them, into a container/heap (NewSortedScoredNodes) and pops the top;
+  its Randomizer field is only set for nodes an extender scored. Which tied node that
+  is follows from the order alone (go_heap_top), so asched's choice is deterministic
+  given the round-robin start; kube-scheduler's is deterministic given its feasible
+  order, which its 16 parallel filter workers make in completion order, so the two agree
+  on ties only when that order is the node order. Among tied nodes an extender scored,
+  the pick is uniform at random, as the Randomizer makes it.
 The plugins themselves run in the profile's Framework (run_filter_over_nodes,
 run_score_plugins); this module decides which nodes, how many, and which one wins.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import structlog
 
 from asched.api import Pod
+from asched.extender import EXTENDER_NAME, ExtenderError, Extenders
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import ScoreTable
 from asched.scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailable
+
+log = structlog.get_logger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -97,11 +106,20 @@ def go_heap_top(totals: npt.NDArray[np.int64]) -> int:
 
 
 class Algorithm:
-    """Per-scheduler state of the algorithm: the round-robin start index."""
+    """Per-scheduler state of the algorithm: the round-robin start index, and the
+    extenders it consults (none by default)."""
 
-    def __init__(self, percentage_of_nodes_to_score: int) -> None:
+    def __init__(
+        self,
+        percentage_of_nodes_to_score: int,
+        extenders: Extenders | None = None,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
         self.percentage = percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        self.extenders = extenders if extenders is not None else Extenders(())
+        self._rng = rng or random.Random()
 
     async def schedule_pod(
         self,
@@ -131,7 +149,8 @@ class Algorithm:
                 batch.store(signature, hint, chosen, cycle)
             return ScheduleResult(chosen, evaluated, 1, hinted=bool(hint) and hint == chosen)
         table = await self.prioritize(fwk, state, pod, feasible)
-        i = self.select_index(table)
+        randomized = await self._add_extender_scores(pod, feasible, table)
+        i = self.select_index(table, randomized)
         name = table.name_at(i)
         if batch is not None:
             batch.store(signature, hint, name, cycle, scores=table, nodes=feasible)
@@ -183,7 +202,9 @@ class Algorithm:
             allowed_names = None if pre_res is None else pre_res.node_names
             if ni is not None and (allowed_names is None or ni.name in allowed_names):
                 nst = await fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-                if nst is None or nst.is_success():
+                if (nst is None or nst.is_success()) and await self._nominated_passes_extenders(
+                    pod, ni, diagnosis
+                ):
                     return [ni], diagnosis, hint
 
         nodes: Sequence[NodeInfo] = all_nodes
@@ -200,8 +221,10 @@ class Algorithm:
         if nodes:
             pct = fwk.profile.percentage_of_nodes_to_score
             limit = num_feasible_nodes_to_find(self.percentage if pct is None else pct, len(nodes))
-            if not fwk.score_plugins:
-                # Nothing would rank a second feasible node (findNodesThatPassFilters).
+            ext = self.extenders
+            if not (fwk.score_plugins or ext.has_filters or ext.has_prioritizers):
+                # Nothing would rank or remove a second feasible node
+                # (findNodesThatPassFilters).
                 limit = 1
             result = await fwk.run_filter_over_nodes(
                 state,
@@ -218,7 +241,54 @@ class Algorithm:
             for st in diagnosis.node_to_status.distinct():
                 diagnosis.add_plugin_status(st)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.extenders and feasible:
+            passed = await self._extender_filter(pod, feasible, diagnosis)
+            if len(passed) != len(feasible):
+                # Extenders register no events: a pod they turned away is retried on any
+                # (framework.ExtenderName in UnschedulablePlugins).
+                diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+            feasible = passed
         return feasible, diagnosis, hint
+
+    async def _extender_filter(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        try:
+            return await self.extenders.filter(pod, feasible, diagnosis.node_to_status)
+        except ExtenderError as exc:
+            raise SchedulingError(Status(Code.ERROR, (str(exc),), error=exc)) from exc
+
+    async def _nominated_passes_extenders(
+        self, pod: Pod, ni: NodeInfo, diagnosis: Diagnosis
+    ) -> bool:
+        """evaluateNominatedNode's extender half: an extender failing here is only
+        logged, and the search goes on over every node."""
+        if not self.extenders:
+            return True
+        try:
+            return bool(await self.extenders.filter(pod, [ni], diagnosis.node_to_status))
+        except ExtenderError as exc:
+            log.info("nominated_node_evaluation_failed", pod=pod.key, node=ni.name, error=str(exc))
+            return False
+
+    async def _add_extender_scores(
+        self, pod: Pod, nodes: list[NodeInfo], table: ScoreTable
+    ) -> npt.NDArray[np.bool_] | None:
+        """prioritizeNodes' extender half: their weighted scores added to the totals.
+        Returns which nodes got a score (None without extenders)."""
+        if not self.extenders:
+            return None
+        scores = await self.extenders.prioritize(pod, nodes)
+        if not scores.totals:
+            return None
+        names = [n.name for n in nodes]
+        added = np.fromiter((scores.totals.get(n, 0) for n in names), np.int64, len(names))
+        base = table.totals_array
+        if base is None:
+            base = np.asarray(table.totals, dtype=np.int64)
+        table.totals_array = base + added
+        table.totals = table.totals_array.tolist()
+        return np.fromiter((n in scores.totals for n in names), np.bool_, len(names))
 
     async def prioritize(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
@@ -234,9 +304,13 @@ class Algorithm:
     def select_host(self, table: ScoreTable) -> str:
         return table.name_at(self.select_index(table))
 
-    def select_index(self, table: ScoreTable) -> int:
+    def select_index(
+        self, table: ScoreTable, randomized: npt.NDArray[np.bool_] | None = None
+    ) -> int:
         """The highest total; among ties the one kube-scheduler's score heap pops first
-        (schedulePod: NewSortedScoredNodes(priorityList).Pop())."""
+        (schedulePod: NewSortedScoredNodes(priorityList).Pop()). A tied node an extender
+        scored has a random Randomizer, which beats the 0 of the others: one of those is
+        picked uniformly."""
         arr = table.totals_array
         if arr is None:
             arr = np.asarray(table.totals, dtype=np.int64)
@@ -244,6 +318,10 @@ class Algorithm:
         best = np.flatnonzero(arr == top)
         if len(best) == 1:
             return int(best[0])
+        if randomized is not None:
+            lucky = best[randomized[best]]
+            if len(lucky):
+                return int(lucky[self._rng.randrange(len(lucky))])
         return go_heap_top(arr)
 
 

@@ -5,7 +5,8 @@ Mirrors kube-scheduler's schedule_one.go:
   PreFilter -> Filter -> PostFilter when nothing fits -> PreScore/Score -> assume in the
   cache -> Reserve -> Permit, then hands the assumed pod to the binding cycle;
 - `BindingCycle` (many pods at once, in the scheduler's binding task group): wait on
-  Permit -> PreBind -> Bind -> PostBind. Waiting at Permit happens here, never in the
+  Permit -> PreBind -> Bind (by a binder extender interested in the pod, else the Bind
+  plugins) -> PostBind. Waiting at Permit happens here, never in the
   scheduling cycle, so gangs cannot deadlock the loop;
 - any failure after assume runs Unreserve, forgets the assumed pod, tells the queue
   resources were freed, and ends the attempt through Outcomes; a binding rejected with
@@ -27,6 +28,7 @@ from asched.api import Pod, bound_to
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.client.protocol import ApiError
+from asched.extender import Extenders
 from asched.framework import events as ev
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
@@ -226,6 +228,7 @@ class BindingCycle:
         nominate: Callable[[Pod, str], None] | None = None,
         observer: CycleObserver | None = None,
         withdraw_nomination: Callable[[str], None] | None = None,
+        extenders: Extenders | None = None,
     ) -> None:
         """`events(profile)` is the profile's recorder; `limiter` caps binds in flight (an
         asyncio.Semaphore: anyio's CapacityLimiter yields to the loop twice per acquire,
@@ -233,8 +236,10 @@ class BindingCycle:
         benchmark's profile; asyncio's takes a free slot without yielding);
         `nominate(pod, node)` patches the pod's nominatedNodeName and
         `withdraw_nomination(uid)` drops it if still unsent when Bind starts; `observer` is
-        told each bind's latency."""
+        told each bind's latency; a binder among `extenders` binds the pods it is
+        interested in."""
         self.observer = observer
+        self._extenders = extenders
         self._nominate = nominate
         self._withdraw_nomination = withdraw_nomination
         self._metrics = metrics
@@ -280,7 +285,7 @@ class BindingCycle:
                     # A nomination not yet sent would land after the Binding (refused).
                     if self._withdraw_nomination is not None:
                         self._withdraw_nomination(assumed.uid)
-                    st = await fwk.run_bind(state, assumed, node)
+                    st = await self._bind(fwk, state, assumed, node)
                 bind_seconds = time.perf_counter() - began
         if st is not None:
             self._failed(a, st, at_permit=at_permit)
@@ -303,6 +308,15 @@ class BindingCycle:
             attempts=a.qpi.attempts,
         )
         await fwk.run_post_bind(state, assumed, node)
+
+    async def _bind(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> Status | None:
+        """bind: extenders first (extendersBinding), then the Bind plugins. An extender's
+        failure is an Error status with its message (fwk.AsStatus)."""
+        if self._extenders:
+            bound, err = await self._extenders.bind(pod, node)
+            if bound:
+                return None if err is None else Status(Code.ERROR, (str(err),), error=err)
+        return await fwk.run_bind(state, pod, node)
 
     async def _pre_bind(
         self, fwk: Framework, state: CycleState, pod: Pod, node: str, *, has_work: bool

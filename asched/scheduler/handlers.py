@@ -83,9 +83,13 @@ def assigned_pod_update(old: Pod, new: Pod) -> ClusterEvent:
 
 
 class NodeHandler:
-    def __init__(self, cache: Cache, queue: QueueSink) -> None:
+    def __init__(
+        self, cache: Cache, queue: QueueSink, on_gone: Callable[[str], None] | None = None
+    ) -> None:
+        """`on_gone(name)` is told each node deleted (the extenders' copy of its JSON)."""
         self._cache = cache
         self._queue = queue
+        self._on_gone = on_gone
 
     def on_add(self, node: Node) -> None:
         self._cache.add_node(node)
@@ -101,6 +105,8 @@ class NodeHandler:
 
     def on_delete(self, node: Node) -> None:
         self._cache.remove_node(node.name)
+        if self._on_gone is not None:
+            self._on_gone(node.name)
         self._queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
     def on_decode_error(self, key: str, error: DecodeError) -> None:

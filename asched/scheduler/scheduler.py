@@ -28,6 +28,16 @@ from asched.backend.snapshot import Snapshot
 from asched.base.clock import Clock, RealClock
 from asched.base.errors import report_unexpected
 from asched.client.protocol import KubeClient
+from asched.config.model import ExtenderConfig
+from asched.extender import (
+    EXTENDER_EVENTS,
+    EXTENDER_NAME,
+    Extenders,
+    WireObjects,
+    build_extenders,
+    with_ignored_resources,
+)
+from asched.framework.extenders import PreemptionExtenders
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry
@@ -85,6 +95,8 @@ class Options:
     # kube-scheduler's OpportunisticBatching gate (beta, on in 1.37;
     # asched.framework.opportunistic): `--feature-gates OpportunisticBatching=false`.
     opportunistic_batching: bool = True
+    # The config's `extenders` (asched.extender).
+    extenders: tuple[ExtenderConfig, ...] = ()
 
 
 @dataclass(slots=True)
@@ -140,15 +152,25 @@ class Scheduler:
         self.ready = False
         self.leading = False
         services = _Services(self)
+        # The extenders keep the JSON of every pod and node for their requests; without
+        # extenders nothing is kept.
+        self.wire_objects: WireObjects | None = WireObjects() if options.extenders else None
+        self.extenders = (
+            build_extenders(options.extenders, self.wire_objects)
+            if self.wire_objects is not None
+            else Extenders(())
+        )
         self.frameworks: dict[str, Framework] = {
             p.scheduler_name: Framework(
                 p,
                 registry,
                 services,
                 columnar=options.columnar,
-                batching=options.opportunistic_batching,
+                # kube-scheduler turns pod signatures off in a profile with extenders
+                # (computeBatchablePlugins), which leaves opportunistic batching idle.
+                batching=options.opportunistic_batching and not self.extenders,
             )
-            for p in options.profiles
+            for p in with_ignored_resources(options.profiles, options.extenders)
         }
         if not self.frameworks:
             raise ValueError("at least one profile is required")
@@ -157,6 +179,9 @@ class Scheduler:
         self._profile_events = {name: profile_events(self.events, name) for name in self.frameworks}
         first = next(iter(self.frameworks.values()))
         hints = {name: fwk.enqueue_hints() for name, fwk in self.frameworks.items()}
+        if self.extenders:
+            for profile_hints in hints.values():
+                profile_hints[EXTENDER_NAME] = EXTENDER_EVENTS
         self.queue = SchedulingQueue(
             first.less,
             self.clock,
@@ -169,11 +194,12 @@ class Scheduler:
         self.pod_handler = PodHandler(
             self.cache, self.queue, self._responsible, self._pod_gone, self._pod_invalid
         )
+        wire = self.wire_objects
         self.node_informer: Informer[Any] = Informer(
             client,
             NODES_PATH,
-            decode_node,
-            NodeHandler(self.cache, self.queue),
+            decode_node if wire is None else wire.keeping_nodes(decode_node),
+            NodeHandler(self.cache, self.queue, None if wire is None else wire.forget_node),
             clock=self.clock,
             name="nodes",
         )
@@ -182,7 +208,7 @@ class Scheduler:
         self.pod_informer: Informer[Any] = Informer(
             client,
             PODS_PATH,
-            decode_pod,
+            decode_pod if wire is None else wire.keeping_pods(decode_pod),
             self.pod_handler,
             clock=self.clock,
             name="pods",
@@ -206,7 +232,7 @@ class Scheduler:
             frameworks=self.frameworks,
             cache=self.cache,
             snapshot=self.snapshot,
-            algorithm=Algorithm(options.percentage_of_nodes_to_score),
+            algorithm=Algorithm(options.percentage_of_nodes_to_score, self.extenders),
             queue=self.queue,
             outcomes=self.outcomes,
             skip=self.skip_pod,
@@ -236,6 +262,7 @@ class Scheduler:
             metrics=metrics,
             nominate=self.status_writer.set_nominated,
             withdraw_nomination=self.status_writer.withdraw_nomination,
+            extenders=self.extenders,
         )
 
     # ---- wiring --------------------------------------------------------------------
@@ -303,6 +330,8 @@ class Scheduler:
 
     def _pod_gone(self, pod: Pod) -> None:
         self.status_writer.forget(pod.uid)
+        if self.wire_objects is not None:
+            self.wire_objects.forget_pod(pod.key)
         for fwk in self.frameworks.values():
             fwk.waiting_pods.reject(pod.uid, "", "pod deleted")
 
@@ -367,21 +396,27 @@ class Scheduler:
         Caches are synced before campaigning, as kube-scheduler does, so a standby takes
         over with warm caches.
         """
-        async with anyio.create_task_group() as tg:
-            for inf in self.informers():
-                tg.start_soon(inf.run)
-            for inf in self.informers():
-                await inf.wait_synced()
-            log.info("caches_synced", nodes=self.cache.node_count(), pods=self.cache.pod_count())
-            if self.options.on_synced is not None:
-                self.options.on_synced()
-            self.ready = True
-            task_status.started()
-            if elector is not None:
-                await elector.run(self._lead)
-            else:
-                await self._lead()
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                for inf in self.informers():
+                    tg.start_soon(inf.run)
+                for inf in self.informers():
+                    await inf.wait_synced()
+                log.info(
+                    "caches_synced", nodes=self.cache.node_count(), pods=self.cache.pod_count()
+                )
+                if self.options.on_synced is not None:
+                    self.options.on_synced()
+                self.ready = True
+                task_status.started()
+                if elector is not None:
+                    await elector.run(self._lead)
+                else:
+                    await self._lead()
+                tg.cancel_scope.cancel()
+        finally:
+            # Closing is immediate (no awaiting inside), so it runs even when cancelled.
+            await self.extenders.close()
 
     async def _lead(self) -> None:
         self.leading = True
@@ -492,6 +527,11 @@ class _Services:
     @property
     def metrics(self) -> RuntimeMetrics | None:
         return self._s.metrics
+
+    @property
+    def extenders(self) -> PreemptionExtenders | None:
+        """HasExtenders: what preemption asks (callExtenders)."""
+        return self._s.extenders or None
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         store: ObjectStore[Any] = self._s._informer_for(request).store

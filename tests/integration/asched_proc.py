@@ -13,7 +13,7 @@ import socket
 import ssl as ssllib
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -75,31 +75,15 @@ class AschedProcess:
             argv.append("--no-leader-elect")
         if self.config is not None:
             argv += ["--config", str(self.config)]
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            argv,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=os.environ.copy(),
-        )
-        log.close()
+        self.proc = start_logged(argv, self.log_path)
 
     async def wait_ready(self, within: float = 60.0) -> None:
+        def died(code: int) -> str:
+            return f"asched exited with {code}:\n{self.logs()[-3000:]}"
+
         with anyio.fail_after(within):
             async with self.http() as http:
-                while True:
-                    if self.proc is not None and self.proc.poll() is not None:
-                        raise RuntimeError(
-                            f"asched exited with {self.proc.returncode}:\n{self.logs()[-3000:]}"
-                        )
-                    try:
-                        async with http.get(f"{self.url}/readyz") as resp:
-                            if resp.status == 200:
-                                return
-                    except aiohttp.ClientError:
-                        pass
-                    await anyio.sleep(0.1)
+                await wait_serving(http, f"{self.url}/readyz", self.proc, died)
 
     def http(self) -> aiohttp.ClientSession:
         """A session that speaks to the ops port (TLS as configured)."""
@@ -115,9 +99,7 @@ class AschedProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        kill_group(self.proc)
 
     async def terminate(self, within: float = 30.0) -> int:
         """SIGTERM, then wait for the exit code (in a worker thread: Popen.wait blocks)."""
@@ -127,6 +109,45 @@ class AschedProcess:
             proc.send_signal(signal.SIGTERM)
         with anyio.fail_after(within):
             return await anyio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+
+
+def start_logged(argv: list[str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start *argv* in a session of its own, stdout and stderr appended to *log_path*."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
+
+
+def kill_group(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL *proc*'s whole session (it and its children), if it still runs."""
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+async def wait_serving(
+    http: aiohttp.ClientSession,
+    url: str,
+    proc: subprocess.Popen[bytes] | None,
+    died: Callable[[int], str],
+) -> None:
+    """Poll *url* until it answers 200; RuntimeError with `died(exit code)` once *proc*
+    exited. Bound it with fail_after."""
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(died(proc.returncode))
+        try:
+            async with http.get(url) as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await anyio.sleep(0.1)
 
 
 def _unverified() -> ssllib.SSLContext:

@@ -7,8 +7,11 @@ Mirrors kube-scheduler v1.37 plugins/defaultpreemption and the preemption Evalua
 2. candidates: only nodes whose Filter status was Unschedulable (preemption cannot help
    UnschedulableAndUnresolvable ones), dry-run from a random offset until enough are
    found (minCandidateNodesPercentage / minCandidateNodesAbsolute);
-3. pick one (pickOneNodeForPreemption) and preempt its victims (see executor.py);
-4. answer: Success with the node as nominated node and, as 1.37 does, the message "found
+3. the scheduler's extenders with a preempt verb narrow the candidates, and may take
+   victims off them (callExtenders); an extender's error ends the attempt as an Error,
+   and none left is "no candidate node for preemption";
+4. pick one (pickOneNodeForPreemption) and preempt its victims (see executor.py);
+5. answer: Success with the node as nominated node and, as 1.37 does, the message "found
    a potential placement for pod on node <node>, preempting <n> victims" (a Success
    Status, not None: upstream's FailedScheduling event of the preemptor carries it); or,
    when no node can be made to fit, Unschedulable with the FitError wording and an empty
@@ -45,6 +48,7 @@ from asched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from asched.framework.extenders import ExtenderError, HasExtenders, PreemptionExtenders
 from asched.framework.handle import Handle
 from asched.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
 from asched.framework.listers import InformerRequest, ObjectStore
@@ -54,6 +58,7 @@ from asched.framework.types import NodeToStatus, PostFilterResult
 from asched.plugins.defaultpreemption.args import DefaultPreemptionArgs
 from asched.plugins.defaultpreemption.candidates import (
     NOT_HELPFUL,
+    Candidate,
     dry_run_preemption,
     no_candidate_message,
     pick_one_node_for_preemption,
@@ -64,6 +69,7 @@ from asched.plugins.defaultpreemption.victims import may_preempt
 
 NAME = "DefaultPreemption"
 
+NO_CANDIDATE = "no candidate node for preemption"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PLACEMENT_FOUND = "found a potential placement for pod on node {node}, preempting {count} victims"
@@ -94,6 +100,9 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         # The Handle contract has no metrics; use the handle's when it offers them.
         metrics = getattr(handle, "metrics", None)
         self._metrics = metrics if isinstance(metrics, PreemptionMetrics) else None
+        self._extenders: PreemptionExtenders | None = (
+            handle.extenders if isinstance(handle, HasExtenders) else None
+        )
 
     @property
     def name(self) -> str:
@@ -202,12 +211,19 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         else:
             log.debug("preemption_not_helpful", pod=pod.key)
 
-        best = pick_one_node_for_preemption(candidates)
-        if best is None:
+        if not candidates:
             log.debug("preemption_no_candidate", pod=pod.key, reason=NOT_HELPFUL)
             msg = no_candidate_message(len(all_nodes), failed)
             # An empty nominated node clears the pod's earlier nomination, if any.
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,), NAME)
+        if self._extenders is not None:
+            try:
+                candidates = await self._call_extenders(self._extenders, pod, candidates)
+            except ExtenderError as exc:
+                return None, Status(Code.ERROR, (str(exc),), NAME, exc)
+        best = pick_one_node_for_preemption(candidates)
+        if best is None:
+            return None, Status(Code.UNSCHEDULABLE, (NO_CANDIDATE,), NAME)
 
         log.info(
             "preemption_target_chosen",
@@ -221,6 +237,21 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         self._executor.prepare_candidate_async(best, pod)
         found = PLACEMENT_FOUND.format(node=best.node_name, count=len(best.victims))
         return PostFilterResult(best.node_name), Status(Code.SUCCESS, (found,), NAME)
+
+    async def _call_extenders(
+        self, extenders: PreemptionExtenders, pod: Pod, candidates: list[Candidate]
+    ) -> list[Candidate]:
+        """callExtenders: the candidates as the extenders leave them (a node's victims
+        may change, and the order follows the extenders' answer)."""
+        victims = {c.node_name: (c.victims, c.num_pdb_violations) for c in candidates}
+        snapshot = self._handle.snapshot
+
+        def node_pods(name: str) -> list[Pod] | None:
+            ni = snapshot.get(name)
+            return None if ni is None else ni.pods
+
+        kept = await extenders.preempt(pod, victims, node_pods)
+        return [Candidate(node, pods, pdb) for node, (pods, pdb) in kept.items()]
 
     def pod_eligible_to_preempt_others(
         self, pod: Pod, nominated_node_status: Status | None

@@ -302,17 +302,6 @@ SORT_CUSTOM = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "
             id="queue-sort-path-in-the-files-spelling",
         ),
         pytest.param(
-            config_doc(extenders=[{"urlPrefix": "http://x"}]),
-            [
-                (
-                    "extenders",
-                    "scheduler extenders are not supported by asched; "
-                    "write a Python plugin instead",
-                )
-            ],
-            id="extenders",
-        ),
-        pytest.param(
             config_doc(profiles="default"),
             [("profiles", "must be an array, got string")],
             id="profiles-not-a-list",

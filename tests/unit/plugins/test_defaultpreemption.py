@@ -19,8 +19,10 @@ import pytest
 from asched.api import Node, Pod
 from asched.backend.snapshot import Snapshot
 from asched.client.protocol import ApiError
+from asched.extender import ExtenderError, Extenders
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
+from asched.framework.extenders import PreemptionExtenders
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError, PluginSpec, Registry
@@ -44,6 +46,7 @@ from asched.plugins.defaultpreemption.victims import select_victims_on_node
 from asched.plugins.noderesources import FIT_SPEC, FitArgs
 from asched.testing.fakes import wait_for
 from tests.builders import PodBuilder, make_node, make_pod
+from tests.unit.extender.fakes import fake_extender
 from tests.unit.framework.fakes import FakeServices, Recorder, Sort
 from tests.unit.plugins.fakes_pods import FakeStore, cluster
 
@@ -119,6 +122,8 @@ class Services(FakeServices):
 
     #: Pending pods as the informer has them (the snapshot only holds assigned ones).
     pending: Sequence[Pod] = ()
+    #: The scheduler's extenders (HasExtenders), set before the framework is built.
+    extenders: PreemptionExtenders | None = None
 
     def pods_in_namespace(self, namespace: str) -> Sequence[Pod]:
         assigned = super().pods_in_namespace(namespace)
@@ -240,8 +245,10 @@ def env(
     args: DefaultPreemptionArgs | None = None,
     start: int = 0,
     broken: bool = False,
+    extenders: PreemptionExtenders | None = None,
 ) -> Env:
     services = Services(cluster(nodes, pods), pdbs)
+    services.extenders = extenders
     services.nominated = dict(nominated or {})
     registry = Registry()
     for spec in (
@@ -1161,3 +1168,59 @@ async def test_a_pod_groups_preemption_holds_back_every_member() -> None:
         tg.cancel_scope.cancel()
     assert e.plugin.pre_enqueue(members[1]) is None
     assert [p.uid for p in e.services.activated] == ["m0", "m1"]
+
+
+# ---- extenders (callExtenders) ---------------------------------------------------------
+
+
+def _two_candidates(extenders: PreemptionExtenders) -> Env:
+    """n1 would lose a HIGH pod, n2 a LOW one: without extenders n2 is the pick."""
+    return env(
+        [node("n1"), node("n2")],
+        [running("a", "n1", "1", MID).obj(), running("b", "n2", "1").obj()],
+        extenders=extenders,
+    )
+
+
+async def test_preempting_extender_narrows_the_candidates() -> None:
+    asked: list[Any] = []
+
+    def keep_n1(verb: str, request: Any) -> Any:
+        asked.append(request["NodeNameToMetaVictims"])
+        return {"NodeNameToMetaVictims": {"n1": request["NodeNameToMetaVictims"]["n1"]}}
+
+    ext, _ = fake_extender(keep_n1, preempt_verb="preempt", node_cache_capable=True)
+    e = _two_candidates(Extenders([ext]))
+    result, _st = await e.preempt(preemptor("1", HIGH).obj())
+    assert asked == [
+        {
+            "n1": {"Pods": [{"UID": "a"}], "NumPDBViolations": 0},
+            "n2": {"Pods": [{"UID": "b"}], "NumPDBViolations": 0},
+        }
+    ]
+    assert result == PostFilterResult("n1")
+    assert e.client.deleted() == ["a"]
+
+
+async def test_preempting_extender_that_keeps_nothing() -> None:
+    ext, _ = fake_extender(
+        lambda v, r: {"NodeNameToMetaVictims": {}}, preempt_verb="preempt", node_cache_capable=True
+    )
+    result, st = await _two_candidates(Extenders([ext])).preempt(preemptor("1", HIGH).obj())
+    assert result is None
+    assert st is not None
+    assert (st.code, st.message()) == (
+        Code.UNSCHEDULABLE,
+        "preemption: no candidate node for preemption",
+    )
+
+
+async def test_preempting_extender_failure_is_an_error() -> None:
+    down = ExtenderError("failed preempt with extender at URL http://ext/preempt, code 503")
+    ext, _ = fake_extender(lambda v, r: down, preempt_verb="preempt")
+    e = _two_candidates(Extenders([ext]))
+    result, st = await e.preempt(preemptor("1", HIGH).obj())
+    assert result is None
+    assert st is not None
+    assert (st.code, st.message()) == (Code.ERROR, f"preemption: {down}")
+    assert e.client.deleted() == []

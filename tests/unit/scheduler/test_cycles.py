@@ -22,6 +22,7 @@ from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError
+from asched.extender import ExtenderError, Extenders
 from asched.framework import status as st
 from asched.framework.cycle_state import CycleState
 from asched.framework.prebinding import PodInPreBind
@@ -33,6 +34,7 @@ from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
 from tests.builders import make_node, make_pod
+from tests.unit.extender.fakes import fake_extender
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, registry
 
 
@@ -123,6 +125,7 @@ class Harness:
         node_names: tuple[str, ...] = ("n1", "n2", "n3"),
         metrics: Metrics | None = None,
         pre_bind: tuple[str, ...] = (),
+        extenders: Extenders | None = None,
     ) -> None:
         reg = registry()
         for cls in (FlakyBinder, Volumes, OldPreBind):
@@ -167,7 +170,7 @@ class Harness:
             frameworks={"test": self.fwk},
             cache=self.cache,
             snapshot=Snapshot(),
-            algorithm=Algorithm(0),
+            algorithm=Algorithm(0, extenders),
             queue=self.queue,
             outcomes=outcomes,
             skip=lambda pod: self.cache.is_assumed(pod.uid),
@@ -184,6 +187,7 @@ class Harness:
             metrics=metrics,
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
             withdraw_nomination=self._withdraw,
+            extenders=extenders,
         )
         # (uid, bindings done when the nomination was withdrawn)
         self.withdrawn: list[tuple[str, int]] = []
@@ -563,3 +567,40 @@ async def test_a_pod_past_pre_bind_cannot_be_cancelled() -> None:
     assert cancelled.cancel("again")  # CancelPod again: still cancelled, first message kept
     assert cancelled.message == "preempted by DefaultPreemption"
     assert not cancelled.mark_prebound()
+
+
+async def test_binder_extender_binds_instead_of_the_bind_plugins() -> None:
+    ext, poster = fake_extender(lambda v, r: {"Error": ""}, bind_verb="bind")
+    h = Harness(extenders=Extenders([ext]))
+    a = await h.schedule(_pod("p", prefer="n2"))
+    assert a is not None
+    await h.binding.run(a)
+    assert poster.calls == [
+        ("bind", {"PodName": "p", "PodNamespace": "default", "PodUID": a.pod.uid, "Node": "n2"})
+    ]
+    assert h.binder.bound == []
+    assert ("Normal", "Scheduled", "Successfully assigned default/p to n2") in h.events.events
+
+
+async def test_binder_extender_failure_fails_the_binding() -> None:
+    ext, _ = fake_extender(lambda v, r: {"Error": "no GPU left"}, bind_verb="bind")
+    h = Harness(extenders=Extenders([ext]))
+    pod = _pod("p")
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.failed_scheduling() == ["no GPU left"]
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.binder.bound == []
+
+
+async def test_ignorable_binder_extender_that_fails_leaves_it_to_the_plugins() -> None:
+    down = ExtenderError(
+        'Post "http://ext/bind": dial tcp 127.0.0.1:1: connect: connection refused'
+    )
+    ext, _ = fake_extender(lambda v, r: down, bind_verb="bind", ignorable=True)
+    h = Harness(extenders=Extenders([ext]))
+    a = await h.schedule(_pod("p", prefer="n3"))
+    assert a is not None
+    await h.binding.run(a)
+    assert h.binder.bound == [("p", "n3")]
