@@ -85,6 +85,7 @@ class NodeColumns:
         "info_array",
         "infos",
         "names",
+        "node_version",
         "version",
     )
 
@@ -125,6 +126,9 @@ class NodeColumns:
         # stay valid while most cycles change only other rows.
         self.epoch = 0
         self.version = 0
+        # Moves whenever some row's node_serial does (a Node object replaced, a rebuild):
+        # node-derived columns skip their stale-row scan while it stands still.
+        self.node_version = 0
         self.affinity_version = 0
         self.anti_affinity_version = 0
         self.rebuild(infos)
@@ -141,6 +145,7 @@ class NodeColumns:
             }
         self.epoch += 1
         self.version += 1
+        self.node_version += 1
         self.affinity_version += 1
         self.anti_affinity_version += 1
         self.infos: list[NodeInfo] = list(infos)
@@ -251,6 +256,7 @@ class NodeColumns:
     def set_row(self, i: int, ni: NodeInfo) -> None:
         if self.infos[i].node is not ni.node:
             self.node_serial[i] = next(_node_serials)
+            self.node_version += 1
         self.version += 1
         if self.with_affinity[i] or ni.pods_with_affinity:
             self.affinity_version += 1
@@ -496,13 +502,16 @@ class DerivedColumn(Generic[T]):
     whose source column moved since the last read: `node_serial` (the Node object) for
     columns that read only the Node, `generation` (any change) otherwise."""
 
-    __slots__ = ("_by_node", "_compute", "_dtype", "_epoch", "_seen", "_values")
+    __slots__ = ("_by_node", "_compute", "_dtype", "_epoch", "_seen", "_seen_version", "_values")
 
     def __init__(self, compute: Callable[[NodeInfo], T], dtype: type, *, by_node: bool) -> None:
         self._compute = compute
         self._dtype = dtype
         self._by_node = by_node
         self._epoch = -1
+        # The columns' node_version (or version) when every row was last brought up to
+        # date: while it stands, no row can be stale.
+        self._seen_version = -1
         self._seen: Int64s = np.zeros(0, dtype=np.int64)
         self._values: npt.NDArray[Any] = np.zeros(0, dtype=dtype)
 
@@ -515,17 +524,20 @@ class DerivedColumn(Generic[T]):
         """The values of `rows` (all rows for None), recomputing stale rows first with
         `compute` (default: the column's own). A `compute` that raises leaves the rows
         it did not finish stale, so the next read recomputes them."""
-        source = cols.node_serial if self._by_node else cols.generation
-        if self._epoch != cols.epoch:
-            self._epoch = cols.epoch
-            self._carry_over(source)
-        stale = np.flatnonzero(self._seen != source)
-        if stale.size:
-            infos, values = cols.infos, self._values
-            fn = self._compute if compute is None else compute
-            for r in stale.tolist():
-                values[r] = fn(infos[r])
-            self._seen[stale] = source[stale]
+        version = cols.node_version if self._by_node else cols.version
+        if version != self._seen_version:
+            source = cols.node_serial if self._by_node else cols.generation
+            if self._epoch != cols.epoch:
+                self._epoch = cols.epoch
+                self._carry_over(source)
+            stale = np.flatnonzero(self._seen != source)
+            if stale.size:
+                infos, values = cols.infos, self._values
+                fn = self._compute if compute is None else compute
+                for r in stale.tolist():
+                    values[r] = fn(infos[r])
+                self._seen[stale] = source[stale]
+            self._seen_version = version
         return self._values if rows is None else self._values[rows]
 
     def _carry_over(self, source: Int64s) -> None:
