@@ -4,7 +4,7 @@ The bind time of a pod is the wall time the benchmark receives the first watch e
 shows it with spec.nodeName set (the Binding sets nodeName and the PodScheduled condition
 in one write). Watching is one stream for the whole namespace, so observing costs the API
 server the same for both schedulers and nothing is polled. The watch resumes from the last
-resourceVersion when the server closes it, and relists on 410 Gone.
+resourceVersion when the server closes it or goes away, and relists on 410 Gone.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import aiohttp
 import anyio
 import structlog
 
@@ -38,9 +39,19 @@ class BindObserver:
     last_change: float = field(default_factory=time.time)
     _done: anyio.Event = field(default_factory=anyio.Event)
     _synced: anyio.Event = field(default_factory=anyio.Event)
+    # (count, event): set once that many pods are bound (wait_bound).
+    _waiters: list[tuple[int, anyio.Event]] = field(default_factory=list)
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
+
+    async def wait_bound(self, count: int) -> None:
+        """Return once at least `count` pods are bound."""
+        if len(self.bound) >= count:
+            return
+        event = anyio.Event()
+        self._waiters.append((count, event))
+        await event.wait()
 
     async def done(self) -> None:
         await self._done.wait()
@@ -56,18 +67,21 @@ class BindObserver:
             self.last_change = at
             if len(self.bound) >= self.expected:
                 self._done.set()
+            for count, event in self._waiters:
+                if len(self.bound) >= count:
+                    event.set()
 
     async def run(self) -> None:
         path = f"/api/v1/namespaces/{self.namespace}/pods"
         version = ""
         while True:
-            if not version:
-                items, version = await self.client.list_with_version(path)
-                now = time.time()
-                for pod in items:
-                    self._see(pod, now)
-                self._synced.set()
             try:
+                if not version:
+                    items, version = await self.client.list_with_version(path)
+                    now = time.time()
+                    for pod in items:
+                        self._see(pod, now)
+                    self._synced.set()
                 async with self.client.watch(
                     path,
                     resource_version=version,
@@ -79,7 +93,17 @@ class BindObserver:
                         if event["type"] in ("ADDED", "MODIFIED"):
                             self._see(obj, time.time())
             except ApiError as err:
-                if err.status != 410:
+                if err.status == 410:
+                    log.info("watch_expired_relisting", namespace=self.namespace)
+                    version = ""
+                    continue
+                if err.status < 500:
                     raise
-                log.info("watch_expired_relisting", namespace=self.namespace)
-                version = ""
+                # A restarting API server answers 5xx until it is ready: wait and resume.
+                log.info("watch_refused_resuming", namespace=self.namespace, status=err.status)
+                await anyio.sleep(0.2)
+            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+                # The API server went away (the faults scenario restarts it): resume from
+                # the last version once it answers again, relisting if that is gone.
+                log.info("watch_lost_resuming", namespace=self.namespace, error=str(err))
+                await anyio.sleep(0.2)

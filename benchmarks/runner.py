@@ -47,6 +47,8 @@ from benchmarks.promtext import (
     parse_histogram,
     parse_histograms,
 )
+from benchmarks.recovery import ApiServerRestart
+from benchmarks.recovery import summary as recovery_summary
 from benchmarks.scenarios import Scenario
 from benchmarks.schedulers import (
     REPO_ROOT,
@@ -373,6 +375,13 @@ async def _measure(
                 result["outcome"] = "not-ready"
             else:
                 baseline = await proc.metrics()
+        restart: ApiServerRestart | None = None
+        fraction = opts.scenario.restart_apiserver_at
+        if fraction is not None and proc is not None and "outcome" not in result:
+            restart = ApiServerRestart(
+                cluster, obs, max(1, int(opts.scenario.bound_target * fraction))
+            )
+            tg.start_soon(restart.run)
         streams = StreamStats()
         if proc is not None and proc.kind.is_asched:
             for _ in range(opts.inspector_clients):
@@ -390,9 +399,13 @@ async def _measure(
             result[f"{name}_cpu_seconds"] = components_after[name] - before
         # Every client's requests (kwok's and this watch's too): the same for both
         # schedulers but for what the scheduler sends, so differences point at it.
-        result["apiserver_requests"] = counter_delta(
-            await _apiserver_requests(admin), requests_before
-        )
+        if restart is None:
+            result["apiserver_requests"] = counter_delta(
+                await _apiserver_requests(admin), requests_before
+            )
+        else:
+            # The restarted server counts from zero: no delta to take.
+            result.update(recovery_summary(restart, obs.bound))
         if proc is not None and trace is not None and proc.running():
             trace.sample()
             use = procstat.usage(proc.pid)
@@ -516,6 +529,11 @@ SUMMARY_KEYS = (
     "kwok_cpu_seconds",
     "ms_per_gang",
     "gang_bind_spread_p99_ms",
+    # The faults scenario (recovery.py).
+    "recovery_s",
+    "first_bind_after_ready_s",
+    "binds_per_s_10s_after_ready",
+    "apiserver_down_s",
 )
 
 
@@ -560,6 +578,10 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "latency_p99_s",
         ):
             ratios[f"asched/kube {key}"] = ratio(a[key], k[key])
+        if not math.isnan(a["recovery_s"]) and not math.isnan(k["recovery_s"]):
+            ratios["asched/kube recovery_s"] = ratio(a["recovery_s"], k["recovery_s"])
+            paired = paired_ratios(runs, Kind.ASCHED.value, Kind.KUBE.value, "recovery_s")
+            ratios["asched/kube recovery_s paired median"] = median_or_nan(paired)
     p = per.get(Kind.ASCHED_PLUGINS.value)
     if p is not None:
         for base in (Kind.KUBE.value, Kind.ASCHED.value):

@@ -69,6 +69,9 @@ class Scenario:
     describe: str = ""
     #: Recreate a node, a pod and a Service every second during the run (churn.py).
     churn: bool = False
+    #: SIGKILL and restart kube-apiserver once this fraction of the pods is bound
+    #: (recovery.py), and report how fast the scheduler recovers.
+    restart_apiserver_at: float | None = None
 
     @property
     def bound_target(self) -> int:
@@ -113,6 +116,22 @@ def plugins(p: Params) -> Scenario:
             f"{p.nodes} nodes (4 CPU, 32Gi, 110 pods, 2 regions, 3 zones), {p.pods} pods of "
             "100m/500Mi; asched-plugins adds RegionFence, GPUDriver, StrongestCPU, "
             "CPUUtilization, GPUResource and Location to the default profile"
+        ),
+    )
+
+
+def faults(p: Params) -> Scenario:
+    """basic's nodes and pods, with kube-apiserver SIGKILLed and restarted on the same
+    port once half the pods are bound, for both schedulers: the time from its readyz to
+    the last bind, and the binds in the 10 s after it (benchmarks/recovery.py)."""
+    return Scenario(
+        name="faults",
+        nodes=node_specs(p.nodes),
+        pods=[pod_manifest(n) for n in _names("faults", p.pods)],
+        restart_apiserver_at=0.5,
+        describe=(
+            f"{p.nodes} nodes (4 CPU, 32Gi, 110 pods), {p.pods} pods of 100m/500Mi; "
+            "kube-apiserver SIGKILLed and restarted once half are bound"
         ),
     )
 
@@ -412,6 +431,7 @@ SCENARIOS: Mapping[str, Callable[[Params], Scenario]] = {
     "antiaffinity": anti_affinity,
     "nodeaffinity": node_affinity,
     "churn": mixed_churn,
+    "faults": faults,
     "gang": gang,
     "gang-oversub": gang_oversubscribed,
     "native-gang": native_gang,
