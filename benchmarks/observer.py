@@ -17,6 +17,7 @@ import anyio
 import structlog
 
 from asched.localcluster import ApiError, ClusterClient, JsonObject
+from asched.localcluster.rest import TransportError
 
 log = structlog.get_logger(__name__)
 
@@ -102,7 +103,7 @@ class BindObserver:
                 # A restarting API server answers 5xx until it is ready: wait and resume.
                 log.info("watch_refused_resuming", namespace=self.namespace, status=err.status)
                 await anyio.sleep(0.2)
-            except (aiohttp.ClientError, OSError, TimeoutError) as err:
+            except (TransportError, aiohttp.ClientError, OSError, TimeoutError) as err:
                 # The API server went away (the faults scenario restarts it): resume from
                 # the last version once it answers again, relisting if that is gone.
                 log.info("watch_lost_resuming", namespace=self.namespace, error=str(err))
