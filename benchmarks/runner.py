@@ -391,6 +391,10 @@ async def _measure(
         obs.last_change = began
         if "outcome" not in result:
             result["outcome"] = await _wait_for_end(opts, obs, began, proc)
+            if restart is not None:
+                # The recovery numbers need the restarted server's readyz.
+                with anyio.move_on_after(max(1.0, began + opts.timeout - time.time())):
+                    await restart.done.wait()
         ended = time.time()
         # The control plane's share is cut here, before the scheduler's shutdown, so both
         # schedulers are charged for the same span: scheduler start to the end of the run.
@@ -404,7 +408,8 @@ async def _measure(
                 await _apiserver_requests(admin), requests_before
             )
         else:
-            # The restarted server counts from zero: no delta to take.
+            # The restarted server counts its requests and CPU from zero: no delta.
+            result["kube-apiserver_cpu_seconds"] = math.nan
             result.update(recovery_summary(restart, obs.bound))
         if proc is not None and trace is not None and proc.running():
             trace.sample()
@@ -531,6 +536,7 @@ SUMMARY_KEYS = (
     "gang_bind_spread_p99_ms",
     # The faults scenario (recovery.py).
     "recovery_s",
+    "last_bind_after_kill_s",
     "first_bind_after_ready_s",
     "binds_per_s_10s_after_ready",
     "apiserver_down_s",
@@ -578,10 +584,10 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "latency_p99_s",
         ):
             ratios[f"asched/kube {key}"] = ratio(a[key], k[key])
-        if not math.isnan(a["recovery_s"]) and not math.isnan(k["recovery_s"]):
-            ratios["asched/kube recovery_s"] = ratio(a["recovery_s"], k["recovery_s"])
-            paired = paired_ratios(runs, Kind.ASCHED.value, Kind.KUBE.value, "recovery_s")
-            ratios["asched/kube recovery_s paired median"] = median_or_nan(paired)
+        for key in ("recovery_s", "last_bind_after_kill_s"):
+            if not math.isnan(a[key]) and not math.isnan(k[key]):
+                paired = paired_ratios(runs, Kind.ASCHED.value, Kind.KUBE.value, key)
+                ratios[f"asched/kube {key} paired median"] = median_or_nan(paired)
     p = per.get(Kind.ASCHED_PLUGINS.value)
     if p is not None:
         for base in (Kind.KUBE.value, Kind.ASCHED.value):

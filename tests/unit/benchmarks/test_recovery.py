@@ -21,6 +21,7 @@ def binds(*times: float) -> dict[str, Binding]:
 
 def test_recovery_is_from_readyz_to_the_last_bind() -> None:
     got: dict[str, Any] = summary(restart(100.0, 103.0), binds(98.0, 99.5, 104.0, 105.0, 120.0))
+    assert got["last_bind_after_kill_s"] == 20.0
     assert got["apiserver_restarted"] is True
     assert got["apiserver_down_s"] == 3.0
     assert got["bound_before_restart"] == 2
