@@ -288,7 +288,13 @@ def plot(rows: Sequence[dict[str, Any]], path: str) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("nodes")
     ax.set_ylabel("CPU ms per pod (in-process cycle, median)")
-    ax.set_title("asched scheduling cycle cost (batched: basic pods, batchable profile)")
+    drawn = {r["path"] for r in rows}
+    title = "asched scheduling cycle cost"
+    if "batched" in drawn:
+        title += " (batched: basic pods, batchable profile)"
+    if drawn & {"policies", "per-node-plugins"}:
+        title += "\n(policies: + the six examples; per-node-plugins: + two naive plugins)"
+    ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
