@@ -217,7 +217,13 @@ class NodeColumns:
         if own is not None:
             values: Int64s = getattr(self, own)[rows]
             return values
-        return self.from_node(("allocatable", resource), _allocatable_of(resource))[rows]
+        col = self._derived.get(("allocatable", resource))
+        if col is None:  # built once per resource, not per call
+            col = self._keep(
+                ("allocatable", resource),
+                DerivedColumn(_node_fn(_allocatable_of(resource)), np.int64, by_node=True),
+            )
+        return col.values_at(self, rows)
 
     def requested(self, resource: str, rows: Int64s) -> Int64s:
         """What the pods on each of `rows` request of `resource` (as NodeInfo.requested),

@@ -16,7 +16,6 @@ from asched.framework.interfaces import PodKey
 from asched.framework.memo import FilterMemo, KeySigner, ScoreMemo
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code, Status
-from asched.framework.types import NodeToStatus
 from asched.testing import make_node, make_pod
 from asched.testing.runner import Runner, enable
 
@@ -195,12 +194,6 @@ async def test_through_the_framework_the_memo_answers_as_per_node() -> None:
     assert second.rejected == first.rejected
     assert second.selected == "a2"
     assert len(plugin.calls) == calls
-
-
-def test_statuses_written_once_per_node() -> None:
-    statuses = NodeToStatus()
-    statuses.set("n", FENCED)
-    assert statuses.get("n") == FENCED
 
 
 def test_a_profile_of_node_static_plugins_signs_pods() -> None:
