@@ -28,6 +28,8 @@ What it guarantees:
 - Failures without an answer raise H1Error (the caller turns it into TransportError).
 - `Content-Encoding: gzip` answers (kube-apiserver compresses lists over 128 KiB when asked)
   are inflated.
+- An answer carries its Retry-After header, the one header a caller acts on (the API
+  client's retry of 429 and 5xx answers, asched.client.rest).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httptools
@@ -54,6 +56,19 @@ _REPLAYABLE = frozenset({"GET", "OPTIONS"})
 
 class H1Error(Exception):
     """The request got no complete answer (refused, reset, TLS, a malformed answer)."""
+
+
+class ConnectionLost(H1Error):
+    """The connection closed after the request was sent, before the answer was complete:
+    what client-go's IsConnectionReset and IsProbableEOF recognise."""
+
+
+class Answer(NamedTuple):
+    """A complete answer: its status, its body (inflated), and its Retry-After header."""
+
+    status: int
+    body: bytes
+    retry_after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +123,9 @@ class _Connection(asyncio.Protocol):
         self.served = 0
         self.idle_since = 0.0
         self._parser = httptools.HttpResponseParser(self)
-        self._answer: asyncio.Future[tuple[int, bytes]] | None = None
+        self._answer: asyncio.Future[Answer] | None = None
         self._chunks: list[bytes] = []
+        self._retry_after: str | None = None
         # Whether any byte of the current answer arrived (a retry must not follow one).
         self.received = False
         self._gzip = False
@@ -208,13 +224,16 @@ class _Connection(asyncio.Protocol):
         if not self.ready.done():
             lost = ConnectionResetError(f"closed during the TLS handshake{detail}")
             self.ready.set_exception(lost)
-        self._fail(_Lost(f"connection closed before the answer was complete{detail}"))
+        self._fail(ConnectionLost(f"connection closed before the answer was complete{detail}"))
 
     # -- httptools callbacks -------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if name.lower() == b"content-encoding" and value.strip().lower() == b"gzip":
+        lowered = name.lower()
+        if lowered == b"content-encoding" and value.strip().lower() == b"gzip":
             self._gzip = True
+        elif lowered == b"retry-after":
+            self._retry_after = value.strip().decode("latin-1")
 
     def on_body(self, body: bytes) -> None:
         self._chunks.append(body)
@@ -224,6 +243,7 @@ class _Connection(asyncio.Protocol):
         self._chunks = []
         self._keep_alive = self._parser.should_keep_alive()
         status = self._parser.get_status_code()
+        retry_after, self._retry_after = self._retry_after, None
         answer, self._answer = self._answer, None
         if self._gzip:
             self._gzip = False
@@ -238,7 +258,7 @@ class _Connection(asyncio.Protocol):
             # An answer nobody asked for: the connection is out of step; drop it.
             self.abort()
             return
-        answer.set_result((status, body))
+        answer.set_result(Answer(status, body, retry_after))
 
     # -- use -----------------------------------------------------------------------------
 
@@ -246,7 +266,7 @@ class _Connection(asyncio.Protocol):
     def reusable(self) -> bool:
         return self._keep_alive and not self.closed and self._answer is None
 
-    def send(self, data: bytes) -> asyncio.Future[tuple[int, bytes]]:
+    def send(self, data: bytes) -> asyncio.Future[Answer]:
         assert self.transport is not None
         assert self._answer is None
         self._answer = asyncio.get_running_loop().create_future()
@@ -268,10 +288,6 @@ class _Connection(asyncio.Protocol):
         answer, self._answer = self._answer, None
         if answer is not None and not answer.done():
             answer.set_exception(exc)
-
-
-class _Lost(H1Error):
-    """The connection closed before the answer was complete."""
 
 
 async def connect(endpoint: Endpoint) -> _Connection:
@@ -329,8 +345,8 @@ class H1Pool:
         *,
         # Not asyncio.timeout around the call: its timer per request is what this avoids.
         timeout: float | None = None,  # noqa: ASYNC109
-    ) -> tuple[int, bytes]:
-        """Send one request (*head* ends with the blank line) and return (status, body);
+    ) -> Answer:
+        """Send one request (*head* ends with the blank line) and return its Answer;
         TimeoutError when *timeout* seconds pass first."""
         data = head + body if body else head
         deadline = None if timeout is None else self._now() + timeout
@@ -338,11 +354,11 @@ class H1Pool:
             conn = await self._acquire(fresh=attempt > 0, deadline=deadline)
             try:
                 answer = await self._until(conn.send(data), deadline)
-            except _Lost as exc:
+            except ConnectionLost as exc:
                 self._free_slot()
                 if attempt == 0 and conn.served > 1 and not conn.received and method in _REPLAYABLE:
                     continue
-                raise H1Error(str(exc)) from None
+                raise ConnectionLost(str(exc)) from None
             except BaseException:
                 # Cancelled or failed mid-flight: the rest of the answer may still come.
                 conn.abort()

@@ -113,9 +113,12 @@ class TransportError(RequestError):
     a success body that is not JSON, or a watch stream cut off mid-event. Retrying later
     may succeed."""
 
-    def __init__(self, message: str, *, timeout: bool = False) -> None:
+    def __init__(self, message: str, *, timeout: bool = False, broken: bool = False) -> None:
         super().__init__(message)
         self.timeout = timeout
+        # The connection broke after the request was sent (reset, closed before the
+        # answer was complete), rather than never opening: client-go retries a GET then.
+        self.broken = broken
 
     @property
     def kind(self) -> FailureKind:

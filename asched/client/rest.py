@@ -23,6 +23,11 @@ What it guarantees:
   not JSON) raise TransportError. Both are RequestErrors classified by `kind`
   (asched.client.protocol.FailureKind); request() and bind() report each one they raise
   to the `failures` counter (asched_request_failures_total{verb,resource,kind}).
+- Every request but a watch is retried as client-go's Request.request retries it
+  (asched.client.retry): a 429 or 5xx with a Retry-After header, of any verb; a GET whose
+  connection broke after it was sent. Each retry waits for the token bucket again. A
+  wait that would end past the request's timeout is not started: the last failure is
+  raised (or the last answer read) instead.
 - A bearer token file is re-read at most once per `TOKEN_FILE_PERIOD` (client-go's cached
   file token source does the same), so rotated service-account tokens keep working.
 - stream_lines has no total timeout (a watch lives for minutes); its read timeout is the
@@ -32,6 +37,7 @@ What it guarantees:
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
@@ -51,8 +57,15 @@ from asched.client.connection import Connection
 from asched.client.kubeconfig import load_connection
 from asched.client.lines import LineSplitter
 from asched.client.pager import DEFAULT_PAGE_SIZE, ListPage, list_pages
-from asched.client.protocol import FailureCounter, RequestError, TransportError
+from asched.client.protocol import (
+    FailureCounter,
+    RequestError,
+    TransportError,
+    failure_kind,
+    kind_of_status,
+)
 from asched.client.ratelimit import TokenBucket
+from asched.client.retry import RetryPolicy
 from asched.client.status import error_from_response
 
 log = structlog.get_logger(__name__)
@@ -96,8 +109,10 @@ class RestClient:
         content_type: str = kproto.PROTOBUF,
         lean_http: bool = True,
         failures: FailureCounter | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.connection = connection
+        self._retry = retry or RetryPolicy()
         # Every RequestError that request() and bind() raise is counted here by verb,
         # resource and kind, once, so no caller needs to count it again.
         self._failures = failures
@@ -212,7 +227,7 @@ class RestClient:
         params: Mapping[str, str] | None,
         data: bytes | None,
         content_type: str | None,
-    ) -> tuple[int, bytes]:
+    ) -> h1.Answer:
         if _PLAIN_TARGET.fullmatch(path) is None:
             path = quote(path, safe="/:@!$&'()*+,;=-._~?%")
         if params:
@@ -231,6 +246,7 @@ class RestClient:
             raise TransportError(
                 f"{method} {path}: {type(exc).__name__}: {exc}",
                 timeout=isinstance(exc, TimeoutError),
+                broken=isinstance(exc, h1.ConnectionLost),
             ) from exc
 
     async def _refresh_token(self) -> None:
@@ -281,6 +297,39 @@ class RestClient:
         data: bytes | None,
         content_type: str | None,
     ) -> tuple[int, bytes]:
+        """(status, body) of one request, retried as client-go retries it
+        (asched.client.retry; the rules are there)."""
+        give_up = self._clock.now() + self._total_timeout
+        retries = 0
+        while True:
+            try:
+                status, body, retry_after = await self._attempt(
+                    method, path, params, data, content_type
+                )
+            except TransportError as exc:
+                wait = self._retry.after_failure(method, exc, retries)
+                if wait is None or self._clock.now() + wait > give_up:
+                    raise
+                reason = failure_kind(exc)
+            else:
+                wait = self._retry.after_answer(status, retry_after, retries)
+                if wait is None or self._clock.now() + wait > give_up:
+                    return status, body
+                reason = kind_of_status(status)
+            retries += 1
+            # client-go logs each retry at V(4): routine, and counted by the caller's
+            # failure once if the last attempt fails too.
+            log.debug("request_retry", method=method, path=path, kind=reason, wait_s=wait)
+            await self._clock.sleep(wait)
+
+    async def _attempt(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        data: bytes | None,
+        content_type: str | None,
+    ) -> h1.Answer:
         await self._limiter.acquire()
         await self._refresh_token()
         if self._lean:
@@ -295,11 +344,13 @@ class RestClient:
                 headers=headers,
                 **self._extra,
             ) as resp:
-                return resp.status, await resp.read()
+                body = await resp.read()
+                return h1.Answer(resp.status, body, resp.headers.get("Retry-After"))
         except _TRANSPORT_ERRORS as exc:
             raise TransportError(
                 f"{method} {path}: {type(exc).__name__}: {exc}",
                 timeout=isinstance(exc, TimeoutError),
+                broken=_broken(exc),
             ) from exc
 
     # -- KubeClient ----------------------------------------------------------------------
@@ -464,6 +515,18 @@ class RestClient:
     ) -> AsyncIterator[ListPage]:
         """Pages of a collection; see asched.client.pager for the continue-expiry rule."""
         return list_pages(self, path, params, limit=limit)
+
+
+def _broken(exc: BaseException) -> bool:
+    """Whether an aiohttp failure means the connection broke after the request was sent
+    (client-go's IsConnectionReset and IsProbableEOF), not that it never opened."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return True
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return False
+    return isinstance(exc, ConnectionResetError | BrokenPipeError) or (
+        isinstance(exc, aiohttp.ClientOSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE)
+    )
 
 
 def resource_of(path: str) -> str:

@@ -87,7 +87,9 @@ class Transport:
             f"Accept-Encoding: gzip\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         try:
-            status, answer = await self._pool.round_trip("POST", head, body, timeout=self._timeout)
+            status, answer, _ = await self._pool.round_trip(
+                "POST", head, body, timeout=self._timeout
+            )
         except TimeoutError:
             raise ExtenderError(
                 f'Post "{url}": context deadline exceeded '

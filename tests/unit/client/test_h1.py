@@ -141,7 +141,7 @@ async def test_sequential_requests_reuse_one_connection(serve: Serve) -> None:
 
     server = await serve(script)
     pool = pool_for(server)
-    answers = [await pool.round_trip("GET", get(f"/r{i}"), None) for i in range(3)]
+    answers = [(await pool.round_trip("GET", get(f"/r{i}"), None))[:2] for i in range(3)]
     assert answers == [(200, b'{"path": "/r%d"}' % i) for i in range(3)]
     assert server.connections == 1
     await pool.close()
@@ -154,7 +154,7 @@ async def test_post_body_is_sent_after_the_head(serve: Serve) -> None:
     server = await serve(script)
     pool = pool_for(server)
     head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
-    assert await pool.round_trip("POST", head, b"hello") == (200, b"hello")
+    assert (await pool.round_trip("POST", head, b"hello"))[:2] == (200, b"hello")
     await pool.close()
 
 
@@ -172,8 +172,8 @@ async def test_chunked_and_gzip_answers_are_reassembled(serve: Serve) -> None:
 
     server = await serve(script)
     pool = pool_for(server)
-    assert await pool.round_trip("GET", get("/chunked"), None) == (200, b"hello world")
-    assert await pool.round_trip("GET", get("/gzip"), None) == (200, payload)
+    assert (await pool.round_trip("GET", get("/chunked"), None))[:2] == (200, b"hello world")
+    assert (await pool.round_trip("GET", get("/gzip"), None))[:2] == (200, payload)
     assert server.connections == 1
     await pool.close()
 
@@ -198,7 +198,7 @@ async def test_never_more_connections_than_the_limit(serve: Serve) -> None:
     server = await serve(script)
     pool = pool_for(server, limit=2)
     results = await asyncio.gather(*(pool.round_trip("GET", get(), None) for _ in range(12)))
-    assert results == [(200, b"{}")] * 12
+    assert [r[:2] for r in results] == [(200, b"{}")] * 12
     assert server.most_open <= 2
     assert pool.open_connections <= 2
     await pool.close()
@@ -212,8 +212,8 @@ async def test_dropped_reused_connection_retries_a_get_once(serve: Serve) -> Non
 
     server = await serve(script)
     pool = pool_for(server)
-    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
-    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
+    assert (await pool.round_trip("GET", get(), None))[:2] == (200, b"{}")
+    assert (await pool.round_trip("GET", get(), None))[:2] == (200, b"{}")
     assert server.connections == 2
     assert len(server.requests) == 3  # the dropped one was sent again
     await pool.close()
@@ -227,11 +227,11 @@ async def test_dropped_reused_connection_fails_a_post(serve: Serve) -> None:
     server = await serve(script)
     pool = pool_for(server)
     head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\n"
-    assert await pool.round_trip("POST", head, b"{}") == (200, b"{}")
+    assert (await pool.round_trip("POST", head, b"{}"))[:2] == (200, b"{}")
     with pytest.raises(h1.H1Error, match="closed before the answer"):
         await pool.round_trip("POST", head, b"{}")
     assert len(server.requests) == 2  # a POST is never sent twice
-    assert await pool.round_trip("POST", head, b"{}") == (200, b"{}")
+    assert (await pool.round_trip("POST", head, b"{}"))[:2] == (200, b"{}")
     await pool.close()
 
 
@@ -245,7 +245,7 @@ async def test_cancelled_request_closes_its_connection_and_frees_the_slot(serve:
         async with asyncio.timeout(0.05):
             await pool.round_trip("GET", get("/slow"), None)
     # The only slot is free again, and the answer to /slow can never reach this request.
-    assert await pool.round_trip("GET", get("/fast"), None) == (200, b"{}")
+    assert (await pool.round_trip("GET", get("/fast"), None))[:2] == (200, b"{}")
     assert server.connections == 2
     assert pool.open_connections == 1
     await pool.close()
@@ -294,7 +294,7 @@ async def test_an_answer_past_the_timeout_fails_and_frees_the_slot(serve: Serve)
     with pytest.raises(TimeoutError):
         slow.result()
     # Its connection is closed (its answer may still come) and the one slot is free.
-    assert await pool.round_trip("GET", get("/fast"), None, timeout=60) == (200, b"{}")
+    assert (await pool.round_trip("GET", get("/fast"), None, timeout=60))[:2] == (200, b"{}")
     assert server.connections == 2
     assert pool._deadlines == {}
     await pool.close()
@@ -321,10 +321,10 @@ async def test_the_wait_for_a_connection_counts_toward_the_timeout(serve: Serve)
     with pytest.raises(TimeoutError):
         queued.result()
     gate.set()
-    assert await first == (200, b"{}")
+    assert (await first)[:2] == (200, b"{}")
     # The queued request never reached the server and took no slot with it.
     assert len(server.requests) == 1
-    assert await pool.round_trip("GET", get(), None, timeout=10) == (200, b"{}")
+    assert (await pool.round_trip("GET", get(), None, timeout=10))[:2] == (200, b"{}")
     assert server.connections == 1
     await pool.close()
 
@@ -332,7 +332,7 @@ async def test_the_wait_for_a_connection_counts_toward_the_timeout(serve: Serve)
 async def test_the_sweep_runs_only_while_something_waits(serve: Serve) -> None:
     server = await serve(lambda _, __, ___: _ok_now())
     pool = timed_pool(server, Now())
-    assert await pool.round_trip("GET", get(), None, timeout=10) == (200, b"{}")
+    assert (await pool.round_trip("GET", get(), None, timeout=10))[:2] == (200, b"{}")
     assert pool._deadlines == {}
     pool.expire_overdue()  # finds nothing and does not re-arm
     assert pool._sweep is None
@@ -360,8 +360,8 @@ async def test_waiter_cancelled_while_queued_does_not_leak_a_slot(serve: Serve) 
     with pytest.raises(asyncio.CancelledError):
         await queued
     gate.set()
-    assert await first == (200, b"{}")
-    assert await pool.round_trip("GET", get(), None) == (200, b"{}")
+    assert (await first)[:2] == (200, b"{}")
+    assert (await pool.round_trip("GET", get(), None))[:2] == (200, b"{}")
     assert server.connections == 1
     await pool.close()
 
@@ -399,10 +399,10 @@ async def test_tls_requests_reuse_one_connection_and_reassemble_big_answers(
 
     server = await serve_tls(script)
     pool = tls_pool_for(server, pair)
-    assert await pool.round_trip("GET", get("/chunked"), None) == (200, b"hello world")
-    assert await pool.round_trip("GET", get("/big"), None) == (200, big)
+    assert (await pool.round_trip("GET", get("/chunked"), None))[:2] == (200, b"hello world")
+    assert (await pool.round_trip("GET", get("/big"), None))[:2] == (200, big)
     head = b"POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\n"
-    assert await pool.round_trip("POST", head, b'{"a": 1}') == (200, b'{"a": 1}')
+    assert (await pool.round_trip("POST", head, b'{"a": 1}'))[:2] == (200, b'{"a": 1}')
     assert server.connections == 1
     assert len(server.requests) == 3
     await pool.close()
@@ -516,3 +516,14 @@ def test_insecure_https_endpoint_skips_verification() -> None:
 def test_endpoint_rejects_a_url_without_scheme() -> None:
     with pytest.raises(ValueError, match="not an http"):
         h1.endpoint("127.0.0.1:6443", True, None)
+
+
+async def test_an_answer_carries_its_retry_after_header(serve: Serve) -> None:
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return ok(extra="Retry-After: 7\r\n")
+
+    server = await serve(script)
+    pool = pool_for(server)
+    answer = await pool.round_trip("GET", get(), None)
+    assert (answer.status, answer.retry_after) == (200, "7")
+    await pool.close()

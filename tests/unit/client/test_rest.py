@@ -30,6 +30,7 @@ from asched.client.protocol import (
     failure_kind,
 )
 from asched.client.rest import RestClient, resource_of
+from asched.client.retry import RetryPolicy, retry_after_seconds
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -475,3 +476,168 @@ def test_failure_kind(error: Exception, kind: FailureKind | None) -> None:
 )
 def test_resource_of(path: str, resource: str) -> None:
     assert resource_of(path) == resource
+
+
+# ---- client-go's retries ------------------------------------------------------------------
+
+BINDING_PATH = "/api/v1/namespaces/ns/pods/p/binding"
+
+
+def answers(*replies: tuple[int, str | None]) -> Handler:
+    """A handler giving *replies* (status, Retry-After header) in turn, and the last one
+    again once they run out."""
+    script = list(replies)
+
+    async def handler(_: web.Request) -> web.StreamResponse:
+        status, retry_after = script.pop(0) if len(script) > 1 else script[0]
+        headers = {} if retry_after is None else {"Retry-After": retry_after}
+        body = {"kind": "Status", "code": status} if status >= 300 else {"kind": "Binding"}
+        return web.Response(
+            status=status, body=orjson.dumps(body), headers=headers, content_type=JSON_TYPE
+        )
+
+    return handler
+
+
+JSON_TYPE = "application/json"
+
+
+@dataclass
+class JumpingClock:
+    """A Clock whose sleeps end at once, moving its time on by their length: the retries'
+    waits are checked without taking any real time."""
+
+    t: float = 1000.0
+    slept: list[float] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.t
+
+    def wall(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += max(0.0, seconds)
+        await anyio.lowlevel.checkpoint()
+
+    async def wait(self, event: anyio.Event, seconds: float) -> bool:
+        if not event.is_set():
+            await self.sleep(seconds)
+        return event.is_set()
+
+
+def retrying_client(
+    server: FakeServer, lean: bool, clock: JumpingClock, failures: Failures | None = None
+) -> RestClient:
+    connection = Connection.from_token(server.url, "tok")
+    return RestClient(
+        connection, qps=-1, burst=0, clock=clock, lean_http=lean, failures=failures, timeout=60
+    )
+
+
+@pytest.mark.parametrize("lean", [True, False], ids=["h1", "aiohttp"])
+@pytest.mark.parametrize(
+    ("replies", "expected"),
+    [
+        pytest.param([(429, "3"), (429, "2"), (201, None)], ([3.0, 2.0], None), id="429-twice"),
+        pytest.param([(503, "1"), (201, None)], ([1.0], None), id="503-with-retry-after"),
+        pytest.param([(500, None)], ([], 500), id="500-without-retry-after-at-once"),
+        pytest.param([(429, None)], ([], 429), id="429-without-retry-after-at-once"),
+        pytest.param([(429, "soon")], ([], 429), id="retry-after-not-a-number"),
+        pytest.param([(409, "1")], ([], 409), id="409-never"),
+        pytest.param([(429, "0")], ([0.0] * 10, 429), id="gives-up-after-ten-retries"),
+        pytest.param([(429, "61")], ([], 429), id="no-wait-past-the-timeout"),
+    ],
+)
+async def test_429_and_5xx_with_retry_after_are_retried_like_client_go(
+    server: FakeServer,
+    lean: bool,
+    replies: list[tuple[int, str | None]],
+    expected: tuple[list[float], int | None],
+) -> None:
+    waits, status = expected
+    server.on("POST", BINDING_PATH, answers(*replies))
+    clock = JumpingClock()
+    failures = Failures()
+    async with retrying_client(server, lean, clock, failures) as client:
+        if status is None:
+            await client.bind("ns", "p", "u", "n1")
+        else:
+            with pytest.raises(ApiError) as raised:
+                await client.bind("ns", "p", "u", "n1")
+            assert raised.value.status == status
+
+    assert clock.slept == waits
+    assert len(server.seen) == len(waits) + 1
+    # Counted once, for the failure that reached the caller; never for a retry.
+    assert len(failures.seen) == (0 if status is None else 1)
+
+
+@pytest.mark.parametrize(
+    ("method", "broken", "retries", "wait"),
+    [
+        pytest.param("GET", True, 0, 1.0, id="broken-GET"),
+        pytest.param("GET", True, 10, None, id="broken-GET-eleventh"),
+        pytest.param("GET", False, 0, None, id="refused-GET"),
+        pytest.param("POST", True, 0, None, id="broken-POST"),
+        pytest.param("PATCH", True, 0, None, id="broken-PATCH"),
+        pytest.param("DELETE", True, 0, None, id="broken-DELETE"),
+    ],
+)
+def test_only_a_broken_get_is_retried_without_an_answer(
+    method: str, broken: bool, retries: int, wait: float | None
+) -> None:
+    error = TransportError("cut", broken=broken)
+    assert RetryPolicy().after_failure(method, error, retries) == wait
+
+
+@pytest.mark.parametrize(
+    ("lean", "waits"),
+    [
+        pytest.param(True, [1.0, 1.0], id="h1"),
+        # aiohttp replays an idempotent request once itself when its connection closes
+        # without an answer; our retry comes after that.
+        pytest.param(False, [1.0], id="aiohttp"),
+    ],
+)
+async def test_a_get_whose_connection_breaks_is_sent_again_a_post_is_not(
+    server: FakeServer, lean: bool, waits: list[float]
+) -> None:
+    cut = {"GET": 2, "POST": 1}
+
+    async def breaking(request: web.Request) -> web.StreamResponse:
+        if cut[request.method]:
+            cut[request.method] -= 1
+            assert request.transport is not None
+            request.transport.abort()  # after the request arrived: no answer at all
+        return web.json_response({"kind": "Node"})
+
+    server.on("GET", "/api/v1/nodes/n1", breaking)
+    server.on("POST", "/api/v1/nodes", breaking)
+    clock = JumpingClock()
+    async with retrying_client(server, lean, clock) as client:
+        node = await client.get("/api/v1/nodes/n1")
+        with pytest.raises(TransportError) as raised:
+            await client.request("POST", "/api/v1/nodes", body={})
+
+    assert node == {"kind": "Node"}
+    assert clock.slept == waits
+    assert raised.value.broken
+    assert [s.method for s in server.seen] == ["GET", "GET", "GET", "POST"]
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        pytest.param(None, None, id="absent"),
+        pytest.param("5", 5, id="seconds"),
+        pytest.param(" 0 ", 0, id="zero"),
+        pytest.param("1.5", None, id="fraction"),
+        pytest.param("Wed, 21 Oct 2026 07:28:00 GMT", None, id="http-date"),
+    ],
+)
+def test_retry_after_is_whole_seconds_as_client_go_reads_it(
+    header: str | None, seconds: int | None
+) -> None:
+    assert retry_after_seconds(header) == seconds

@@ -56,7 +56,7 @@ async def _get(ctx: ssl.SSLContext, port: int, server_hostname: str = "localhost
     endpoint = h1.Endpoint("127.0.0.1", port, ctx, server_hostname, "t")
     conn = await h1.connect(endpoint)
     try:
-        status, body = await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        status, body, _ = await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         assert (status, body) == (200, b"ok")
         assert conn.tls_object is not None
         return conn.tls_object.session_reused
