@@ -35,6 +35,7 @@ import anyio.to_thread
 import orjson
 import structlog
 
+from asched.client.protocol import REQUEST_ERRORS
 from asched.localcluster import ClusterClient, LocalCluster
 from benchmarks import ceiling, procstat
 from benchmarks.churn import Churn, ensure_priority_class
@@ -379,7 +380,10 @@ async def _measure(
         fraction = opts.scenario.restart_apiserver_at
         if fraction is not None and proc is not None and "outcome" not in result:
             restart = ApiServerRestart(
-                cluster, obs, max(1, int(opts.scenario.bound_target * fraction))
+                cluster,
+                obs,
+                max(1, int(opts.scenario.bound_target * fraction)),
+                live=lambda: _live(admin),
             )
             tg.start_soon(restart.run)
         streams = StreamStats()
@@ -448,6 +452,15 @@ async def _wait_for_end(
             return "scheduler-exited"
         await anyio.sleep(0.1)
     return "complete"
+
+
+async def _live(admin: ClusterClient) -> bool:
+    """Whether the API server answers /livez with 200 (the faults scenario's restart)."""
+    try:
+        status, _ = await admin.request_raw("GET", "/livez")
+    except REQUEST_ERRORS:
+        return False
+    return status == 200
 
 
 async def _apiserver_requests(admin: ClusterClient) -> dict[str, float]:
@@ -536,9 +549,13 @@ SUMMARY_KEYS = (
     "gang_bind_spread_p99_ms",
     # The faults scenario (recovery.py).
     "recovery_s",
-    "last_bind_after_kill_s",
     "first_bind_after_ready_s",
     "binds_per_s_10s_after_ready",
+    "first_bind_after_kill_s",
+    "last_bind_after_kill_s",
+    "live_after_kill_s",
+    "first_bind_after_live_s",
+    "last_bind_after_live_s",
     "apiserver_down_s",
 )
 
@@ -584,7 +601,12 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "latency_p99_s",
         ):
             ratios[f"asched/kube {key}"] = ratio(a[key], k[key])
-        for key in ("recovery_s", "last_bind_after_kill_s"):
+        for key in (
+            "recovery_s",
+            "first_bind_after_kill_s",
+            "last_bind_after_kill_s",
+            "last_bind_after_live_s",
+        ):
             if not math.isnan(a[key]) and not math.isnan(k[key]):
                 paired = paired_ratios(runs, Kind.ASCHED.value, Kind.KUBE.value, key)
                 ratios[f"asched/kube {key} paired median"] = median_or_nan(paired)
