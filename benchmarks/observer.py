@@ -38,6 +38,9 @@ class BindObserver:
     bound: dict[str, Binding] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     last_change: float = field(default_factory=time.time)
+    #: Pods seen on a second node after their first (name -> every node seen): a double
+    #: binding, as long as pod names are not reused within the namespace.
+    rebound: dict[str, list[str]] = field(default_factory=dict)
     _done: anyio.Event = field(default_factory=anyio.Event)
     _synced: anyio.Event = field(default_factory=anyio.Event)
     # (count, event): set once that many pods are bound (wait_bound).
@@ -63,7 +66,12 @@ class BindObserver:
         if name not in self.labels:
             self.labels[name] = meta.get("labels") or {}
         node = (pod.get("spec") or {}).get("nodeName")
-        if node and name not in self.bound:
+        first = self.bound.get(name)
+        if node and first is not None and node != first.node:
+            seen = self.rebound.setdefault(name, [first.node])
+            if node not in seen:
+                seen.append(node)
+        if node and first is None:
             self.bound[name] = Binding(node, at)
             self.last_change = at
             if len(self.bound) >= self.expected:

@@ -39,6 +39,14 @@ def peak_rss_bytes(pid: int) -> int:
     raise ValueError(f"no VmHWM in /proc/{pid}/status")
 
 
+def rss_bytes(pid: int) -> int:
+    """VmRSS: the resident set size *pid* has now."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(f"no VmRSS in /proc/{pid}/status")
+
+
 def usage(pid: int) -> ProcUsage:
     return ProcUsage(cpu_seconds(pid), peak_rss_bytes(pid))
 

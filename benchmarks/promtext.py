@@ -34,6 +34,18 @@ class Histogram:
             self.sum - earlier.sum,
         )
 
+    def plus(self, other: Histogram) -> Histogram:
+        """Both histograms' observations (same metric, same buckets): the soak adds up
+        the spans of one window that two scheduler processes served."""
+        if self.bounds != other.bounds:
+            raise ValueError("histograms have different buckets")
+        return Histogram(
+            self.bounds,
+            tuple(a + b for a, b in zip(self.cumulative, other.cumulative, strict=True)),
+            self.total + other.total,
+            self.sum + other.sum,
+        )
+
     def max_bound(self) -> float:
         """The upper bound of the bucket holding the largest observation (0.0 without any;
         the highest finite bound when it is in the +Inf bucket, as quantile says)."""

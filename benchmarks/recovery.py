@@ -4,8 +4,10 @@ fast the scheduler recovers from it (issue "Control-plane faults").
 Once `fraction` of the run's pods are bound, `ApiServerRestart.run` kills kube-apiserver
 and starts it again at once on the same port with the same etcd
 (LocalCluster.restart_apiserver), and records when it was killed, when the new process
-first answered /livez with 200 (it serves requests from then on), and when it answered
-/readyz. `summary` then reports, from the binds the observer saw:
+first served a read from storage (GET the default namespace: 200), and when it answered
+/readyz. (/livez is no earlier mark: in a trial run it answered 200 no sooner than
+/readyz, while the server was already serving requests.) `summary` then reports, from
+the binds the observer saw:
 - `recovery_s`: from the restarted API server's readyz to the last bind of the run;
 - `binds_10s_after_ready`: binds in the 10 s after that readyz, and per second;
 - `first_bind_after_ready_s`: from readyz to the first bind after it;
@@ -13,9 +15,9 @@ first answered /livez with 200 (it serves requests from then on), and when it an
   process's start (it is started as soon as the old one is reaped), to the first bind after
   it and the last bind of the run. readyz comes 15-20 s after the kill on this machine,
   after every bind, so these two always exist;
-- `live_after_kill_s`, `first_bind_after_live_s`, `last_bind_after_live_s`: the same from
-  the new process's first /livez 200, which separates the server's own start-up (etcd
-  client, storage, informers) from the scheduler's recovery.
+- `serving_after_kill_s`, `first_bind_after_serving_s`, `last_bind_after_serving_s`: the
+  same from the new process's first served read, which separates the server's own
+  start-up from the scheduler's recovery.
 A run ends only after the restarted server has answered /readyz.
 The same fault at the same point for every scheduler of a command, so the numbers pair.
 """
@@ -36,8 +38,8 @@ from benchmarks.observer import Binding, BindObserver
 log = structlog.get_logger(__name__)
 
 WINDOW_S = 10.0
-# How often the restarted server's /livez is asked while it starts.
-LIVE_POLL_S = 0.05
+# How often the restarted server is asked whether it serves, while it starts.
+SERVING_POLL_S = 0.05
 
 
 @dataclass(slots=True)
@@ -46,10 +48,10 @@ class ApiServerRestart:
     observer: BindObserver
     #: Restart once this many pods are bound.
     after_bound: int
-    #: Whether the API server answers /livez with 200 (False while it cannot be reached).
-    live: Callable[[], Awaitable[bool]]
+    #: Whether the API server serves a read (False while it cannot be reached).
+    serving: Callable[[], Awaitable[bool]]
     killed_at: float = 0.0
-    live_at: float = 0.0
+    serving_at: float = 0.0
     ready_at: float = 0.0
     done: anyio.Event = field(default_factory=anyio.Event)
 
@@ -57,27 +59,27 @@ class ApiServerRestart:
         await self.observer.wait_bound(self.after_bound)
         self.killed_at = time.time()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch_live)
+            tg.start_soon(self._watch_serving)
             await self.cluster.restart_apiserver()
             self.ready_at = time.time()
             tg.cancel_scope.cancel()
-        if not self.live_at:
-            self.live_at = self.ready_at  # live no later than ready
+        if not self.serving_at:
+            self.serving_at = self.ready_at  # serving no later than ready
         self.done.set()
         log.info(
             "apiserver_restart_done",
             bound_before=len(self.observer.bound),
-            live_s=round(self.live_at - self.killed_at, 2),
+            serving_s=round(self.serving_at - self.killed_at, 2),
             down_s=round(self.ready_at - self.killed_at, 2),
         )
 
-    async def _watch_live(self) -> None:
+    async def _watch_serving(self) -> None:
         # The old process may answer until it is reaped: the first probe comes after the
         # kill, which restart_apiserver does before anything else (SIGKILL and wait).
         while True:
-            await anyio.sleep(LIVE_POLL_S)
-            if await self.live():
-                self.live_at = time.time()
+            await anyio.sleep(SERVING_POLL_S)
+            if await self.serving():
+                self.serving_at = time.time()
                 return
 
 
@@ -100,17 +102,17 @@ def summary(restart: ApiServerRestart, bound: Mapping[str, Binding]) -> dict[str
         out["first_bind_after_ready_s"] = after[0] - ready
     # kube-apiserver serves requests before its /readyz says so (post-start hooks and
     # caches warm up behind it), so a run can also end before readyz: the times from the
-    # kill (the new process's start) and from its first /livez are the figures that
-    # always exist.
+    # kill (the new process's start) and from its first served read are the figures
+    # that always exist.
     last = max(b.at for b in bound.values())
     out["last_bind_after_kill_s"] = last - restart.killed_at
     since_kill = [b.at for b in bound.values() if b.at >= restart.killed_at]
     if since_kill:
         out["first_bind_after_kill_s"] = min(since_kill) - restart.killed_at
-    live = restart.live_at
-    out["live_after_kill_s"] = live - restart.killed_at
-    since_live = [t for t in since_kill if t >= live]
-    if since_live:
-        out["first_bind_after_live_s"] = min(since_live) - live
-        out["last_bind_after_live_s"] = last - live
+    serving = restart.serving_at
+    out["serving_after_kill_s"] = serving - restart.killed_at
+    since_serving = [t for t in since_kill if t >= serving]
+    if since_serving:
+        out["first_bind_after_serving_s"] = min(since_serving) - serving
+        out["last_bind_after_serving_s"] = last - serving
     return out

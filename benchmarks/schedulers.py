@@ -20,7 +20,7 @@ import socket
 import ssl
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,8 +170,11 @@ class SchedulerProcess:
         work_dir: Path,
         admin_kubeconfig: Path,
         scheduler_kubeconfig: Path,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.kind = kind
+        # Appended to the command line (the soak asks asched for JSON logs).
+        self._extra_args = list(extra_args)
         self.port = free_port()
         self.work_dir = work_dir
         self.log_path = work_dir / f"{kind}.log"
@@ -213,6 +216,7 @@ class SchedulerProcess:
                 "--no-leader-elect",
                 "--log-level",
                 "warning",
+                *self._extra_args,
             ]
         return [
             str(find_binaries().kube_scheduler),
@@ -228,6 +232,7 @@ class SchedulerProcess:
                 if self._setup.native_gang
                 else []
             ),
+            *self._extra_args,
         ]
 
     async def start(self) -> None:

@@ -10,7 +10,9 @@ cancelled half-way, because each step registers its undo on one exit stack as it
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -265,16 +267,29 @@ class LocalCluster:
 
         await self._wait_scheduler_authorized()
 
-    async def restart_apiserver(self, down_for: float = 0.0, *, ready_within: float = 60.0) -> None:
+    async def restart_apiserver(
+        self,
+        down_for: float = 0.0,
+        *,
+        ready_within: float = 60.0,
+        extra_args: Sequence[str] = (),
+        before_start: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         """SIGKILL kube-apiserver, wait `down_for` seconds, start it again on the same port
         with the same certificates and etcd, and return once it answers /readyz: a crash
-        and a restart by its supervisor, for fault tests. Call it on the loop that started
-        the cluster (the processes belong to it)."""
+        and a restart by its supervisor, for fault tests. *extra_args* are appended to its
+        flags for this start only (a later flag wins, e.g. ``--watch-cache=false``);
+        *before_start* runs while it is down (e.g. `compact_etcd`). Call it on the loop
+        that started the cluster (the processes belong to it)."""
         await self._processes[comp.APISERVER].kill()
         log.info("apiserver_killed", server=self.server)
         await anyio.sleep(down_for)
+        if before_start is not None:
+            await before_start()
         began = time.monotonic()
-        await self._run(comp.APISERVER, self._argv)
+        argv = dict(self._argv)
+        argv[comp.APISERVER] = [*self._argv[comp.APISERVER], *extra_args]
+        await self._run(comp.APISERVER, argv)
         admin = {"Authorization": f"Bearer {self._admin.token}"}
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=False),
@@ -285,6 +300,36 @@ class LocalCluster:
                     comp.APISERVER, lambda: _probe(http, f"{self.server}/readyz", admin)
                 )
         log.info("apiserver_restarted", seconds=round(time.monotonic() - began, 2))
+
+    async def pause_etcd(self, seconds: float) -> None:
+        """SIGSTOP etcd for *seconds*, then SIGCONT it (also when cancelled): a stalled
+        disk or a stopped VM, for fault tests. kube-apiserver keeps running and its
+        requests hang or time out meanwhile."""
+        pid = self._processes[comp.ETCD].pid
+        os.kill(pid, signal.SIGSTOP)
+        log.info("etcd_paused", pid=pid, seconds=seconds)
+        try:
+            await anyio.sleep(seconds)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+            log.info("etcd_resumed", pid=pid)
+
+    async def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (its JSON gateway's
+        KV.Range and KV.Compact) and return that revision: a watch that resumes from an
+        older resourceVersion, with kube-apiserver's watch cache off, is then answered
+        410 Gone and must relist."""
+        base = self.layout.etcd_url
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+            # Any key: the answer's header carries the store's current revision.
+            async with http.post(f"{base}/v3/kv/range", json={"key": "AA=="}) as resp:
+                resp.raise_for_status()
+                revision = int((await resp.json())["header"]["revision"])
+            body = {"revision": revision, "physical": True}
+            async with http.post(f"{base}/v3/kv/compaction", json=body) as resp:
+                resp.raise_for_status()
+        log.info("etcd_compacted", revision=revision)
+        return revision
 
     async def _run(self, name: str, argv: Mapping[str, Sequence[str]]) -> None:
         assert self._stack is not None

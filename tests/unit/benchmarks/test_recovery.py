@@ -9,13 +9,13 @@ from benchmarks.recovery import ApiServerRestart, summary
 from benchmarks.scenarios import SCENARIOS, Params
 
 
-async def never_live() -> bool:
+async def never_serving() -> bool:
     return False
 
 
-def restart(killed: float, ready: float, live: float = 0.0) -> ApiServerRestart:
-    r = ApiServerRestart(cluster=None, observer=None, after_bound=1, live=never_live)  # type: ignore[arg-type]
-    r.killed_at, r.ready_at, r.live_at = killed, ready, live or ready
+def restart(killed: float, ready: float, serving: float = 0.0) -> ApiServerRestart:
+    r = ApiServerRestart(cluster=None, observer=None, after_bound=1, serving=never_serving)  # type: ignore[arg-type]
+    r.killed_at, r.ready_at, r.serving_at = killed, ready, serving or ready
     return r
 
 
@@ -36,17 +36,17 @@ def test_recovery_is_from_readyz_to_the_last_bind() -> None:
     assert got["binds_per_s_10s_after_ready"] == 0.2
 
 
-def test_from_the_kill_and_from_livez_when_readyz_comes_after_every_bind() -> None:
+def test_from_the_kill_and_from_the_first_served_read_when_readyz_comes_after_every_bind() -> None:
     got: dict[str, Any] = summary(
-        restart(100.0, 118.0, live=102.5), binds(98.0, 101.0, 103.0, 104.0, 110.0)
+        restart(100.0, 118.0, serving=102.5), binds(98.0, 101.0, 103.0, 104.0, 110.0)
     )
     assert "recovery_s" not in got
     assert got["binds_10s_after_ready"] == 0
     assert got["first_bind_after_kill_s"] == 1.0  # the bind the old server answered
     assert got["last_bind_after_kill_s"] == 10.0
-    assert got["live_after_kill_s"] == 2.5
-    assert got["first_bind_after_live_s"] == 0.5
-    assert got["last_bind_after_live_s"] == 7.5
+    assert got["serving_after_kill_s"] == 2.5
+    assert got["first_bind_after_serving_s"] == 0.5
+    assert got["last_bind_after_serving_s"] == 7.5
 
 
 def test_no_restart_no_numbers() -> None:
