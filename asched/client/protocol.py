@@ -6,7 +6,8 @@ rest.py); tests may implement it in memory for unit tests only.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Iterator, Mapping
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -145,6 +146,27 @@ def failure_kind(exc: BaseException) -> FailureKind | None:
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (TransportError, OSError)
 # Every way a request can fail that is not a bug (failure_kind is not None for each).
 REQUEST_ERRORS: tuple[type[Exception], ...] = (RequestError, OSError)
+
+
+@contextlib.contextmanager
+def request_context(what: str) -> Iterator[None]:
+    """A request failure raised inside carries *what* was being done (as an exception
+    note), so a caller that lets it propagate still says where it failed: its message
+    (`failure_message`) reads "<what>: <error>", as Go's fmt.Errorf("...: %w", err)."""
+    try:
+        yield
+    except REQUEST_ERRORS as exc:
+        exc.add_note(what)
+        raise
+
+
+def failure_message(exc: BaseException) -> str:
+    """A request failure's text for a Status: the API server's message (or the transport
+    error's), after the contexts `request_context` added, outermost first."""
+    message = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
+    for note in getattr(exc, "__notes__", ()):
+        message = f"{note}: {message}"
+    return message
 
 
 def failure_fields(exc: BaseException) -> dict[str, str]:

@@ -17,7 +17,7 @@ import structlog
 
 from asched.base.clock import Clock
 from asched.base.errors import report_unexpected
-from asched.client.protocol import ApiError, failure_fields
+from asched.client.protocol import failure_fields, failure_message
 from asched.framework.services import SchedulerServices
 from asched.framework.status import Code, Status
 
@@ -94,8 +94,7 @@ class RuntimeBase:
         No stack, no asched_unexpected_errors_total: plugins raise such failures rather
         than each catching them."""
         log.warning("plugin_request_failed", plugin=plugin, **where, **failure_fields(exc))
-        message = exc.message if isinstance(exc, ApiError) and exc.message else str(exc)
-        return Status(Code.ERROR, (message,), plugin, exc)
+        return Status(Code.ERROR, (failure_message(exc),), plugin, exc)
 
     def _evaluated(self, plugin: str, point: str, count: int) -> None:
         m = self._services.metrics

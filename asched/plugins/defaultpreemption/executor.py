@@ -45,7 +45,7 @@ import structlog
 
 from asched.api import Pod
 from asched.api.meta import rfc3339
-from asched.client.protocol import ApiError, TransportError, failure_fields
+from asched.client.protocol import REQUEST_ERRORS, ApiError, failure_fields
 from asched.framework.handle import Handle
 from asched.framework.status import Code, Status
 from asched.plugins.defaultpreemption.candidates import Candidate
@@ -173,7 +173,7 @@ class Executor:
                 self._last_victim[uid] = (last.namespace, last.name)
                 try:
                     last_in_memory = await self._preempt(node, preemptor, last, by)
-                except (ApiError, TransportError) as exc:
+                except REQUEST_ERRORS as exc:
                     self._log_failure(preemptor, last, node, exc)
                     failed = True
         finally:
@@ -203,7 +203,7 @@ class Executor:
                 for victim in todo:
                     try:
                         await self._preempt(node, preemptor, victim, by)
-                    except (ApiError, TransportError) as exc:
+                    except REQUEST_ERRORS as exc:
                         self._log_failure(preemptor, victim, node, exc)
                         failures.append(Status(Code.ERROR, (str(exc),), self._plugin, exc))
                         tg.cancel_scope.cancel()
@@ -308,7 +308,7 @@ class Executor:
                     body={"metadata": {"uid": p.uid}, "status": {"nominatedNodeName": None}},
                     content_type=STRATEGIC_MERGE_PATCH,
                 )
-            except (ApiError, TransportError) as exc:
+            except REQUEST_ERRORS as exc:
                 log.warning(
                     "clear_nominated_node_failed", pod=p.key, node=node, **failure_fields(exc)
                 )

@@ -51,7 +51,7 @@ from asched.api.dra import (
     ResourceSlice,
 )
 from asched.api.pod import Pod
-from asched.client.protocol import ApiError
+from asched.client.protocol import request_context
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
@@ -381,17 +381,13 @@ class DynamicResources(
             holders = claim.reserved_for
             if holders and not (len(holders) == 1 and holders[0].uid == pod.uid):
                 continue
-            try:
-                await deallocate_claim(self._handle.client, claim)
-            except ApiError as exc:
-                return None, error(exc.message, NAME)
+            # A failed write (a RequestError) propagates: the framework's PostFilter runner
+            # classifies it, logs it once and returns Go's statusError (the error's text).
+            await deallocate_claim(self._handle.client, claim)
             log.debug("claim_deallocated", pod=pod.key, claim=claim.key)
             return None, unschedulable(MSG_DEALLOCATED, plugin=NAME)
         if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
-            try:
-                await delete_claim(self._handle.client, extended)
-            except ApiError as exc:
-                return None, error(exc.message, NAME)
+            await delete_claim(self._handle.client, extended)
             self.tracker.forget(extended.uid)
             return None, unschedulable(MSG_DELETED, plugin=NAME)
         return None, unschedulable(plugin=NAME)
@@ -491,19 +487,18 @@ class DynamicResources(
                 continue
             client = self._handle.client
             claim = current
-            try:
-                if is_extended and current.name == SPECIAL_CLAIM_NAME:
-                    made = s.node_extended.get(node_name)
-                    if made is None:
-                        return error(
-                            f"extended resource claim not found for node {node_name}", NAME
-                        )
+            if is_extended and current.name == SPECIAL_CLAIM_NAME:
+                made = s.node_extended.get(node_name)
+                if made is None:
+                    return error(f"extended resource claim not found for node {node_name}", NAME)
+                with request_context(f"creating claim for extended resources of {pod.key}"):
                     claim = await create_claim(client, claim_manifest(pod, made[0].requests))
-                    self.tracker.created(claim)
-                    s.claims[index] = claim
+                self.tracker.created(claim)
+                s.claims[index] = claim
+            # A failed write propagates with what was being written (Go's bindClaim wraps
+            # its errors alike): the framework's PreBind runner classifies it.
+            with request_context(f"binding claim {claim.key}"):
                 stored = await bind_claim(client, claim, pod, allocation, self._handle.clock.wall())
-            except ApiError as exc:
-                return error(f"binding claim {claim.key}: {exc.message}", NAME)
             self.tracker.assume(stored)
             # Unreserve works on the claim as written (Go's state.claims.set).
             s.claims[index] = stored
@@ -517,7 +512,7 @@ class DynamicResources(
                     await patch_extended_claim_status(
                         client, pod, stored.name, [m.json() for m in mapped]
                     )
-                except (ApiError, ValueError) as exc:
+                except ValueError as exc:  # no mappings: nothing was sent
                     return error(str(exc), NAME)
         if not has_binding_conditions(s.claims):
             return None

@@ -6,7 +6,7 @@ import anyio
 import pytest
 import structlog
 
-from asched.client.protocol import ApiError, TransportError
+from asched.client.protocol import ApiError, TransportError, request_context
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Code
@@ -266,6 +266,22 @@ async def test_bind_request_failure_is_an_error_status_not_a_crash(
     assert (
         metrics.registry.get_sample_value("asched_unexpected_errors_total", {"component": "plugin"})
         is None
+    )
+
+
+async def test_a_request_failure_keeps_the_context_the_plugin_gave_it() -> None:
+    # DynamicResources lets a failed claim write propagate inside request_context, as Go's
+    # bindClaim wraps its errors: the Status still says which claim.
+    fwk = framework(binders=("RaisingBinder",))
+    with pytest.raises(ApiError) as raised, request_context("binding claim ns/c"):
+        raise ApiError(409, "Conflict", "the object has been modified")
+    fwk.plugins["RaisingBinder"].error = raised.value  # type: ignore[attr-defined]
+
+    st = await fwk.run_bind(CycleState(), make_pod("p").obj(), "n1")
+
+    assert st is not None
+    assert st.message() == (
+        'running Bind plugin "RaisingBinder": binding claim ns/c: the object has been modified'
     )
 
 

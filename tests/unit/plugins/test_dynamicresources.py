@@ -17,7 +17,7 @@ from asched.api.dra import (
     decode_resource_slice,
 )
 from asched.api.errors import DecodeError
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, TransportError, failure_message
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
@@ -896,19 +896,52 @@ async def test_post_filter_leaves_a_claim_another_pod_holds() -> None:
     assert w.client.patches == []
 
 
-async def test_post_filter_reports_a_failed_deallocation_as_an_error() -> None:
-    class Refusing(RecordingClient):
-        async def request(self, method: str, path: str, **kw: Any) -> Any:
-            raise ApiError(409, "Conflict", 'resourceclaims "c": the object has been modified')
+class Refusing(RecordingClient):
+    """Every request fails with `error`."""
 
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    async def request(self, method: str, path: str, **kw: Any) -> Any:
+        raise self.error
+
+
+CLAIM_WRITE_FAILURES = [
+    pytest.param(
+        ApiError(409, "Conflict", 'resourceclaims "c": the object has been modified'), id="409"
+    ),
+    pytest.param(TransportError("PATCH c: connection closed"), id="transport"),
+]
+
+
+@pytest.mark.parametrize("failure", CLAIM_WRITE_FAILURES)
+async def test_post_filter_lets_a_failed_deallocation_reach_the_framework(
+    failure: Exception,
+) -> None:
+    # The framework's PostFilter runner classifies it (kind, count, one warning) and returns
+    # Go's statusError with the error's text; the plugin catches nothing itself.
     w = World(claims=(_allocated_elsewhere(),))
-    w.handle._client = Refusing()
-    st = await _post_filter(w, claim_pod())
-    assert st is not None
-    assert (st.code, st.message()) == (
-        Code.ERROR,
-        'resourceclaims "c": the object has been modified',
+    w.handle._client = Refusing(failure)
+    with pytest.raises(type(failure)) as raised:
+        await _post_filter(w, claim_pod())
+    assert raised.value is failure
+    assert failure_message(failure) == (
+        failure.message if isinstance(failure, ApiError) else str(failure)
     )
+
+
+@pytest.mark.parametrize("failure", CLAIM_WRITE_FAILURES)
+async def test_pre_bind_lets_a_failed_claim_write_reach_the_framework_with_the_claim(
+    failure: Exception,
+) -> None:
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
+    w.handle._client = Refusing(failure)
+    with pytest.raises(type(failure)) as raised:
+        await w.plugin.pre_bind(state, pod, "n1")
+    assert failure_message(raised.value).startswith("binding claim default/c: ")
 
 
 async def test_post_filter_of_a_pod_without_claims_has_nothing_to_say() -> None:
