@@ -127,9 +127,12 @@ class Churn:
 
     async def _delete_live(self) -> None:
         while self._live:
-            path = self._live.pop()
+            # Forgotten only once deleted: a run resumed after a failed delete (the soak
+            # runs this loop through control-plane faults) deletes it again.
+            path = self._live[-1]
             try:
                 await self._admin.delete(path, params={"gracePeriodSeconds": "0"})
             except ApiError as err:
                 if err.status != 404:
                     raise
+            self._live.pop()

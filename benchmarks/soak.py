@@ -238,9 +238,10 @@ class Soak:
             self.created.remove(name)
 
     async def mixed_churn(self) -> None:
-        """benchmarks/churn.py's recreate loop, resumed after a fault cut it."""
+        """benchmarks/churn.py's recreate loop, resumed after a fault cut it (the same
+        Churn, so what it made before the cut is deleted after it)."""
+        churn = Churn(self.admin, NAMESPACE, SCHEDULER_NAMES[Kind.ASCHED])
         while True:
-            churn = Churn(self.admin, NAMESPACE, SCHEDULER_NAMES[Kind.ASCHED])
             try:
                 await churn.run()
             except REQUEST_ERRORS as exc:

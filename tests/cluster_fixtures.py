@@ -10,9 +10,11 @@ command; only ASCHED_SKIP_INTEGRATION=1 skips these tests.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
@@ -50,16 +52,29 @@ def cluster(control_plane: tuple[BlockingPortal, LocalCluster]) -> LocalCluster:
     return control_plane[1]
 
 
+class RestartApiServer(Protocol):
+    async def __call__(
+        self, down_for: float = 0.0, *, extra_args: Sequence[str] = (), compact: bool = False
+    ) -> None: ...
+
+
 @pytest.fixture
-def restart_apiserver(
-    control_plane: tuple[BlockingPortal, LocalCluster],
-) -> Callable[[float], Awaitable[None]]:
+def restart_apiserver(control_plane: tuple[BlockingPortal, LocalCluster]) -> RestartApiServer:
     """`await restart_apiserver(down_for)`: SIGKILL the session's kube-apiserver and start
-    it again on the same port (LocalCluster.restart_apiserver, run on the cluster's loop)."""
+    it again on the same port (LocalCluster.restart_apiserver, run on the cluster's loop).
+    *extra_args* are added for that start only; *compact* compacts etcd while it is down."""
     portal, local = control_plane
 
-    async def restart(down_for: float) -> None:
-        await anyio.to_thread.run_sync(lambda: portal.call(local.restart_apiserver, down_for))
+    async def restart(
+        down_for: float = 0.0, *, extra_args: Sequence[str] = (), compact: bool = False
+    ) -> None:
+        call = functools.partial(
+            local.restart_apiserver,
+            down_for,
+            extra_args=extra_args,
+            before_start=local.compact_etcd if compact else None,
+        )
+        await anyio.to_thread.run_sync(lambda: portal.call(call))
 
     return restart
 
