@@ -61,6 +61,7 @@ from benchmarks import procstat
 from benchmarks.churn import Churn, ensure_priority_class
 from benchmarks.observer import BindObserver
 from benchmarks.promtext import Histogram, parse_histogram
+from benchmarks.runner import export_asched
 from benchmarks.schedulers import (
     SCHEDULER_NAMES,
     ClientLimits,
@@ -135,6 +136,9 @@ class Soak:
     limits: ClientLimits
     population: int
     replace_per_s: int
+    #: Run asched from this frozen copy (runner.export_asched), so edits made to the
+    #: checkout during the hour do not reach the process the asched fault restarts.
+    asched_src: Path | None = None
     started: float = 0.0
     proc: SchedulerProcess | None = None
     rss: list[tuple[float, int, int]] = field(default_factory=list)  # (s, pid, bytes)
@@ -149,7 +153,7 @@ class Soak:
     async def start_asched(self) -> None:
         proc = SchedulerProcess(
             Kind.ASCHED,
-            SchedulerSetup(self.limits),
+            SchedulerSetup(self.limits, asched_src=self.asched_src),
             work_dir=self.work_dir,
             admin_kubeconfig=self.cluster.admin_kubeconfig,
             scheduler_kubeconfig=self.cluster.scheduler_kubeconfig,
@@ -363,6 +367,7 @@ async def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     plan = schedule(duration, args.fault_every)
     work_dir: Path = args.work_dir
     document: dict[str, Any] = {
+        "asched_ref": args.asched_ref,
         "minutes": args.minutes,
         "nodes": args.nodes,
         "population": args.pods,
@@ -379,7 +384,12 @@ async def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         async with cluster.admin_client(connections=64, timeout=30) as admin:
             await create_namespace(admin, NAMESPACE)
             await ensure_priority_class(admin)
-            soak = Soak(cluster, admin, work_dir, ClientLimits(500, 1000), args.pods, args.replace)
+            src = None
+            if args.asched_ref:
+                src = await export_asched(args.asched_ref, work_dir / "asched-src")
+            soak = Soak(
+                cluster, admin, work_dir, ClientLimits(500, 1000), args.pods, args.replace, src
+            )
             observer = BindObserver(admin, NAMESPACE, expected=sys.maxsize)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(observer.run)
@@ -440,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--replace", type=int, default=10, help="pods replaced per second")
     parser.add_argument("--fault-every", type=float, default=300.0)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--asched-ref", default=None, help="run asched from this commit (or 'worktree')"
+    )
     args = parser.parse_args(argv)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     args.work_dir = args.out / f"soak-{args.nodes}n-{args.pods}p-{stamp}"
