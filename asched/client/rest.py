@@ -40,7 +40,7 @@ import contextlib
 import errno
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -289,23 +289,16 @@ class RestClient:
             self._header_cache.clear()
             self._head_cache.clear()
 
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        params: Mapping[str, str] | None,
-        data: bytes | None,
-        content_type: str | None,
+    async def _retrying(
+        self, method: str, attempt: Callable[[], Awaitable[h1.Answer]]
     ) -> tuple[int, bytes]:
-        """(status, body) of one request, retried as client-go retries it
+        """(status, body) of *attempt*, sent again as client-go retries a request
         (asched.client.retry; the rules are there)."""
         give_up = self._clock.now() + self._total_timeout
         retries = 0
         while True:
             try:
-                status, body, retry_after = await self._attempt(
-                    method, path, params, data, content_type
-                )
+                status, body, retry_after = await attempt()
             except TransportError as exc:
                 wait = self._retry.after_failure(method, exc, retries)
                 if wait is None or self._clock.now() + wait > give_up:
@@ -319,10 +312,10 @@ class RestClient:
             retries += 1
             # client-go logs each retry at V(4): routine, and counted by the caller's
             # failure once if the last attempt fails too.
-            log.debug("request_retry", method=method, path=path, kind=reason, wait_s=wait)
+            log.debug("request_retry", method=method, kind=reason, wait_s=wait)
             await self._clock.sleep(wait)
 
-    async def _attempt(
+    async def _send(
         self,
         method: str,
         path: str,
@@ -330,6 +323,7 @@ class RestClient:
         data: bytes | None,
         content_type: str | None,
     ) -> h1.Answer:
+        """One attempt: wait for the token bucket, send, read the answer."""
         await self._limiter.acquire()
         await self._refresh_token()
         if self._lean:
@@ -392,8 +386,9 @@ class RestClient:
             data = bytes(body)
         else:
             data, content_type = self._encode_body(body, content_type)
-        status, raw = await self._send(
-            method, path, params, data, content_type if data is not None else None
+        sent_type = content_type if data is not None else None
+        status, raw = await self._retrying(
+            method, lambda: self._send(method, path, params, data, sent_type)
         )
         if status >= 300:
             raise error_from_response(status, raw, method=method, path=path)
@@ -417,7 +412,7 @@ class RestClient:
     ) -> tuple[int, bytes]:
         """(status, body) of a body-less request, undecoded and not raising on non-2xx:
         for endpoints that answer plain text (/readyz, /livez)."""
-        return await self._send(method, path, params, None, None)
+        return await self._retrying(method, lambda: self._send(method, path, params, None, None))
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a v1 Binding; the uid precondition makes a recreated namesake pod fail."""
@@ -431,7 +426,9 @@ class RestClient:
         data, content_type = self._encode_body(body, JSON)
         try:
             # The answer (a Status) carries nothing we use; it is read but not decoded.
-            status, raw = await self._send("POST", path, None, data, content_type)
+            status, raw = await self._retrying(
+                "POST", lambda: self._send("POST", path, None, data, content_type)
+            )
             if status >= 300:
                 raise error_from_response(status, raw, method="POST", path=path)
         except RequestError as exc:
