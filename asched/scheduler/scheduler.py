@@ -261,7 +261,7 @@ class Scheduler:
             limiter=asyncio.Semaphore(options.max_concurrent_binds),
             metrics=metrics,
             nominate=self.status_writer.set_nominated,
-            withdraw_nomination=self.status_writer.withdraw_nomination,
+            before_binding=self.status_writer.before_binding,
             extenders=self.extenders,
         )
 
