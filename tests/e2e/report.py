@@ -27,6 +27,8 @@ class SpecResult:
     state: str
     seconds: float
     message: str = ""
+    #: How often ginkgo ran it (more than 1 only under --ginkgo.flake-attempts).
+    attempts: int = 1
 
 
 def spec_name(report: Mapping[str, object]) -> str:
@@ -57,6 +59,7 @@ def read_report(path: Path) -> list[SpecResult]:
                     # ginkgo writes durations in nanoseconds.
                     seconds=float(spec.get("RunTime", 0)) / 1e9,
                     message=str(failure.get("Message", "")),
+                    attempts=max(1, int(spec.get("NumAttempts") or 1)),
                 )
             )
     return results
@@ -88,15 +91,17 @@ def compare(asched: Iterable[SpecResult], kube: Iterable[SpecResult]) -> list[Ro
 
 def _cell(result: SpecResult | None) -> str:
     if result is None:
-        return f"{MISSING:>16}"
-    return f"{result.state:>9} {result.seconds:5.1f}s"
+        return f"{MISSING:>18}"
+    # A spec that passed only on a later attempt says so: "passed*2".
+    retried = f"*{result.attempts}" if result.attempts > 1 else ""
+    return f"{result.state + retried:>11} {result.seconds:5.1f}s"
 
 
 def render_table(rows: Sequence[Row]) -> str:
     """A plain-text table: asched's and kube-scheduler's state and run time per spec, a
     mark on every regression, then the totals."""
     prefix = "[sig-scheduling] "
-    lines = [f"{'asched':>16}  {'kube-scheduler':>16}    spec"]
+    lines = [f"{'asched':>18}  {'kube-scheduler':>18}    spec"]
     for row in rows:
         mark = "!!" if row.regression else "  "
         name = row.name.removeprefix(prefix)
