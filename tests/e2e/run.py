@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -44,7 +46,8 @@ SCHEDULERS = (ASCHED, KUBE)
 #: (root-ca-certificate-publisher; framework.go, Framework.BeforeEach), and deletes the
 #: namespace after the spec (namespace, garbage-collector); the specs create ReplicaSets,
 #: ReplicationControllers, Deployments, StatefulSets, Jobs and DaemonSets, and preemption
-#: reads PodDisruptionBudgets whose status the disruption controller keeps.
+#: reads PodDisruptionBudgets whose status the disruption controller keeps. The PodGroup
+#: API spec deletes a PodGroup, which waits for podgroup-protection to lift its finalizer.
 E2E_CONTROLLERS = (
     "serviceaccount-controller",
     "serviceaccount-token-controller",
@@ -58,6 +61,7 @@ E2E_CONTROLLERS = (
     "job-controller",
     "daemonset-controller",
     "disruption-controller",
+    "podgroup-protection-controller",
 )
 
 #: Two zones of two nodes each: the Multi-AZ specs need at least two zones, the
@@ -101,6 +105,54 @@ def e2e_nodes() -> list[NodeSpec]:
         for zone in ZONES
         for i in range(NODES_PER_ZONE)
     ]
+
+
+#: The node agents upstream's suite expects on every schedulable node (requiredPerNodePods
+#: in test/e2e/framework/node/wait.go). Without them the preemption specs' BeforeEach
+#: (WaitForTotalHealthy) polls for its full minute before going on, for every spec.
+NODE_AGENTS = ("kube-proxy", "fluentd-elasticsearch", "node-problem-detector")
+SYSTEM_NAMESPACE = "kube-system"
+#: How long the node agents may take to run on every node.
+AGENTS_TIMEOUT = 120
+
+
+def node_agent(name: str) -> dict[str, Any]:
+    """A DaemonSet of pause pods standing in for a node agent: no requests, so they change
+    no spec's arithmetic, and system-node-critical priority, as a real kube-proxy has, so
+    no spec's preemption picks them as victims."""
+    labels = {"k8s-app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "priorityClassName": "system-node-critical",
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": name, "image": "registry.k8s.io/pause:3.10.2"}],
+                },
+            },
+        },
+    }
+
+
+async def start_node_agents(cluster: LocalCluster, nodes: int) -> None:
+    """Create the agents' DaemonSets and wait until each runs a Ready pod on every node
+    (the scheduler under test places them, as it would in a real cluster)."""
+    base = f"/apis/apps/v1/namespaces/{SYSTEM_NAMESPACE}/daemonsets"
+    async with cluster.admin_client() as client:
+        for name in NODE_AGENTS:
+            await client.post(base, node_agent(name))
+        with anyio.fail_after(AGENTS_TIMEOUT):
+            for name in NODE_AGENTS:
+                while True:
+                    status = (await client.get(f"{base}/{name}")).get("status") or {}
+                    if status.get("numberReady") == status.get("desiredNumberScheduled") == nodes:
+                        break
+                    await anyio.sleep(0.5)
 
 
 def controller_manager_flags(work_dir: Path) -> list[str]:
@@ -195,8 +247,9 @@ async def run_one(
     began = time.monotonic()
     async with cluster:
         try:
-            await cluster.add_nodes(e2e_nodes())
+            nodes = await cluster.add_nodes(e2e_nodes())
             async with running_scheduler(scheduler, cluster, out):
+                await start_node_agents(cluster, len(nodes))
                 report = await run_specs(binary, cluster.admin_kubeconfig, out, focus, skip)
         finally:
             await anyio.to_thread.run_sync(_keep_logs, cluster.layout.logs_dir, out)
@@ -210,7 +263,7 @@ def _keep_logs(logs_dir: Path, out: Path) -> None:
         shutil.copy(path, out / path.name)
 
 
-async def main_async(args: argparse.Namespace) -> int:
+async def run_all(args: argparse.Namespace) -> int:
     results: dict[str, list[SpecResult]] = {}
     skips = [args.skip] if args.skip else []
     if not args.no_skips:
@@ -227,6 +280,24 @@ async def main_async(args: argparse.Namespace) -> int:
     if set(args.schedulers) != set(SCHEDULERS):
         return 0
     return 1 if any(row.regression for row in rows) else 0
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    """run_all, stopped cleanly (clusters and schedulers too) on SIGTERM or SIGINT: their
+    processes run in sessions of their own, so nothing else would stop them."""
+    code = 130
+    async with anyio.create_task_group() as tg:
+
+        async def cancel_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(cancel_on_signal)
+        code = await run_all(args)
+        tg.cancel_scope.cancel()
+    return code
 
 
 def _schedulers(value: str) -> list[str]:
