@@ -128,9 +128,13 @@ class Recording(FakeClient):
         params: Mapping[str, str] | None = None,
         content_type: str = "application/json",
     ) -> Any:
+        await self.arrive()
         self.bodies.append((path.split("/")[6], body))
         await anyio.lowlevel.checkpoint()
         return {}
+
+    async def arrive(self) -> None:
+        """Called as each request starts; subclasses hold requests here."""
 
 
 class Gated(Recording):
@@ -142,21 +146,10 @@ class Gated(Recording):
         self.release = anyio.Event()
         self.started = 0
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
+    async def arrive(self) -> None:
         self.started += 1
         self.entered.set()
         await self.release.wait()
-        return await super().request(
-            method, path, body=body, params=params, content_type=content_type
-        )
 
 
 async def test_pod_status_writer_nomination_only_and_merged() -> None:
