@@ -457,6 +457,24 @@ class NativePodGroupBuilder:
         self._raw["metadata"]["generation"] = n
         return self
 
+    def resource_claim(
+        self, name: str, *, claim: str | None = None, template: str | None = None
+    ) -> Self:
+        """A spec.resourceClaims entry naming a claim or a template (DRAWorkloadResourceClaims)."""
+        entry: dict[str, Any] = {"name": name}
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        if template is not None:
+            entry["resourceClaimTemplateName"] = template
+        self._raw["spec"].setdefault("resourceClaims", []).append(entry)
+        return self
+
+    def claim_status(self, name: str, claim: str | None) -> Self:
+        """A status.resourceClaimStatuses entry: the claim generated for a template entry."""
+        statuses = self._raw.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
+        statuses.append({"name": name} | ({"resourceClaimName": claim} if claim else {}))
+        return self
+
     def condition(self, type_: str, status: str, reason: str, message: str = "") -> Self:
         conds = self._raw.setdefault("status", {}).setdefault("conditions", [])
         conds.append({"type": type_, "status": status, "reason": reason, "message": message})
