@@ -169,7 +169,8 @@ class GroupCycle:
             return
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
-        members = [Member(qpi, CycleState(), start) for qpi in live]
+        group_cycle = CycleState()
+        members = [Member(qpi, CycleState(), start, group_cycle) for qpi in live]
         status, chosen = await self._place(fwk, pg, members, LiveWorld(self._cache, self._snapshot))
         if chosen is not None:
             status = self._commit(fwk, members)
@@ -341,7 +342,9 @@ class GroupCycle:
             if not m.node:
                 continue
             assumed = bound_to(m.qpi.pod, m.node)
-            m.state = CycleState()
+            # The chosen placement's state (PreFilter's data) goes on, no longer in the
+            # group cycle: Go's SetPodGroupSchedulingCycle(nil) before binding.
+            m.state.pod_group_cycle = None
             self._cache.assume_pod(assumed)
             st = fwk.run_reserve(m.state, assumed, m.node)
             if st is not None:

@@ -3,7 +3,9 @@ and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
 
 - `GroupStatus` prints as Go's fwk.Status does (its error before its reasons);
 - `Member` is one queued member's attempt in the cycle, `Outcome` a frozen copy of it so a
-  placement's results can be put back after its simulation is rolled back;
+  placement's results can be put back after its simulation is rolled back, the member's
+  CycleState included: the chosen placement's states go on to Reserve and binding, as
+  Go's podCtx.state does (a plugin's PreFilter data, DynamicResources' allocations);
 - `LiveWorld` assumes into the scheduler's cache and snapshot (with Reserve), `WhatIfWorld`
   into copies of the nodes with some pods taken away (group preemption's what-if).
 """
@@ -60,6 +62,7 @@ class Outcome:
     tried: bool
     plugins: frozenset[str]
     pending: frozenset[str]
+    state: CycleState
 
 
 @dataclass(slots=True)
@@ -67,6 +70,9 @@ class Member:
     qpi: QueuedPodInfo
     state: CycleState
     start: float
+    # The pod-group cycle's own CycleState, shared by every member of the cycle (Go's
+    # podGroupCycleState); each attempt's state points at it until the member binds.
+    group_cycle: CycleState = field(default_factory=CycleState)
     node: str = ""
     assumed: Pod | None = None
     # Set when the member itself was rejected or failed.
@@ -78,6 +84,7 @@ class Member:
 
     def reset(self) -> None:
         self.state = CycleState()
+        self.state.pod_group_cycle = self.group_cycle
         self.node, self.assumed, self.message = "", None, ""
         self.error = self.tried = False
         self.plugins, self.pending = set(), set()
@@ -90,6 +97,7 @@ class Member:
             self.tried,
             frozenset(self.plugins),
             frozenset(self.pending),
+            self.state,
         )
 
 
@@ -98,6 +106,7 @@ def restore(members: Sequence[Member], outcomes: Sequence[Outcome]) -> None:
     for m, o in zip(members, outcomes, strict=True):
         m.node, m.message, m.error, m.tried = o.node, o.message, o.error, o.tried
         m.plugins, m.pending = set(o.plugins), set(o.pending)
+        m.state = o.state
         m.assumed = None
 
 

@@ -735,7 +735,14 @@ def _validate_storage(s: Scenario, where: str) -> None:
                 f"{where}: provision names {name}, not a StorageClass "
                 f"{{{{cluster:{name}}}}} of {FAKE_PROVISIONER} with WaitForFirstConsumer"
             )
-    if s.interchangeable and (s.compares_claims or s.compares_allocations):
+    # Which of interchangeable pods holds a claim is not determined, but a claim reserved
+    # for a PodGroup alone names none of them.
+    reserves_pods = any(
+        not r.startswith("podgroups/")
+        for a in s.expect_allocations.values()
+        for r in a.reserved_for
+    )
+    if s.interchangeable and (s.compares_claims or reserves_pods):
         raise ScenarioError(f"{where}: claims are not compared for interchangeable pods")
     for claim, allocation in s.expect_allocations.items():
         consumers = set(s.pod_names) | {f"podgroups/{g.name}" for g in s.pod_groups}
