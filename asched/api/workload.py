@@ -191,6 +191,14 @@ def _conditions(raw: Any) -> tuple[Condition, ...]:
     return tuple(out)
 
 
+def _label(entry: dict[str, Any], path: str) -> str:
+    """An entry's required `name`."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{path}.name: a DNS label is required")
+    return name
+
+
 def _optional_name(raw: Any, path: str) -> str | None:
     if raw is None:
         return None
@@ -208,12 +216,9 @@ def _claims(raw: Any, path: str) -> tuple[PodGroupClaim, ...]:
     out = []
     for i, raw_c in enumerate(raw):
         c = _obj(raw_c, f"{path}[{i}]")
-        name = c.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"{path}[{i}].name: a DNS label is required")
         out.append(
             PodGroupClaim(
-                name=name,
+                name=_label(c, f"{path}[{i}]"),
                 claim_name=_optional_name(
                     c.get("resourceClaimName"), f"{path}[{i}].resourceClaimName"
                 ),
@@ -230,10 +235,9 @@ def _claim_statuses(raw: Any) -> dict[str, str | None]:
     for i, raw_s in enumerate(_obj(raw, "status").get("resourceClaimStatuses") or ()):
         path = f"status.resourceClaimStatuses[{i}]"
         st = _obj(raw_s, path)
-        name = st.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"{path}.name: a DNS label is required")
-        out[name] = _optional_name(st.get("resourceClaimName"), f"{path}.resourceClaimName")
+        out[_label(st, path)] = _optional_name(
+            st.get("resourceClaimName"), f"{path}.resourceClaimName"
+        )
     return out
 
 
@@ -289,12 +293,9 @@ def decode_workload(raw: dict[str, Any]) -> Workload:
         for i, raw_t in enumerate(raw_templates):
             path = f"spec.podGroupTemplates[{i}]"
             t = _obj(raw_t, path)
-            name = t.get("name")
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"{path}.name: a DNS label is required")
             templates.append(
                 PodGroupTemplate(
-                    name=name,
+                    name=_label(t, path),
                     min_count=_policy(t.get("schedulingPolicy"), f"{path}.schedulingPolicy"),
                     topology_key=_topology(
                         t.get("schedulingConstraints"), f"{path}.schedulingConstraints"
