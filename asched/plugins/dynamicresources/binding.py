@@ -180,15 +180,20 @@ async def _bind_once(
 
 
 async def unreserve_claim(client: KubeClient, claim: ResourceClaim, pod: Pod) -> None:
-    """Take the pod out of status.reservedFor (Go's Unreserve): a strategic-merge delete
-    of the pod's entry, so no other consumer is lost and no fresh copy of the claim is
+    """Take the pod out of status.reservedFor (Go's Unreserve)."""
+    await unreserve_consumer(client, claim, pod.uid)
+
+
+async def unreserve_consumer(client: KubeClient, claim: ResourceClaim, uid: str) -> None:
+    """Take one consumer (a pod, a PodGroup) out of status.reservedFor: a strategic-merge
+    delete of its entry, so no other consumer is lost and no fresh copy of the claim is
     needed; the claim's uid guards against a claim recreated under the same name."""
     await client.request(
         "PATCH",
         claim_path(claim) + "/status",
         body={
             "metadata": {"uid": claim.uid},
-            "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": uid}]},
         },
         content_type=STRATEGIC_MERGE_PATCH,
     )

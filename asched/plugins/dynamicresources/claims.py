@@ -16,7 +16,7 @@ from collections.abc import Callable
 from asched.api.dra import ConsumerRef, ResourceClaim
 from asched.api.pod import Pod
 from asched.api.workload import GROUP as SCHEDULING_GROUP
-from asched.api.workload import POD_GROUP_KIND, NativePodGroup
+from asched.api.workload import POD_GROUP_KIND, NativePodGroup, PodGroupClaim
 
 # resourceclaim.ErrAPIUnsupported
 UNSUPPORTED = "none of the supported fields are set"
@@ -89,6 +89,18 @@ def pod_claims(
             _check_owner(pod, claim, group_claims)
         out.append((index, claim))
     return out
+
+
+def group_claim_name(group: NativePodGroup, entry: PodGroupClaim) -> str | None:
+    """resourceclaim.NameFromPodGroup: the claim's name (a template's from the group's
+    status), None when none was needed; raises ClaimLookupError with Go's wording."""
+    if entry.claim_name is not None:
+        return entry.claim_name
+    if entry.template_name is not None:
+        if entry.name in group.resource_claim_statuses:
+            return group.resource_claim_statuses[entry.name]
+        raise ClaimLookupError(f"PodGroup {group.key}: ResourceClaim not created yet")
+    raise ClaimLookupError(f"PodGroup {group.key}, spec.resourceClaim {entry.name}: {UNSUPPORTED}")
 
 
 def pod_ref(pod: Pod) -> ConsumerRef:

@@ -81,7 +81,7 @@ from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import PluginSpec
 from asched.framework.signatures import SignResult, unsignable
-from asched.framework.status import Status, error, skip, unresolvable, unschedulable
+from asched.framework.status import Code, Status, error, skip, unresolvable, unschedulable
 from asched.framework.types import (
     MAX_NODE_SCORE,
     NodeScore,
@@ -105,10 +105,12 @@ from asched.plugins.dynamicresources.binding import (
     deallocate_claim,
     delete_claim,
     patch_extended_claim_status,
+    unreserve_consumer,
 )
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
     bindings,
+    group_claim_name,
     pod_claims,
     pod_ref,
     reserved_for_pod,
@@ -152,6 +154,9 @@ MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_DELETED = "deletion of ResourceClaim completed"
+MSG_GROUP_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
+MSG_GROUP_DEALLOCATED = "deallocation of PodGroup ResourceClaim completed"
+MSG_GROUP_UNRESERVED = "ResourceClaim unreserved for PodGroup"
 # fwk.ErrNotFound: CycleState.Read of a key PreFilter never wrote.
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
@@ -239,6 +244,8 @@ class DynamicResources(
         s = State()
         state.write(STATE_KEY, s)
         group = _group_state(state)
+        if group is not None:
+            group.pods[pod.key] = s
         claims: list[ResourceClaim] = []
         if pod.resource_claims:
             try:
@@ -429,6 +436,10 @@ class DynamicResources(
             return None, error(STATE_NOT_FOUND, NAME)
         if not s.claims:
             return None, unschedulable(plugin=NAME)
+        return None, (await self._deallocate_or_delete(pod, s))[1]
+
+    async def _deallocate_or_delete(self, pod: Pod, s: State) -> tuple[bool, Status]:
+        """deallocateOrDeletePodClaims: (whether a claim was freed, the status)."""
         extended = s.extended
         for index in sorted(s.unavailable):
             claim = s.claims[index]
@@ -442,17 +453,99 @@ class DynamicResources(
             try:
                 await deallocate_claim(self._handle.client, claim)
             except ApiError as exc:
-                return None, error(exc.message, NAME)
+                return True, error(exc.message, NAME)
             log.debug("claim_deallocated", pod=pod.key, claim=claim.key)
-            return None, unschedulable(MSG_DEALLOCATED, plugin=NAME)
+            return True, unschedulable(MSG_DEALLOCATED, plugin=NAME)
         if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
             try:
                 await delete_claim(self._handle.client, extended)
             except ApiError as exc:
-                return None, error(exc.message, NAME)
+                return True, error(exc.message, NAME)
             self.tracker.forget(extended.uid)
-            return None, unschedulable(MSG_DELETED, plugin=NAME)
-        return None, unschedulable(plugin=NAME)
+            return True, unschedulable(MSG_DELETED, plugin=NAME)
+        return False, unschedulable(plugin=NAME)
+
+    # ---- PodGroupPostFilter ----------------------------------------------------------
+    async def pod_group_post_filter(
+        self, group_cycle: CycleState, pg: NativePodGroup, unscheduled: Sequence[Pod]
+    ) -> Status:
+        """Go's PodGroupPostFilter, after a pod-group cycle found no placement: first, as
+        PostFilter would for each unscheduled member, free one claim of its own that some
+        node could not use (what that frees does not change the answer); if a member had
+        nothing to free, then, with DRAWorkloadResourceClaims, free a claim of the group
+        (deallocatePodGroupClaims). Answers Unschedulable "deallocation and deletion of
+        ResourceClaims completed" unless the group step says otherwise; a group with a
+        topology constraint is left alone; no member's PreFilter in the cycle is Go's
+        `not found` error."""
+        if pg.topology_key:
+            return unschedulable(plugin=NAME)
+        group = group_cycle.get(GROUP_STATE_KEY)
+        if group is None:
+            return error(STATE_NOT_FOUND, NAME)
+        unreserve_group = False
+        for pod in unscheduled:
+            s = group.pods.get(pod.key)
+            if s is None:
+                continue
+            found, st = await self._deallocate_or_delete(pod, s)
+            if st.code == Code.ERROR:
+                return st
+            unreserve_group = unreserve_group or not found
+        if unreserve_group and self._group_claims and unscheduled:
+            st_group = await self._free_group_claims(group, pg, unscheduled[0])
+            if st_group is not None:
+                return st_group
+        return unschedulable(MSG_GROUP_POST_FILTER, plugin=NAME)
+
+    async def _free_group_claims(
+        self, group: GroupState, pg: NativePodGroup, pod: Pod
+    ) -> Status | None:
+        """deallocatePodGroupClaims: only while no member is bound or assumed outside the
+        cycle, deallocate one claim a member could not use that is reserved for nobody or
+        for the group alone; else take the group out of `reservedFor` of one allocated
+        claim the group lists. Go picks among members and claims in map order (at random);
+        asched takes them in PreFilter order and spec.resourceClaims order."""
+        if not pod.scheduling_group:
+            return None
+        if self._handle.scheduled_in_scheduling_group(pod.namespace, pod.scheduling_group):
+            return None
+        client = self._handle.client
+        for s in group.pods.values():
+            for index in sorted(s.unavailable):
+                claim = s.claims[index]
+                holders = claim.reserved_for
+                if holders and not (len(holders) == 1 and holders[0].uid == pg.uid):
+                    continue
+                try:
+                    await deallocate_claim(client, claim)
+                except ApiError as exc:
+                    return error(exc.message, NAME)
+                log.debug("group_claim_deallocated", podgroup=pg.key, claim=claim.key)
+                return unschedulable(MSG_GROUP_DEALLOCATED, plugin=NAME)
+        for entry in pg.resource_claims:
+            try:
+                name = group_claim_name(pg, entry)
+            except ClaimLookupError as exc:
+                return error(str(exc), NAME)
+            if name is None:
+                continue
+            shared = self.tracker.get(pg.namespace, name)
+            if shared is None:
+                return error(f'could not find ResourceClaim "{pg.namespace}/{name}"', NAME)
+            if entry.template_name is not None and shared.controller_uid != pg.uid:
+                continue  # IsForPodGroup: not the claim the group's template made
+            if shared.allocation is None or not reserved_for_pod(
+                shared, pod, group=self._group_claims
+            ):
+                continue
+            try:
+                await unreserve_consumer(client, shared, pg.uid)
+            except ApiError as exc:
+                # Go logs it and goes on: the next cycle gets here again.
+                log.warning("group_claim_unreserve_failed", claim=shared.key, error=exc.message)
+                continue
+            return unresolvable(MSG_GROUP_UNRESERVED, plugin=NAME)
+        return None
 
     # ---- Score ---------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

@@ -61,6 +61,9 @@ class GroupState:
     flight (binding may still be writing it)."""
 
     pending: dict[str, set[str]] = field(default_factory=dict)
+    # Each member's own state as its last PreFilter in this cycle left it, by pod key
+    # (podsStateData): PodGroupPostFilter frees what those members could not use.
+    pods: dict[str, State] = field(default_factory=dict)
 
 
 STATE_KEY: StateKey[State] = StateKey("DynamicResources")

@@ -346,3 +346,107 @@ async def test_a_benign_conflict_is_retried_on_the_claim_as_it_is_now() -> None:
     got = await bind_claim(client, stale, ConsumerRef("pods", "p", "pu"), None, 0.0)
     assert client.calls == ["PATCH", "GET", "PATCH"]
     assert got.name == "c"
+
+
+# ---- PodGroupPostFilter ---------------------------------------------------------------------
+def on_n2(pg: NativePodGroup, *also: dict[str, str]) -> dict[str, Any]:
+    """Claim c allocated on n2 and reserved for the group (and `also`)."""
+    result = {"request": "gpu", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}
+    n2 = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+    return {
+        "allocation": {
+            "devices": {"results": [result]},
+            "nodeSelector": {"nodeSelectorTerms": [n2]},
+        },
+        "reservedFor": [GROUP_REF | {"uid": pg.uid}, *also],
+    }
+
+
+def failed_group_cycle(w: World, *pods: Pod) -> CycleState:
+    """Each member's PreFilter and Filter in one group cycle (c unusable on n1)."""
+    cycle = CycleState()
+    for pod in pods:
+        state = in_group_cycle(cycle)
+        _, pre = w.plugin.pre_filter(state, pod, w.nodes)
+        assert pre is None
+        for ni in w.nodes:
+            w.plugin.filter(state, pod, ni)
+    return cycle
+
+
+def status_writes(w: World) -> list[dict[str, Any]]:
+    return [body for path, body in w.client.patches if path.endswith("/resourceclaims/c/status")]
+
+
+@pytest.mark.usefixtures("group_claims")
+async def test_group_post_filter_deallocates_a_claim_held_by_the_group_alone() -> None:
+    pg = group(("gpu", "c"))
+    w = group_world(pg, c_status=on_n2(pg))
+    p1 = member("p1", ("gpu", "c"))
+    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.message() == "deallocation of PodGroup ResourceClaim completed"
+    assert status_writes(w) == [
+        {
+            "metadata": {"resourceVersion": "5"},
+            "status": {"reservedFor": None, "allocation": None, "devices": None},
+        }
+    ]
+
+
+@pytest.mark.usefixtures("group_claims")
+async def test_group_post_filter_takes_the_group_out_of_a_claim_others_hold() -> None:
+    pg = group(("gpu", "c"))
+    other = {"resource": "pods", "name": "q", "uid": "q-uid"}
+    w = group_world(pg, c_status=on_n2(pg, other))
+    p1 = member("p1", ("gpu", "c"))
+    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st.message() == "ResourceClaim unreserved for PodGroup"
+    assert status_writes(w) == [
+        {
+            "metadata": {"uid": "claim-0"},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": pg.uid}]},
+        }
+    ]
+
+
+@pytest.mark.usefixtures("group_claims")
+async def test_group_post_filter_frees_nothing_while_a_member_is_bound() -> None:
+    pg = group(("gpu", "c"))
+    w = group_world(pg, c_status=on_n2(pg))
+    bound = make_pod("p0").scheduling_group("g").node("n2").obj()
+    w.nodes[1].add_pod(bound)
+    p1 = member("p1", ("gpu", "c"))
+    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.message() == "deallocation and deletion of ResourceClaims completed"
+    assert w.client.patches == []
+
+
+async def test_group_post_filter_frees_a_members_own_claim_and_says_gos_words() -> None:
+    """Gate off: a member's own claim is freed as its PostFilter would; the answer is the
+    group's, whatever was freed."""
+    pg = group()
+    c = on_n2(pg)
+    c["reservedFor"] = []
+    w = group_world(pg, c_status=c)
+    p1 = member("p1", ("gpu", "c"))
+    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    assert st.message() == "deallocation and deletion of ResourceClaims completed"
+    assert len(status_writes(w)) == 1
+
+
+async def test_group_post_filter_without_a_members_pre_filter_is_gos_not_found() -> None:
+    w = group_world(group())
+    st = await w.plugin.pod_group_post_filter(CycleState(), group(), [member("p1")])
+    assert st.code == Code.ERROR
+    assert st.message() == "not found"
+
+
+async def test_group_post_filter_leaves_a_topology_group_alone() -> None:
+    pg = make_native_pod_group("g").topology("rack").obj()
+    w = group_world(pg)
+    st = await w.plugin.pod_group_post_filter(CycleState(), pg, [member("p1")])
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.message() == ""
