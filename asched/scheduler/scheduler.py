@@ -263,6 +263,7 @@ class Scheduler:
             nominate=self.status_writer.set_nominated,
             withdraw_nomination=self.status_writer.withdraw_nomination,
             extenders=self.extenders,
+            group_members=self.pod_view.pods_in_scheduling_group,
         )
 
     # ---- wiring --------------------------------------------------------------------
