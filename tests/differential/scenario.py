@@ -25,6 +25,7 @@ the group only in the `then` phase, after the scheduler has seen its pods), and 
 compared) and `disruptionMode: All|Single` (spec.disruptionMode: how group preemption may
 evict its pods); `basic: true` (and no minCount) gives the basic policy instead of a gang,
 and `resourceClaims` is the group's spec.resourceClaims (`name` and `resourceClaimName`;
+`resourceClaimTemplates` the same with `resourceClaimTemplateName`;
 DRAWorkloadResourceClaims: a pod listing the same entry shares the claim through the
 group, which the claim is then reserved for). A pod may name a group the scenario does
 not declare (a PodGroup that never exists). Such scenarios say
@@ -152,6 +153,7 @@ _GROUP_KEYS = frozenset(
         "disruptionMode",
         "basic",
         "resourceClaims",
+        "resourceClaimTemplates",
     }
 )
 _SLICE_KEYS = frozenset(
@@ -229,8 +231,10 @@ class PodGroupTemplate:
     #: spec.disruptionMode: "All" (its pods are preempted together) or "Single"; empty:
     #: not set (Single).
     disruption_mode: str = ""
-    #: spec.resourceClaims: (entry name, resourceClaimName) pairs.
+    #: spec.resourceClaims: (entry name, resourceClaimName) pairs, then (entry name,
+    #: resourceClaimTemplateName) pairs.
     resource_claims: tuple[tuple[str, str], ...] = ()
+    resource_claim_templates: tuple[tuple[str, str], ...] = ()
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
@@ -238,10 +242,12 @@ class PodGroupTemplate:
             {"basic": {}} if self.min_count is None else {"gang": {"minCount": self.min_count}}
         )
         spec: dict[str, Any] = {"schedulingPolicy": policy}
-        if self.resource_claims:
-            spec["resourceClaims"] = [
-                {"name": n, "resourceClaimName": c} for n, c in self.resource_claims
-            ]
+        claims = [{"name": n, "resourceClaimName": c} for n, c in self.resource_claims]
+        claims += [
+            {"name": n, "resourceClaimTemplateName": t} for n, t in self.resource_claim_templates
+        ]
+        if claims:
+            spec["resourceClaims"] = claims
         if self.topology_key:
             spec["schedulingConstraints"] = {"topology": [{"key": self.topology_key}]}
         if self.priority_class:
@@ -569,11 +575,8 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
             raise ScenarioError(f"{where}: basic and minCount exclude each other")
     elif isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
         raise ScenarioError(f"{where}.minCount: required, an integer >= 1")
-    claims = []
-    for i, c in enumerate(raw.get("resourceClaims") or ()):
-        if not isinstance(c, Mapping) or set(c) != {"name", "resourceClaimName"}:
-            raise ScenarioError(f"{where}.resourceClaims[{i}]: name and resourceClaimName")
-        claims.append((str(c["name"]), str(c["resourceClaimName"])))
+    claims = _entries(raw, "resourceClaims", "resourceClaimName", where)
+    templates = _entries(raw, "resourceClaimTemplates", "resourceClaimTemplateName", where)
     key = raw.get("topologyKey", "")
     if not isinstance(key, str):
         raise ScenarioError(f"{where}.topologyKey: must be a node label key")
@@ -591,8 +594,21 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         priority,
         _flag(raw, "racy_condition", where),
         mode,
-        tuple(claims),
+        claims,
+        templates,
     )
+
+
+def _entries(
+    raw: Mapping[str, Any], key: str, field_name: str, where: str
+) -> tuple[tuple[str, str], ...]:
+    """A group's claim entries: `name` and `field_name` each."""
+    out = []
+    for i, c in enumerate(raw.get(key) or ()):
+        if not isinstance(c, Mapping) or set(c) != {"name", field_name}:
+            raise ScenarioError(f"{where}.{key}[{i}]: name and {field_name}")
+        out.append((str(c["name"]), str(c[field_name])))
+    return tuple(out)
 
 
 def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
