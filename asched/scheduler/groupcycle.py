@@ -460,6 +460,9 @@ class GroupCycle:
             nomination = nominated.get(qpi.uid, "")
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
+                # After a group success Go requeues the rest straight to activeQ
+                # (AddAttemptedPodGroupIfNeeded): the queue's group-member path with no
+                # sibling queued.
                 msg = m.message if m.tried else untried
                 self._outcomes.failed(
                     qpi,
@@ -469,6 +472,7 @@ class GroupCycle:
                     error=m.error,
                     nominated=nomination,
                     entity_size=size,
+                    group_siblings=[] if status.code == Code.SUCCESS else None,
                 )
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
