@@ -41,7 +41,10 @@ from asched.framework.interfaces import (
     NodeStaticPlugin,
     PermitPlugin,
     PlacementFeasiblePlugin,
+    PlacementGeneratePlugin,
+    PlacementScorePlugin,
     Plugin,
+    PodGroupPostFilterPlugin,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -57,6 +60,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest
 from asched.framework.memo import KeySigner
 from asched.framework.opportunistic import OpportunisticBatch
+from asched.framework.podgrouppoints import PodGroupPoints
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.prebinding import PodsInPreBind
 from asched.framework.registry import Registry
@@ -131,6 +135,15 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         self.placement_feasible_plugins = [
             p for p in self.plugins.values() if isinstance(p, PlacementFeasiblePlugin)
         ]
+        # The pod group cycle's points run in a collaborator of their own.
+        self.pod_group_points = PodGroupPoints(
+            self._at(EP.PLACEMENT_GENERATE, PlacementGeneratePlugin),
+            self._at(EP.PLACEMENT_SCORE, PlacementScorePlugin),
+            dict(profile.plugins.get(EP.PLACEMENT_SCORE, ())),
+            self._at(EP.POD_GROUP_POST_FILTER, PodGroupPostFilterPlugin),
+            crashed=self._crashed,
+            timed=self._point,
+        )
         self.pre_bind_plugins = self._at(EP.PRE_BIND, PreBindPlugin)
         # Checked once here: isinstance against a runtime Protocol walks its members, and
         # the binding cycle asks for every pod.
