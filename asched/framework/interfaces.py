@@ -26,6 +26,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEventWithHint
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import (
+    GangSummary,
     Placement,
     PlacementScore,
     PodGroupAssignments,
@@ -402,4 +403,21 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
         fire-and-forget one; must not change the snapshot, the cache or the members. May
         await (`group.place` does), but holds the scheduling cycle while it does.
         """
+        ...
+
+
+@runtime_checkable
+class GangView(Protocol):
+    """Optional, for gang plugins: a read-only account of the gangs the plugin knows, so
+    that tools (the inspector) show gangs without knowing any gang plugin.
+
+    Found with isinstance among a profile's plugins. When two profiles share a gang
+    plugin's informer, both report the same gangs; readers keep one per (api_group, key).
+    """
+
+    def gangs(self) -> Sequence[GangSummary]:
+        """Called on the event loop between cycles (about once a second while someone
+        watches), never inside a cycle. Must not change anything: no queue moves, no API
+        calls, no writes to the plugin's own state. Cost: one pass over the plugin's gangs
+        and their members' index entries."""
         ...

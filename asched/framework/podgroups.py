@@ -84,3 +84,26 @@ class PodGroupPostFilterResult:
     member (by uid) is nominated to (fwk.PodGroupPostFilterResult.NominatingInfos)."""
 
     nominated: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class GangSummary:
+    """One gang as a gang plugin sees it, for read-only views (the inspector).
+
+    `api_group` names the gang's API ("scheduling.k8s.io" for native PodGroups,
+    "scheduling.x-k8s.io" for scheduler-plugins' PodGroups); `members` are its pods as the
+    informer has them; `state` is the plugin's word for where the gang is (a phase or
+    the last true condition, "Pending" before any); `timeout_seconds` how long a member
+    may wait at Permit, None when the plugin has no such timeout."""
+
+    api_group: str
+    namespace: str
+    name: str
+    min_member: int
+    members: tuple[Pod, ...]
+    state: str
+    timeout_seconds: float | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -19,15 +19,10 @@ import anyio
 import orjson
 
 from asched.api import Pod
-from asched.api.podgroup import PodGroup
-from asched.api.workload import NativePodGroup
+from asched.framework.interfaces import GangView
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.inspector.collector import Collector, Decision, Rejection
 from asched.inspector.stream import Broadcaster
-from asched.plugins.coscheduling import PODGROUP_INFORMER
-from asched.plugins.coscheduling.manager import DEFAULT_WAIT_SECONDS
-from asched.scheduler.podview import GROUP_INDEX, SCHEDULING_GROUP_INDEX
 from asched.scheduler.scheduler import Scheduler
 
 DEFAULT_INTERVAL = 1.0
@@ -58,6 +53,13 @@ class Inspector:
         self._lag = loop_lag_p99
         self._interval = interval
         self._wall = wall
+        # The gang plugins of every profile, found once (plugins are fixed once built).
+        self._gang_views = [
+            p
+            for fwk in sched.frameworks.values()
+            for p in fwk.plugins.values()
+            if isinstance(p, GangView)
+        ]
         self._queues: deque[tuple[float, int, int, int, int]] = deque(
             maxlen=max(1, int(HISTORY_SECONDS / interval))
         )
@@ -137,39 +139,24 @@ class Inspector:
         ]
 
     def _gangs(self) -> list[dict[str, Any]]:
-        sched = self._sched
-        pods = sched.pod_informer.store
+        """Every gang the profiles' gang plugins report (GangView), once each."""
+        seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
-        legacy = sched.store(PODGROUP_INFORMER.resource)
-        for pg in [] if legacy is None else legacy.list():
-            assert isinstance(pg, PodGroup)
-            members = pods.by_index(GROUP_INDEX, f"{pg.namespace}/{pg.name}").values()
-            timeout = pg.schedule_timeout_seconds
-            out.append(
-                {
-                    "kind": "scheduling.x-k8s.io",
-                    "name": f"{pg.namespace}/{pg.name}",
-                    "minMember": pg.min_member,
-                    **self._census(members),
-                    "state": pg.status.phase or "Pending",
-                    "timeoutSeconds": DEFAULT_WAIT_SECONDS if timeout is None else timeout,
-                }
-            )
-        native = sched.store(NATIVE_POD_GROUPS.resource)
-        for npg in [] if native is None else native.list():
-            assert isinstance(npg, NativePodGroup)
-            native_members = pods.by_index(SCHEDULING_GROUP_INDEX, f"{npg.namespace}/{npg.name}")
-            done = [c for c in npg.conditions if c.status == "True"]
-            out.append(
-                {
-                    "kind": "scheduling.k8s.io",
-                    "name": f"{npg.namespace}/{npg.name}",
-                    "minMember": npg.min_count or 0,
-                    **self._census(native_members.values()),
-                    "state": done[-1].type if done else "Pending",
-                    "timeoutSeconds": None,
-                }
-            )
+        for view in self._gang_views:
+            for g in view.gangs():
+                if (g.api_group, g.key) in seen:
+                    continue
+                seen.add((g.api_group, g.key))
+                out.append(
+                    {
+                        "kind": g.api_group,
+                        "name": g.key,
+                        "minMember": g.min_member,
+                        **self._census(g.members),
+                        "state": g.state,
+                        "timeoutSeconds": g.timeout_seconds,
+                    }
+                )
         return out
 
     def _census(self, members: Iterable[Pod]) -> dict[str, int]:
@@ -177,10 +164,11 @@ class Inspector:
         created = assumed = bound = 0
         for p in members:
             created += 1
-            if p.node_name:
-                bound += 1
-            elif cache.is_assumed(p.uid):
+            # Assumed first: a gang plugin may report an assumed member with its node.
+            if cache.is_assumed(p.uid):
                 assumed += 1
+            elif p.node_name:
+                bound += 1
         return {"created": created, "assumed": assumed, "bound": bound}
 
 

@@ -35,7 +35,6 @@ from asched.extender import (
     Extenders,
     WireObjects,
     build_extenders,
-    with_ignored_resources,
 )
 from asched.framework.extenders import PreemptionExtenders
 from asched.framework.handle import EventRecorder, profile_events
@@ -170,7 +169,7 @@ class Scheduler:
                 # (computeBatchablePlugins), which leaves opportunistic batching idle.
                 batching=options.opportunistic_batching and not self.extenders,
             )
-            for p in with_ignored_resources(options.profiles, options.extenders)
+            for p in options.profiles
         }
         if not self.frameworks:
             raise ValueError("at least one profile is required")

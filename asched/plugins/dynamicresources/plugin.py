@@ -171,6 +171,10 @@ class DynamicResources(
     def name(self) -> str:
         return NAME
 
+    def refuses_often(self) -> bool:
+        """RefusesOften: every pod with resource claims is unsignable."""
+        return True
+
     def sign_pod(self, pod: Pod) -> SignResult:
         """DynamicResources.SignPod: a pod with claims depends on the claims' state."""
         if pod.resource_claims:
