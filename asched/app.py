@@ -251,7 +251,9 @@ async def run(opts: RunOptions) -> int:
         if opts.inspector:
             collector = Collector(ring_size=opts.inspector_decisions)
             sched.observe(collector)
-            inspector = Inspector(sched, collector, Broadcaster(), loop_lag_p99=lambda: lag.p99)
+            inspector = Inspector(
+                sched.view(), collector, Broadcaster(), loop_lag_p99=lambda: lag.p99
+            )
             explain = opts.explain
 
             async def explain_pod(namespace: str, name: str) -> dict[str, object]:

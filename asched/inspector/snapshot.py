@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 import anyio
 import orjson
 
 from asched.api import Pod
-from asched.framework.interfaces import GangView
 from asched.framework.nodeinfo import NodeInfo
 from asched.inspector.collector import Collector, Decision, Rejection
 from asched.inspector.stream import Broadcaster
-from asched.scheduler.scheduler import Scheduler
+from asched.scheduler.views import PendingPod, SchedulerView
 
 DEFAULT_INTERVAL = 1.0
 HISTORY_SECONDS = 300.0
@@ -39,7 +38,7 @@ QUEUES = ("active", "backoff", "unschedulable", "gated")
 class Inspector:
     def __init__(
         self,
-        sched: Scheduler,
+        sched: SchedulerView,
         collector: Collector,
         broadcaster: Broadcaster,
         *,
@@ -53,13 +52,6 @@ class Inspector:
         self._lag = loop_lag_p99
         self._interval = interval
         self._wall = wall
-        # The gang plugins of every profile, found once (plugins are fixed once built).
-        self._gang_views = [
-            p
-            for fwk in sched.frameworks.values()
-            for p in fwk.plugins.values()
-            if isinstance(p, GangView)
-        ]
         self._queues: deque[tuple[float, int, int, int, int]] = deque(
             maxlen=max(1, int(HISTORY_SECONDS / interval))
         )
@@ -93,12 +85,12 @@ class Inspector:
 
     def snapshot(self) -> dict[str, Any]:
         sched = self._sched
-        pending = sched.queue.pending_infos()
-        self.collector.forget_rejections(q.pod.key for q in pending)
+        pending = sched.queue.pending()
+        self.collector.forget_rejections(q.key for q in pending)
         # The cache's live node infos, read only (the cycle's snapshot may be mid-cycle).
         cache = sched.cache
         names = cache.node_names()
-        nodes = [ni for n in names[:MAX_NODES] if (ni := cache.get_node_info(n)) is not None]
+        nodes = [ni for n in names[:MAX_NODES] if (ni := cache.node_info(n)) is not None]
         return {
             "at": self._wall(),
             "ready": sched.ready,
@@ -121,43 +113,34 @@ class Inspector:
             },
         }
 
-    def _pending(self, infos: Iterable[Any]) -> list[dict[str, Any]]:
-        now = self._sched.clock.now()
+    def _pending(self, pending: Sequence[PendingPod]) -> list[dict[str, Any]]:
+        now = self._sched.now()
         rejections = self.collector.rejections
-        where = self._sched.queue.where
-        rows = sorted(infos, key=lambda q: q.timestamp)[:MAX_PENDING]
         return [
             {
-                "pod": q.pod.key,
-                "queue": where(q.uid) or "",
-                "age": round(now - (q.initial_attempt_timestamp or q.timestamp), 1),
+                "pod": q.key,
+                "queue": q.queue,
+                "age": round(now - q.since, 1),
                 "attempts": q.attempts,
-                "gatedBy": q.gating_plugin,
-                "rejection": _rejection(rejections.get(q.pod.key)),
+                "gatedBy": q.gated_by,
+                "rejection": _rejection(rejections.get(q.key)),
             }
-            for q in rows
+            for q in pending[:MAX_PENDING]
         ]
 
     def _gangs(self) -> list[dict[str, Any]]:
-        """Every gang the profiles' gang plugins report (GangView), once each."""
-        seen: set[tuple[str, str]] = set()
-        out: list[dict[str, Any]] = []
-        for view in self._gang_views:
-            for g in view.gangs():
-                if (g.api_group, g.key) in seen:
-                    continue
-                seen.add((g.api_group, g.key))
-                out.append(
-                    {
-                        "kind": g.api_group,
-                        "name": g.key,
-                        "minMember": g.min_member,
-                        **self._census(g.members),
-                        "state": g.state,
-                        "timeoutSeconds": g.timeout_seconds,
-                    }
-                )
-        return out
+        """Every gang the profiles' gang plugins report (GangView)."""
+        return [
+            {
+                "kind": g.api_group,
+                "name": g.key,
+                "minMember": g.min_member,
+                **self._census(g.members),
+                "state": g.state,
+                "timeoutSeconds": g.timeout_seconds,
+            }
+            for g in self._sched.gangs()
+        ]
 
     def _census(self, members: Iterable[Pod]) -> dict[str, int]:
         cache = self._sched.cache

@@ -56,6 +56,7 @@ from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 from asched.scheduler.podstatus import PodStatusWriter
 from asched.scheduler.podview import POD_INDEXERS, PodView
+from asched.scheduler.views import SchedulerView, Views
 
 log = structlog.get_logger(__name__)
 
@@ -265,6 +266,17 @@ class Scheduler:
         )
 
     # ---- wiring --------------------------------------------------------------------
+    def view(self) -> SchedulerView:
+        """What a watching tool (the inspector) may read: asched.scheduler.views."""
+        return Views(
+            queue=self.queue,
+            cache=self.cache,
+            pods=self.pod_informer.store,
+            frameworks=self.frameworks,
+            clock=self.clock,
+            ready=lambda: self.ready,
+        )
+
     def observe(self, observer: CycleObserver) -> None:
         """Tell *observer* every decision and bind (the inspector's collector)."""
         self.scheduling_cycle.observer = observer

@@ -30,7 +30,7 @@ def test_native_gangs_come_from_the_gang_plugin_once_with_their_census() -> None
     for i, p in enumerate(members):
         pods.upsert(p.key, p, str(i))
     sched.cache.assume_pod(make_pod("m1").uid("u1").scheduling_group("train").node("n1").obj())
-    gangs = Inspector(sched, Collector(), Broadcaster()).snapshot()["gangs"]
+    gangs = Inspector(sched.view(), Collector(), Broadcaster()).snapshot()["gangs"]
     assert gangs == [
         {
             "kind": "scheduling.k8s.io",
