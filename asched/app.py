@@ -47,7 +47,8 @@ from asched.plugins.noderesources.args import FitArgs
 from asched.plugins.noderesources.fit import NAME as FIT
 from asched.plugins.registry import in_tree_registry
 from asched.recorder import EventRecorder
-from asched.scheduler.scheduler import Options, Scheduler
+from asched.scheduler.compose import Options
+from asched.scheduler.scheduler import Scheduler
 from asched.server.ops import OpsServer
 from asched.server.options import ServingOptions, serving_certificate, serving_gate
 from asched.stalls import StallWatch
