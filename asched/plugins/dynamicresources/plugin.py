@@ -67,6 +67,8 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     FilterPlugin,
+    PodGroupPostFilterPlugin,
+    PodGroupScheduling,
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
@@ -79,6 +81,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import PodGroupPostFilterResult
 from asched.framework.registry import PluginSpec
 from asched.framework.signatures import SignResult, unsignable
 from asched.framework.status import Code, Status, error, skip, unresolvable, unschedulable
@@ -169,6 +172,7 @@ class DynamicResources(
     PreFilterPlugin,
     FilterPlugin,
     PostFilterPlugin,
+    PodGroupPostFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     ScoreNormalizer,
@@ -187,6 +191,10 @@ class DynamicResources(
     @property
     def name(self) -> str:
         return NAME
+
+    def refuses_often(self) -> bool:
+        """RefusesOften: every pod with resource claims is unsignable."""
+        return True
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """DynamicResources.SignPod: a pod with claims depends on the claims' state."""
@@ -467,18 +475,25 @@ class DynamicResources(
 
     # ---- PodGroupPostFilter ----------------------------------------------------------
     async def pod_group_post_filter(
-        self, group_cycle: CycleState, pg: NativePodGroup, unscheduled: Sequence[Pod]
-    ) -> Status:
+        self, group: PodGroupScheduling
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
         """Go's PodGroupPostFilter, after a pod-group cycle found no placement: first, as
         PostFilter would for each unscheduled member, free one claim of its own that some
         node could not use (what that frees does not change the answer); if a member had
         nothing to free, then, with DRAWorkloadResourceClaims, free a claim of the group
         (deallocatePodGroupClaims). Answers Unschedulable "deallocation and deletion of
-        ResourceClaims completed" unless the group step says otherwise; a group with a
-        topology constraint is left alone; no member's PreFilter in the cycle is Go's
-        `not found` error."""
-        if pg.topology_key:
-            return unschedulable(plugin=NAME)
+        ResourceClaims completed" unless the group step says otherwise, so the next
+        plugin (DefaultPreemption) runs. A group with a topology constraint is left alone
+        (Unschedulable, no reason), and so is one none of whose members reached PreFilter
+        (Go would read no state there: the scenarios agree on no reason)."""
+        info = group.info
+        if info.pod_group.topology_key or not group.attempted:
+            return None, unschedulable(plugin=NAME)
+        return None, await self._free_claims(group.state, info.pod_group, info.unscheduled)
+
+    async def _free_claims(
+        self, group_cycle: CycleState, pg: NativePodGroup, unscheduled: Sequence[Pod]
+    ) -> Status:
         group = group_cycle.get(GROUP_STATE_KEY)
         if group is None:
             return error(STATE_NOT_FOUND, NAME)

@@ -4,7 +4,7 @@ write when a sibling got there first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +15,9 @@ from asched.api.workload import NativePodGroup, decode_native_podgroup
 from asched.base import featuregates
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
-from asched.framework.status import Code
+from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import PodGroupAssignments, PodGroupInfo
+from asched.framework.status import Code, Status
 from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.plugins.dynamicresources.binding import ClaimBindError, bind_claim
 from asched.plugins.dynamicresources.claims import (
@@ -374,6 +376,32 @@ def failed_group_cycle(w: World, *pods: Pod) -> CycleState:
     return cycle
 
 
+class GroupView:
+    """What the group cycle hands PodGroupPostFilter (PodGroupScheduling), as far as
+    DynamicResources reads it."""
+
+    def __init__(self, pg: NativePodGroup, state: CycleState, *pods: Pod) -> None:
+        self.info = PodGroupInfo(pg, unscheduled=pods)
+        self.state = state
+        self.attempted = True
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return []
+
+    async def place(self, removed: Sequence[Pod]) -> tuple[PodGroupAssignments, Status | None]:
+        raise AssertionError("DynamicResources does not re-place the group")
+
+    async def fits(self, assignments: Mapping[str, str], removed: Sequence[Pod]) -> bool:
+        raise AssertionError("DynamicResources does not re-place the group")
+
+
+async def group_post_filter(w: World, view: GroupView) -> Status:
+    result, st = await w.plugin.pod_group_post_filter(view)
+    assert result is None
+    assert st is not None
+    return st
+
+
 def status_writes(w: World) -> list[dict[str, Any]]:
     return [body for path, body in w.client.patches if path.endswith("/resourceclaims/c/status")]
 
@@ -383,7 +411,7 @@ async def test_group_post_filter_deallocates_a_claim_held_by_the_group_alone() -
     pg = group(("gpu", "c"))
     w = group_world(pg, c_status=on_n2(pg))
     p1 = member("p1", ("gpu", "c"))
-    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    st = await group_post_filter(w, GroupView(pg, failed_group_cycle(w, p1), p1))
     assert st.code == Code.UNSCHEDULABLE
     assert st.message() == "deallocation of PodGroup ResourceClaim completed"
     assert status_writes(w) == [
@@ -400,7 +428,7 @@ async def test_group_post_filter_takes_the_group_out_of_a_claim_others_hold() ->
     other = {"resource": "pods", "name": "q", "uid": "q-uid"}
     w = group_world(pg, c_status=on_n2(pg, other))
     p1 = member("p1", ("gpu", "c"))
-    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    st = await group_post_filter(w, GroupView(pg, failed_group_cycle(w, p1), p1))
     assert st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert st.message() == "ResourceClaim unreserved for PodGroup"
     assert status_writes(w) == [
@@ -418,7 +446,7 @@ async def test_group_post_filter_frees_nothing_while_a_member_is_bound() -> None
     bound = make_pod("p0").scheduling_group("g").node("n2").obj()
     w.nodes[1].add_pod(bound)
     p1 = member("p1", ("gpu", "c"))
-    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    st = await group_post_filter(w, GroupView(pg, failed_group_cycle(w, p1), p1))
     assert st.code == Code.UNSCHEDULABLE
     assert st.message() == "deallocation and deletion of ResourceClaims completed"
     assert w.client.patches == []
@@ -432,21 +460,23 @@ async def test_group_post_filter_frees_a_members_own_claim_and_says_gos_words() 
     c["reservedFor"] = []
     w = group_world(pg, c_status=c)
     p1 = member("p1", ("gpu", "c"))
-    st = await w.plugin.pod_group_post_filter(failed_group_cycle(w, p1), pg, [p1])
+    st = await group_post_filter(w, GroupView(pg, failed_group_cycle(w, p1), p1))
     assert st.message() == "deallocation and deletion of ResourceClaims completed"
     assert len(status_writes(w)) == 1
 
 
-async def test_group_post_filter_without_a_members_pre_filter_is_gos_not_found() -> None:
+async def test_group_post_filter_without_a_members_pre_filter_says_nothing() -> None:
     w = group_world(group())
-    st = await w.plugin.pod_group_post_filter(CycleState(), group(), [member("p1")])
-    assert st.code == Code.ERROR
-    assert st.message() == "not found"
+    view = GroupView(group(), CycleState(), member("p1"))
+    view.attempted = False
+    st = await group_post_filter(w, view)
+    assert st.code == Code.UNSCHEDULABLE
+    assert st.message() == ""
 
 
 async def test_group_post_filter_leaves_a_topology_group_alone() -> None:
     pg = make_native_pod_group("g").topology("rack").obj()
     w = group_world(pg)
-    st = await w.plugin.pod_group_post_filter(CycleState(), pg, [member("p1")])
+    st = await group_post_filter(w, GroupView(pg, CycleState(), member("p1")))
     assert st.code == Code.UNSCHEDULABLE
     assert st.message() == ""
