@@ -66,7 +66,7 @@ from asched.framework.runtime_filter import FilterRunner
 from asched.framework.runtime_score import ScoreRunner
 from asched.framework.scoring import Scorer
 from asched.framework.services import SchedulerServices
-from asched.framework.signatures import SignPlugin, signature
+from asched.framework.signatures import RefusingSignPlugin, SignPlugin, signature
 from asched.framework.waiting import WaitingPods
 
 # ProfileSpec moved to runtime_base.py and filter_evaluations is used by runtime_filter.py;
@@ -236,11 +236,6 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         return reqs
 
 
-# Plugins that may refuse a pod go first: the answer is the same in any order (None if
-# any refuses), and under the default profile PodTopologySpread refuses every pod.
-_MAY_REFUSE = ("PodTopologySpread", "InterPodAffinity", "DynamicResources")
-
-
 def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
     """computeBatchablePlugins: every PreFilter, Filter, PreScore and Score plugin, once
     each, if all of them can sign pods; else None (the profile never signs)."""
@@ -253,5 +248,10 @@ def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
             out.setdefault(p.name, KeySigner(p.name, p))
         else:
             return None
-    first = [out[n] for n in _MAY_REFUSE if n in out]
-    return first + [p for n, p in out.items() if n not in _MAY_REFUSE]
+    # Those that say they often refuse go first (RefusingSignPlugin).
+    first = [p for p in out.values() if _refuses_often(p)]
+    return first + [p for p in out.values() if not _refuses_often(p)]
+
+
+def _refuses_often(p: SignPlugin) -> bool:
+    return isinstance(p, RefusingSignPlugin) and p.refuses_signing_often

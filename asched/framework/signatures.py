@@ -67,6 +67,18 @@ class SignPlugin(Protocol):
     def sign_pod(self, pod: Pod) -> SignResult: ...
 
 
+@runtime_checkable
+class RefusingSignPlugin(SignPlugin, Protocol):
+    """A SignPlugin that declares it refuses to sign many pods (`refuses_signing_often =
+    True`), as PodTopologySpread does for every pod under the default profile's system
+    defaults. The runtime asks such plugins first, in profile order, so the profile's
+    SignPod stops at the first refusal before the other plugins build their fragments.
+    Only the order of the calls changes: the signature is the same in any order, and None
+    whenever any plugin refuses. Read once, when the profile is built."""
+
+    refuses_signing_often: bool
+
+
 def signature(pod: Pod, plugins: Sequence[SignPlugin]) -> bytes | None:
     """frameworkImpl.SignPod: the fragments of every plugin under their keys, with the
     scheduler name; None when a plugin refuses (the pod is never batched)."""

@@ -156,6 +156,9 @@ class DynamicResources(
     PreBindPlugin,
     QueueingHints,
 ):
+    # Every pod with resource claims is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
         self._handle = handle
