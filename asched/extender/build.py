@@ -17,7 +17,7 @@ from asched.extender.chain import Extenders
 from asched.extender.extender import HTTPExtender
 from asched.extender.objects import WireObjects
 from asched.extender.transport import ExtenderSetupError, Transport
-from asched.framework.runtime_base import ProfileSpec
+from asched.framework.runtime import ProfileSpec
 from asched.plugins.noderesources.args import FitArgs
 from asched.plugins.noderesources.fit import NAME as FIT
 
