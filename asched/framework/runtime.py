@@ -80,7 +80,7 @@ from asched.framework.reports import PluginReports
 from asched.framework.scoring import ScoreFn, Scorer
 from asched.framework.services import SchedulerServices
 from asched.framework.signatures import RefusingSignPlugin, SignPlugin, signature
-from asched.framework.status import Code, Status, error, wrap_error
+from asched.framework.status import Code, Status, error, no_node_left, wrap_error
 from asched.framework.types import (
     FilterPass,
     Int64Array,
@@ -352,13 +352,7 @@ class Framework:
                 rejectors.add(p.name)
                 result = r if result is None else result.merge(r)
                 if result.node_names is not None and not result.node_names:
-                    names = sorted(rejectors)
-                    msg = (
-                        f"node(s) didn't satisfy plugin {names[0]}"
-                        if len(names) == 1
-                        else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
-                    )
-                    status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name)
+                    status = no_node_left(rejectors, p.name)
                     break
         self._reports.point("PreFilter", status, start)
         return result, status, rejectors
