@@ -122,12 +122,3 @@ class Handle(Protocol):
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
     ) -> Status | None: ...
-
-
-@runtime_checkable
-class NeedsInformers(Protocol):
-    """Optional: a plugin that needs more resources watched than nodes and pods. Called
-    once when the profile is built, before the informers start; the stores it names are
-    then reachable through `Handle.store`."""
-
-    def informers(self) -> Sequence[InformerRequest[Any]]: ...

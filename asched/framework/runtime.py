@@ -36,6 +36,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import orjson
+
 from asched.api import Pod
 from asched.base.clock import Clock
 from asched.client.protocol import REQUEST_ERRORS
@@ -44,14 +46,15 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.evaluations import filter_evaluations
 from asched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from asched.framework.filtering import FilterCheck, Filterer, FilterFn
-from asched.framework.handle import NeedsInformers
 from asched.framework.handle_impl import PluginHandle
 from asched.framework.interfaces import (
     AsyncFilterPlugin,
     AsyncScorePlugin,
+    BackgroundTask,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    NeedsInformers,
     NodeStaticPlugin,
     PermitPlugin,
     PlacementFeasiblePlugin,
@@ -65,9 +68,11 @@ from asched.framework.interfaces import (
     PreFilterPlugin,
     PreScorePlugin,
     QueueSortPlugin,
+    RefusingSignPlugin,
     ReservePlugin,
     ScoreNormalizer,
     ScorePlugin,
+    SignPlugin,
 )
 from asched.framework.listers import InformerRequest
 from asched.framework.memo import KeySigner
@@ -79,7 +84,7 @@ from asched.framework.registry import Registry
 from asched.framework.reports import PluginReports
 from asched.framework.scoring import ScoreFn, Scorer
 from asched.framework.services import SchedulerServices
-from asched.framework.signatures import RefusingSignPlugin, SignPlugin, signature
+from asched.framework.signatures import SCHEDULER_NAME, SignValue
 from asched.framework.status import Code, Status, error, no_node_left, wrap_error
 from asched.framework.types import (
     FilterPass,
@@ -217,6 +222,8 @@ class Framework:
                 *self.score_plugins,
             ]
         )
+        # Started by the scheduler when it leads (BackgroundTask.run).
+        self.background_tasks = [p for p in self.plugins.values() if isinstance(p, BackgroundTask)]
         self.batch: OpportunisticBatch | None = None
         if batching:
             self.batch = OpportunisticBatch(
@@ -772,3 +779,17 @@ def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
 
 def _refuses_often(p: SignPlugin) -> bool:
     return isinstance(p, RefusingSignPlugin) and p.refuses_signing_often
+
+
+def signature(pod: Pod, plugins: Sequence[SignPlugin]) -> bytes | None:
+    """frameworkImpl.SignPod: the fragments of every plugin under their keys, with the
+    scheduler name; None when a plugin refuses (the pod is never batched)."""
+    sig: dict[str, SignValue] = {SCHEDULER_NAME: pod.scheduler_name}
+    for p in plugins:
+        result = p.sign_pod(pod)
+        if isinstance(result, Status):
+            return None
+        for f in result:
+            sig[f.key] = f.value
+    # Go marshals a map, whose keys encoding/json sorts.
+    return orjson.dumps(sig, option=orjson.OPT_SORT_KEYS)

@@ -23,9 +23,10 @@ from asched.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from asched.framework.handle import Handle, NeedsInformers
+from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
+    NeedsInformers,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
