@@ -25,10 +25,11 @@ from asched.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from asched.framework.handle import Handle, NeedsInformers
+from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
     GangView,
+    NeedsInformers,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
