@@ -101,7 +101,7 @@ from asched.framework.types import (
 )
 from asched.framework.waiting import WaitingPod, WaitingPods
 
-__all__ = ["Framework", "ProfileSpec", "filter_evaluations"]
+__all__ = ["Framework", "ProfileSpec"]
 
 _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
 
