@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--burst", type=int, default=5000)
     run.add_argument("--timeout", type=float, default=600.0, help="per wait, as upstream")
+    run.add_argument(
+        "--backlog",
+        action="store_true",
+        help="create the measured pods while the scheduler is stopped, then restart it "
+        "(the side-by-side runner's method); by default they are created while it runs, as "
+        "upstream does, and this process's creation rate can bound the measured rate",
+    )
     run.add_argument("--out", type=Path, default=RESULTS)
     report = sub.add_parser("report", help="print the Markdown table of result files")
     report.add_argument("files", nargs="+", type=Path)
@@ -98,6 +105,7 @@ def run_command(args: argparse.Namespace) -> int:
         limits=ClientLimits(args.qps, args.burst),
         out_dir=args.out,
         wait_timeout=args.timeout,
+        backlog=args.backlog,
     )
     document = anyio.run(run_workload, opts, backend_options={"use_uvloop": True})
     print(f"results: {document['path']}\n")

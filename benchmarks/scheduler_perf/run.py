@@ -17,6 +17,7 @@ Priority admission plugin, as util.go mustSetupCluster sets it up.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import tempfile
@@ -105,6 +106,8 @@ class PerfOptions:
     limits: ClientLimits
     out_dir: Path
     wait_timeout: float = 600.0
+    #: Create each measured createPods op's pods while the scheduler is stopped.
+    backlog: bool = False
 
 
 def _item_json(item: DataItem) -> dict[str, Any]:
@@ -118,6 +121,7 @@ def _item_json(item: DataItem) -> dict[str, Any]:
         "measured_pods": item.measured_pods,
         "window_s": item.window_s,
         "cpu_seconds": item.cpu_seconds,
+        "created_per_s": item.created_per_s,
         "cpu_ms_per_pod": item.cpu_seconds * 1000 / item.measured_pods
         if item.measured_pods
         else None,
@@ -152,6 +156,7 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
                 await proc.start()
                 with anyio.fail_after(120):
                     await proc.wait_ready()
+                control = _Restart(proc) if opts.backlog else None
                 executor = WorkloadExecutor(
                     client,
                     store,
@@ -159,14 +164,17 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
                     opts.workload.threshold,
                     tg,
                     workload_name=opts.workload.name,
-                    scheduler_cpu=lambda: procstat.cpu_seconds_or_nan(proc.pid),
+                    scheduler_cpu=lambda: _cpu(proc),
                     wait_timeout=opts.wait_timeout,
+                    backlog=control,
                 )
                 items = await executor.run(opts.ops)
                 result["outcome"] = "complete"
                 result["items"] = [_item_json(i) for i in items]
-                result["cpu_seconds_total"] = procstat.cpu_seconds_or_nan(proc.pid)
                 result["peak_rss_mib"] = procstat.usage(proc.pid).peak_rss_bytes / 2**20
+                result["pods_created"] = [
+                    {"pods": n, "seconds": s} for n, s in executor.creation if n > 1
+                ]
             except (WorkloadError, TimeoutError, RuntimeError) as err:
                 result["outcome"] = "failed"
                 result["error"] = str(err)
@@ -181,6 +189,25 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
         "perf_run_done", scheduler=kind.value, repetition=repetition, outcome=result["outcome"]
     )
     return result
+
+
+def _cpu(proc: SchedulerProcess) -> float:
+    return procstat.cpu_seconds_or_nan(proc.pid) if proc.running() else math.nan
+
+
+class _Restart:
+    """Backlog mode's SchedulerControl over one SchedulerProcess."""
+
+    def __init__(self, proc: SchedulerProcess) -> None:
+        self.proc = proc
+
+    async def stop(self) -> None:
+        await self.proc.stop()
+
+    async def start(self) -> None:
+        await self.proc.start()
+        with anyio.fail_after(120):
+            await self.proc.wait_ready()
 
 
 def measured(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -201,6 +228,7 @@ def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 [i["cpu_ms_per_pod"] for i in items if i["cpu_ms_per_pod"] is not None]
             ),
             "loadavg_1m": median_or_nan([r["loadavg_before"][0] for r in mine]),
+            "created_per_s": median_or_nan([i.get("created_per_s", math.nan) for i in items]),
             "complete_runs": float(sum(1 for r in mine if r["outcome"] == "complete")),
         }
     paired: list[float] = []
@@ -233,6 +261,7 @@ async def run_workload(opts: PerfOptions) -> dict[str, Any]:
         "feature_gates": merged_gates(opts.case, opts.workload),
         "threshold": opts.workload.threshold.value,
         "threshold_metric": opts.workload.threshold.metric,
+        "backlog": opts.backlog,
         "qps": opts.limits.qps,
         "burst": opts.limits.burst,
         "machine": machine(),
