@@ -67,14 +67,18 @@ def cases(text: str = BASIC) -> Any:
 def test_decodes_ops_paths_and_thresholds() -> None:
     (case,) = cases()
     assert case.default_pod_template_path == Path("/perf/templates/pod-default.yaml")
-    nodes, pods, groups, measured, barrier = case.ops
-    assert isinstance(nodes, CreateNodes) and nodes.count_param == "$initNodes"
+    nodes, _pods, groups, measured, barrier = case.ops
+    assert isinstance(nodes, CreateNodes)
+    assert nodes.count_param == "$initNodes"
     assert isinstance(groups, CreatePodGroups)
     assert groups.template_path == Path("/perf/misc/templates/podgroup.yaml")
-    assert isinstance(measured, CreatePods) and measured.collect_metrics
-    assert isinstance(barrier, Barrier) and barrier.stage_requirement == "Attempted"
+    assert isinstance(measured, CreatePods)
+    assert measured.collect_metrics
+    assert isinstance(barrier, Barrier)
+    assert barrier.stage_requirement == "Attempted"
     (w,) = case.workloads
-    assert w.threshold.value == 680 and w.threshold.metric == "SchedulingThroughput"
+    assert w.threshold.value == 680
+    assert w.threshold.metric == "SchedulingThroughput"
     assert {**case.feature_gates, **w.feature_gates} == {
         "GenericWorkload": False,
         "SchedulerAsyncAPICalls": True,
@@ -84,27 +88,33 @@ def test_decodes_ops_paths_and_thresholds() -> None:
 def test_field_names_match_without_case_as_go_json_does() -> None:
     text = BASIC.replace("countParam: $initNodes", "CountParam: $initNodes")
     (case,) = cases(text)
-    assert isinstance(case.ops[0], CreateNodes) and case.ops[0].count_param == "$initNodes"
+    assert isinstance(case.ops[0], CreateNodes)
+    assert case.ops[0].count_param == "$initNodes"
 
 
 def test_resolve_fills_counts_multipliers_and_template_params() -> None:
     (case,) = cases()
     ops = resolve(case, case.workloads[0], {})
-    assert isinstance(ops[0], CreateNodes) and ops[0].count == 500
-    assert isinstance(ops[1], CreatePods) and ops[1].count == 500
+    assert isinstance(ops[0], CreateNodes)
+    assert ops[0].count == 500
+    assert isinstance(ops[1], CreatePods)
+    assert ops[1].count == 500
     assert isinstance(ops[2], CreatePodGroups)
     assert ops[2].count == 10
     # $minCount|2: the default, decoded as YAML, since the workload has no minCount.
     assert ops[2].template_params == {"podsPerGroup": 3, "minCount": 2}
-    assert isinstance(ops[3], CreatePods) and ops[3].count == 30
+    assert isinstance(ops[3], CreatePods)
+    assert ops[3].count == 30
     assert ops[3].signature_batch_size == 1
 
 
 def test_overrides_scale_a_workload() -> None:
     (case,) = cases()
     ops = resolve(case, case.workloads[0], parse_overrides(["initNodes=50", "initPods=7"]))
-    assert isinstance(ops[0], CreateNodes) and ops[0].count == 50
-    assert isinstance(ops[1], CreatePods) and ops[1].count == 7
+    assert isinstance(ops[0], CreateNodes)
+    assert ops[0].count == 50
+    assert isinstance(ops[1], CreatePods)
+    assert ops[1].count == 7
 
 
 def test_override_of_a_param_the_workload_lacks_is_an_error() -> None:
@@ -136,7 +146,9 @@ def test_undefined_count_param_names_the_op() -> None:
     ],
     ids=["sleep", "createResourceClaims", "profile"],
 )
-def test_unsupported_op_refuses_the_test_case_naming_it(op: str, message: str, tmp_path: Path) -> None:
+def test_unsupported_op_refuses_the_test_case_naming_it(
+    op: str, message: str, tmp_path: Path
+) -> None:
     text = BASIC.replace("  - opcode: barrier", f"  {op}\n  - opcode: barrier")
     perf = tmp_path / "misc"
     perf.mkdir()

@@ -42,7 +42,11 @@ def render(text: str, **data: object) -> str:
         ('{{if eq .class "a"}}A{{else if .b}}B{{else}}C{{end}}', {"class": "x", "b": 1}, "B"),
         ("{{$n := or .numDevices 3}}{{range $i := ($n | Int)}}[{{$i}}]{{end}}", {}, "[0][1][2]"),
         ("{{range 2}}<{{.}}>{{end}}", {}, "<0><1>"),
-        ("{{$s := (or .sel nil) | JSON}}{{$s}}", {"sel": {"b": 1.0, "a": ["x"]}}, '{"a":["x"],"b":1}'),
+        (
+            "{{$s := (or .sel nil) | JSON}}{{$s}}",
+            {"sel": {"b": 1.0, "a": ["x"]}},
+            '{"a":["x"],"b":1}',
+        ),
         ("{{$s := (or .sel nil) | JSON}}{{$s}}", {}, "null"),
         ("{{.missing}}", {}, "<no value>"),
         ("a {{- /* note */ -}} b", {}, "ab"),
@@ -82,7 +86,7 @@ def test_render(text: str, data: dict[str, object], expected: str) -> None:
     ids=["unknown-function", "unsupported-action", "unclosed", "stray-end", "divide-by-zero"],
 )
 def test_errors_name_the_construct(text: str, message: str) -> None:
-    with pytest.raises(TemplateError, match="t.yaml") as err:
+    with pytest.raises(TemplateError, match=r"t\.yaml") as err:
         render(text)
     assert message in str(err.value)
 
