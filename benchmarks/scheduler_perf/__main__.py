@@ -15,6 +15,7 @@ See docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from benchmarks.scheduler_perf.params import parse_overrides, resolve
 from benchmarks.scheduler_perf.report import markdown
 from benchmarks.scheduler_perf.run import K8S_VERSION, PerfOptions, perf_dir, run_workload
 from benchmarks.schedulers import ClientLimits, Kind
+from benchmarks.signals import until_signalled
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -107,7 +109,12 @@ def run_command(args: argparse.Namespace) -> int:
         wait_timeout=args.timeout,
         backlog=args.backlog,
     )
-    document = anyio.run(run_workload, opts, backend_options={"use_uvloop": True})
+    document = anyio.run(
+        until_signalled, functools.partial(run_workload, opts), backend_options={"use_uvloop": True}
+    )
+    if document is None:
+        print("stopped by a signal; its cluster and schedulers were stopped")
+        return 143
     print(f"results: {document['path']}\n")
     print(markdown([document]))
     return 0
