@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(the side-by-side runner's method); by default they are created while it runs, as "
         "upstream does, and this process's creation rate can bound the measured rate",
     )
+    run.add_argument(
+        "--py-spy", type=Path, default=None, help="path of py-spy: profile asched's runs"
+    )
     run.add_argument("--out", type=Path, default=RESULTS)
     report = sub.add_parser("report", help="print the Markdown table of result files")
     report.add_argument("files", nargs="+", type=Path)
@@ -108,6 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
         out_dir=args.out,
         wait_timeout=args.timeout,
         backlog=args.backlog,
+        py_spy=args.py_spy,
     )
     document = anyio.run(
         until_signalled, functools.partial(run_workload, opts), backend_options={"use_uvloop": True}

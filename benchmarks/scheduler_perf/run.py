@@ -34,6 +34,7 @@ import structlog
 from asched.localcluster import LocalCluster
 from asched.localcluster.components import APISERVER, CONTROLLER_MANAGER, NATIVE_GANG_GATES
 from benchmarks import procstat
+from benchmarks.profiling import PySpy
 from benchmarks.runner import git_state, machine, rotate
 from benchmarks.scheduler_perf.config import CreateNodes, Op, TestCase, Workload
 from benchmarks.scheduler_perf.executor import DataItem, WorkloadError, WorkloadExecutor
@@ -108,6 +109,9 @@ class PerfOptions:
     wait_timeout: float = 600.0
     #: Create each measured createPods op's pods while the scheduler is stopped.
     backlog: bool = False
+    #: py-spy executable: sample asched from its (re)start before the measured pods
+    #: (benchmarks.profiling); the collapsed stacks go beside the results.
+    py_spy: Path | None = None
 
 
 def _item_json(item: DataItem) -> dict[str, Any]:
@@ -149,6 +153,7 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
             cluster.admin_client(connections=64, timeout=600) as client,
             anyio.create_task_group() as tg,
         ):
+            spy: PySpy | None = None
             store = PodStore(client)
             tg.start_soon(store.run)
             await store.wait_synced()
@@ -156,7 +161,17 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
                 await proc.start()
                 with anyio.fail_after(120):
                     await proc.wait_ready()
-                control = _Restart(proc) if opts.backlog else None
+                spy = (
+                    PySpy(
+                        opts.py_spy,
+                        opts.out_dir / f"{_label(opts)}-{kind.value}-{repetition}.folded",
+                    )
+                    if opts.py_spy is not None and kind.is_asched
+                    else None
+                )
+                if spy is not None and not opts.backlog:
+                    await spy.attach(proc.pid)
+                control = _Restart(proc, spy) if opts.backlog else None
                 executor = WorkloadExecutor(
                     client,
                     store,
@@ -182,6 +197,9 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
             finally:
                 tg.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
+                    if spy is not None:
+                        await spy.stop()
+                        result["profile"] = str(spy.output)
                     result["exit_code"] = await proc.stop()
     result["run_s"] = time.monotonic() - began
     result["loadavg_after"] = list(os.getloadavg())
@@ -196,16 +214,19 @@ def _cpu(proc: SchedulerProcess) -> float:
 
 
 class _Restart:
-    """Backlog mode's SchedulerControl over one SchedulerProcess."""
+    """Backlog mode's SchedulerControl over one SchedulerProcess (and its profiler)."""
 
-    def __init__(self, proc: SchedulerProcess) -> None:
+    def __init__(self, proc: SchedulerProcess, spy: PySpy | None) -> None:
         self.proc = proc
+        self.spy = spy
 
     async def stop(self) -> None:
         await self.proc.stop()
 
     async def start(self) -> None:
         await self.proc.start()
+        if self.spy is not None:
+            await self.spy.attach(self.proc.pid)
         with anyio.fail_after(120):
             await self.proc.wait_ready()
 
@@ -247,9 +268,13 @@ def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _label(opts: PerfOptions) -> str:
+    return f"perf-{opts.case.name}-{opts.workload.name}".replace("/", "_")
+
+
 async def run_workload(opts: PerfOptions) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    label = f"perf-{opts.case.name}-{opts.workload.name}-{stamp}".replace("/", "_")
+    label = f"{_label(opts)}-{stamp}"
     await anyio.Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
     document: dict[str, Any] = {
         "test_case": opts.case.name,
