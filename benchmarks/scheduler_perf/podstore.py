@@ -2,23 +2,21 @@
 
 scheduler_perf reads one pod informer for its barriers, its throughput collector and its
 steady-state pod churn. This is that informer: one list and one watch of all pods, kept as
-small records, resumed from the last resourceVersion when the server closes the watch and
-relisted on 410 Gone. Listeners registered with `on_scheduled` are called (synchronously,
+small records. Listeners registered with `on_scheduled` are called (synchronously,
 on the event loop) once per pod when it is first seen with spec.nodeName set, as the
 informer's add/update handlers of util.go throughputCollector and createPodsSteadily are.
+The list/watch loop is benchmarks/watchloop.py, shared with the side-by-side observer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
-import structlog
 
-from asched.localcluster import ApiError, ClusterClient, JsonObject
-
-log = structlog.get_logger(__name__)
+from asched.localcluster import ClusterClient, JsonObject
+from benchmarks.watchloop import list_and_watch
 
 PODS = "/api/v1/pods"
 
@@ -98,29 +96,16 @@ class PodStore:
         self.pods.pop((meta.get("namespace", ""), meta["name"]), None)
 
     async def run(self) -> None:
-        version = ""
-        while True:
-            try:
-                if not version:
-                    items, version = await self._client.list_with_version(PODS)
-                    self.pods.clear()
-                    for pod in items:
-                        self._see(pod)
-                    self._synced.set()
-                async with self._client.watch(
-                    PODS,
-                    resource_version=version,
-                    params={"timeoutSeconds": 300, "allowWatchBookmarks": True},
-                ) as events:
-                    async for event in events:
-                        obj = event["object"]
-                        version = obj["metadata"].get("resourceVersion", version)
-                        if event["type"] in ("ADDED", "MODIFIED"):
-                            self._see(obj)
-                        elif event["type"] == "DELETED":
-                            self._forget(obj)
-            except ApiError as err:
-                if err.status != 410:
-                    raise
-                log.info("pod_watch_expired_relisting")
-                version = ""
+        def listed(items: Sequence[JsonObject]) -> None:
+            self.pods.clear()
+            for pod in items:
+                self._see(pod)
+            self._synced.set()
+
+        def changed(kind: str, obj: JsonObject) -> None:
+            if kind in ("ADDED", "MODIFIED"):
+                self._see(obj)
+            elif kind == "DELETED":
+                self._forget(obj)
+
+        await list_and_watch(self._client, PODS, on_list=listed, on_event=changed)
