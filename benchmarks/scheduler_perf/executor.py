@@ -56,6 +56,7 @@ from benchmarks.scheduler_perf.config import (
 )
 from benchmarks.scheduler_perf.gotemplate import Template, Value
 from benchmarks.scheduler_perf.podstore import PodRecord, PodStore, labels_match
+from benchmarks.stats import mean_throughput
 from benchmarks.workload import run_pool
 
 log = structlog.get_logger(__name__)
@@ -164,6 +165,8 @@ class ThroughputCollector:
     cpu_at_start: float = math.nan
     cpu_at_last: float = math.nan
     first_count: int = 0
+    #: When each counted pod was seen bound (the side-by-side runner's pods/s mean).
+    bind_times: list[float] = field(default_factory=list)
     samples: list[float] = field(default_factory=list)
     started_at: float = math.nan
     last_at: float = math.nan
@@ -174,6 +177,18 @@ class ThroughputCollector:
     def see(self, pod: PodRecord) -> None:
         if pod.namespace in self.namespaces and labels_match(pod.labels, self.selector):
             self.scheduled += 1
+            self.bind_times.append(self.clock())
+
+    def start_now(self) -> None:
+        """Open the window now, before any pod is bound (backlog mode: the scheduler has
+        just become ready with every measured pod pending, and would bind a burst before
+        the next tick that upstream's rule would leave out of the window)."""
+        if self._started:
+            return
+        self._started = True
+        self._last_count = self.first_count = self.scheduled
+        self.started_at = self.last_at = self.clock()
+        self.cpu_at_start = self.cpu()
 
     def tick(self) -> None:
         now = self.clock()
@@ -223,6 +238,9 @@ class DataItem:
     cpu_seconds: float
     #: How fast the measured pods were created (NaN: not by a createPods op).
     created_per_s: float = math.nan
+    #: (bound - 1) / (last bind - first bind) of the measured pods, as the side-by-side
+    #: runner reports pods/s (benchmarks.stats.mean_throughput).
+    bind_window_pods_per_s: float = math.nan
 
 
 def threshold_check(item_data: Mapping[str, float], threshold: Threshold) -> bool | None:
@@ -458,6 +476,8 @@ class WorkloadExecutor:
                 self._created_per_s = pods / seconds if seconds > 0 else math.nan
             if backlog is not None:
                 await backlog.start()
+                if self._collector is not None:
+                    self._collector.start_now()
             if op.skip_wait_to_completion:
                 self.pods_per_namespace[namespace] = (
                     self.pods_per_namespace.get(namespace, 0) + op.count
@@ -742,6 +762,7 @@ class WorkloadExecutor:
                 window_s=window,
                 cpu_seconds=cpu,
                 created_per_s=self._created_per_s,
+                bind_window_pods_per_s=mean_throughput(collector.bind_times),
             )
         )
         self._created_per_s = math.nan

@@ -1,7 +1,8 @@
 """The Markdown table of upstream-workload results (docs/benchmarks.md).
 
 One row per workload: pods/s of both schedulers (SchedulingThroughput Average, medians of
-the repetitions), the median of the paired asched/kube-scheduler ratios, upstream's
+the repetitions), the median of the paired asched/kube-scheduler ratios, the side-by-side
+runner's pods/s mean over the same pods (first to last bind), upstream's
 threshold, the scheduler's CPU per measured pod, the nodes created and the 1-minute load
 average before the runs (the table is measured on a shared machine).
 """
@@ -16,9 +17,9 @@ from benchmarks.schedulers import Kind
 
 HEADER = (
     "| workload | params | nodes | asched pods/s | kube-scheduler pods/s | asched/kube "
-    "(paired) | threshold | asched CPU ms/pod | kube CPU ms/pod | created pods/s | load 1m "
-    "| runs |\n"
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    "(paired) | bind-window pods/s asched / kube | threshold | asched CPU ms/pod "
+    "| kube CPU ms/pod | created pods/s | load 1m | runs |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 )
 
 
@@ -64,6 +65,8 @@ def row(document: Mapping[str, Any]) -> str:
         f"| {document['nodes']} "
         f"| {_num(a.get('pods_per_s', math.nan))} | {_num(k.get('pods_per_s', math.nan))} "
         f"| {_num(summary.get('paired_ratio_median', math.nan), 2)} "
+        f"| {_num(a.get('bind_window_pods_per_s', math.nan))} / "
+        f"{_num(k.get('bind_window_pods_per_s', math.nan))} "
         f"| {threshold:g} "
         f"| {_num(a.get('cpu_ms_per_pod', math.nan), 2)} "
         f"| {_num(k.get('cpu_ms_per_pod', math.nan), 2)} "

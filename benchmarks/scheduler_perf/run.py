@@ -126,6 +126,7 @@ def _item_json(item: DataItem) -> dict[str, Any]:
         "window_s": item.window_s,
         "cpu_seconds": item.cpu_seconds,
         "created_per_s": item.created_per_s,
+        "bind_window_pods_per_s": item.bind_window_pods_per_s,
         "cpu_ms_per_pod": item.cpu_seconds * 1000 / item.measured_pods
         if item.measured_pods
         else None,
@@ -250,6 +251,9 @@ def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             ),
             "loadavg_1m": median_or_nan([r["loadavg_before"][0] for r in mine]),
             "created_per_s": median_or_nan([i.get("created_per_s", math.nan) for i in items]),
+            "bind_window_pods_per_s": median_or_nan(
+                [i.get("bind_window_pods_per_s", math.nan) for i in items]
+            ),
             "complete_runs": float(sum(1 for r in mine if r["outcome"] == "complete")),
         }
     paired: list[float] = []

@@ -14,6 +14,7 @@ from benchmarks.scheduler_perf.executor import (
 )
 from benchmarks.scheduler_perf.podstore import PodRecord
 from benchmarks.scheduler_perf.run import summarize
+from benchmarks.stats import mean_throughput
 
 
 class Clock:
@@ -98,3 +99,25 @@ def test_paired_ratios_compare_runs_of_the_same_repetition() -> None:
     assert summary["paired_ratio_median"] == 2.0
     assert summary["per_scheduler"]["asched"]["pods_per_s"] == 300.0
     assert summary["per_scheduler"]["kube-scheduler"]["complete_runs"] == 2.0
+
+
+def test_backlog_window_opens_at_readiness_and_counts_the_first_burst() -> None:
+    clock = Clock()
+    c = ThroughputCollector("w", frozenset({"ns"}), {}, clock=clock)
+    clock.now = 10.0
+    c.start_now()  # the scheduler is ready; nothing bound yet
+    clock.now = 10.5
+    for _ in range(300):
+        c.see(pod("ns"))  # the burst before the next tick is inside the window
+    clock.now = 11.0
+    c.tick()
+    clock.now = 11.5
+    c.see(pod("ns"))
+    clock.now = 12.0
+    c.tick()
+    assert c.samples == [300.0, 1.0]
+    assert c.window_pods == 301
+    c.start_now()  # idempotent once the window is open
+    assert c.started_at == 10.0
+    # The side-by-side runner's mean over the same pods: (301 - 1) / (11.5 - 10.5).
+    assert mean_throughput(c.bind_times) == 300.0
