@@ -167,6 +167,8 @@ class ThroughputCollector:
     first_count: int = 0
     #: When each counted pod was seen bound (the side-by-side runner's pods/s mean).
     bind_times: list[float] = field(default_factory=list)
+    #: Open the window at the first bind instead of the first tick that sees one.
+    from_first_bind: bool = False
     samples: list[float] = field(default_factory=list)
     started_at: float = math.nan
     last_at: float = math.nan
@@ -178,17 +180,15 @@ class ThroughputCollector:
         if pod.namespace in self.namespaces and labels_match(pod.labels, self.selector):
             self.scheduled += 1
             self.bind_times.append(self.clock())
-
-    def start_now(self) -> None:
-        """Open the window now, before any pod is bound (backlog mode: the scheduler has
-        just become ready with every measured pod pending, and would bind a burst before
-        the next tick that upstream's rule would leave out of the window)."""
-        if self._started:
-            return
-        self._started = True
-        self._last_count = self.first_count = self.scheduled
-        self.started_at = self.last_at = self.clock()
-        self.cpu_at_start = self.cpu()
+            if self.from_first_bind and not self._started:
+                # Backlog mode: a restarted scheduler binds a burst from its backlog
+                # before the next tick; upstream's rule (open at the first tick that sees
+                # a pod) would leave the burst out. The first bind opens the window and,
+                # as in the runner's (n - 1) / span, is itself not counted.
+                self._started = True
+                self._last_count = self.first_count = self.scheduled
+                self.started_at = self.last_at = self.clock()
+                self.cpu_at_start = self.cpu()
 
     def tick(self) -> None:
         now = self.clock()
@@ -467,6 +467,8 @@ class WorkloadExecutor:
             await backlog.stop()
         if op.collect_metrics:
             self.start_collecting(namespace, (namespace,), {}, self.tg)
+            if backlog is not None and self._collector is not None:
+                self._collector.from_first_bind = True
         if op.steady_state:
             await self.create_pods_steadily(namespace, op)
         else:
@@ -476,8 +478,6 @@ class WorkloadExecutor:
                 self._created_per_s = pods / seconds if seconds > 0 else math.nan
             if backlog is not None:
                 await backlog.start()
-                if self._collector is not None:
-                    self._collector.start_now()
             if op.skip_wait_to_completion:
                 self.pods_per_namespace[namespace] = (
                     self.pods_per_namespace.get(namespace, 0) + op.count

@@ -101,13 +101,13 @@ def test_paired_ratios_compare_runs_of_the_same_repetition() -> None:
     assert summary["per_scheduler"]["kube-scheduler"]["complete_runs"] == 2.0
 
 
-def test_backlog_window_opens_at_readiness_and_counts_the_first_burst() -> None:
+def test_backlog_window_opens_at_the_first_bind_and_counts_the_burst() -> None:
     clock = Clock()
-    c = ThroughputCollector("w", frozenset({"ns"}), {}, clock=clock)
+    c = ThroughputCollector("w", frozenset({"ns"}), {}, clock=clock, from_first_bind=True)
     clock.now = 10.0
-    c.start_now()  # the scheduler is ready; nothing bound yet
+    c.tick()  # the scheduler is starting; nothing bound yet
     clock.now = 10.5
-    for _ in range(300):
+    for _ in range(301):
         c.see(pod("ns"))  # the burst before the next tick is inside the window
     clock.now = 11.0
     c.tick()
@@ -115,9 +115,9 @@ def test_backlog_window_opens_at_readiness_and_counts_the_first_burst() -> None:
     c.see(pod("ns"))
     clock.now = 12.0
     c.tick()
-    assert c.samples == [300.0, 1.0]
+    assert c.started_at == 10.5
+    # The first bind opens the window: 300 more in 0.5 s, then 1 in 1 s.
+    assert c.samples == [600.0, 1.0]
     assert c.window_pods == 301
-    c.start_now()  # idempotent once the window is open
-    assert c.started_at == 10.0
-    # The side-by-side runner's mean over the same pods: (301 - 1) / (11.5 - 10.5).
-    assert mean_throughput(c.bind_times) == 300.0
+    # The side-by-side runner's mean over the same pods: (302 - 1) / (11.5 - 10.5).
+    assert mean_throughput(c.bind_times) == 301.0
