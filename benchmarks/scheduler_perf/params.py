@@ -145,6 +145,13 @@ def resolve_op(op: Op, p: Params) -> Op:
 
 def resolve(case: TestCase, workload: Workload, overrides: Mapping[str, Value]) -> list[Op]:
     """The ops the workload runs, in order, with createPodSets unrolled."""
+    if case.scheduler_config_path is not None:
+        # Both schedulers would need that KubeSchedulerConfiguration's profile; the runner
+        # configures them itself (benchmarks/schedulers.py), so refuse rather than ignore.
+        raise ConfigError(
+            f"{case.name}/{workload.name}: schedulerConfigPath "
+            f"({case.scheduler_config_path.name}) is not supported"
+        )
     unknown = sorted(set(overrides) - set(workload.params))
     if unknown:
         raise ConfigError(f"{case.name}/{workload.name} has no params {', '.join(unknown)}")

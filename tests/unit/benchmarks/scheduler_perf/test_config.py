@@ -187,3 +187,12 @@ def test_topic_threshold_with_one_topic_is_that_value() -> None:
     (case,) = cases(BASIC.replace("threshold: 680", "threshold:\n      dra: 56"))
     assert case.workloads[0].threshold.value == 56
     assert case.workloads[0].threshold.by_topic == {"dra": 56}
+
+
+def test_a_scheduler_config_path_is_refused_not_ignored() -> None:
+    text = BASIC.replace(
+        "  defaultPodTemplatePath:", "  schedulerConfigPath: cfg.yaml\n  defaultPodTemplatePath:"
+    )
+    (case,) = cases(text)
+    with pytest.raises(ConfigError, match=r"schedulerConfigPath \(cfg\.yaml\) is not supported"):
+        resolve(case, case.workloads[0], {})
