@@ -22,7 +22,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,20 +256,31 @@ def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             ),
             "complete_runs": float(sum(1 for r in mine if r["outcome"] == "complete")),
         }
-    paired: list[float] = []
+    throughput = _paired(runs, lambda m: float(m["data"]["Average"]))
+    window = _paired(runs, lambda m: float(m.get("bind_window_pods_per_s", math.nan)))
+    return {
+        "per_scheduler": per,
+        "paired_ratios": throughput,
+        "paired_ratio_median": median_or_nan(throughput),
+        "paired_bind_window_ratios": window,
+        "paired_bind_window_ratio_median": median_or_nan(window),
+    }
+
+
+def _paired(
+    runs: Sequence[Mapping[str, Any]], value_of: Callable[[Mapping[str, Any]], float]
+) -> list[float]:
+    """asched's value over kube-scheduler's, per repetition both measured."""
     by_rep: dict[tuple[str, int], float] = {}
     for r in runs:
         m = measured(r)
         if m is not None:
-            by_rep[(r["scheduler"], r["repetition"])] = m["data"]["Average"]
-    for (who, rep), value in sorted(by_rep.items()):
-        if who == Kind.ASCHED.value and (Kind.KUBE.value, rep) in by_rep:
-            paired.append(ratio(value, by_rep[(Kind.KUBE.value, rep)]))
-    return {
-        "per_scheduler": per,
-        "paired_ratios": paired,
-        "paired_ratio_median": median_or_nan(paired),
-    }
+            by_rep[(r["scheduler"], r["repetition"])] = value_of(m)
+    return [
+        ratio(value, by_rep[(Kind.KUBE.value, rep)])
+        for (who, rep), value in sorted(by_rep.items())
+        if who == Kind.ASCHED.value and (Kind.KUBE.value, rep) in by_rep
+    ]
 
 
 def _label(opts: PerfOptions) -> str:
