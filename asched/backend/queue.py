@@ -34,7 +34,6 @@ from asched.api import Pod
 from asched.backend.backoff import (
     BackoffQueue,
     align_to_window,
-    backoff_duration,
     record_failure,
 )
 from asched.backend.heap import KeyedHeap
@@ -76,7 +75,6 @@ __all__ = [
     "QueueClosed",
     "QueueMetrics",
     "SchedulingQueue",
-    "backoff_duration",
 ]
 
 log = structlog.get_logger(__name__)

@@ -17,7 +17,7 @@ Obligations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from asched.api import Pod
@@ -25,6 +25,14 @@ from asched.framework.columns import BatchVerdict, Int64s, NodeColumns
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEventWithHint
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import (
+    GangSummary,
+    Placement,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+)
 from asched.framework.status import Status
 from asched.framework.types import (
     NodeScore,
@@ -256,3 +264,160 @@ class BindPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     async def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+# ---- The pod group cycle's extension points ---------------------------------------------
+# kube-scheduler 1.37 framework/interface.go: PlacementGeneratePlugin, PlacementScorePlugin
+# (with PlacementScoreExtensions) and PodGroupPostFilterPlugin. They are profile points
+# (`plugins.placementGenerate`, `plugins.placementScore`, `plugins.podGroupPostFilter`),
+# filled from multiPoint with every plugin that implements them, like any other point.
+# All run on the event loop, inside one group cycle (asched.scheduler.groupcycle), which
+# holds the scheduling cycle: no other pod or group is scheduled meanwhile, but the
+# binding cycles of earlier pods go on and the informers keep delivering events.
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """Proposes the candidate placements of a pod group (Go: PlacementGeneratePlugin).
+
+    At most one per profile (more is a configuration error, as in Go); without one the
+    group has a single placement, every node.
+    """
+
+    def generate_placements(
+        self, group: PodGroupInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[Sequence[Placement], Status | None]:
+        """Called once per group cycle, before any member is tried, with the parent
+        placement's nodes (every node of the snapshot, in snapshot order).
+
+        Return the placements, each a set of rows into `nodes` (they may overlap), in the
+        order they are to be simulated, and None. Statuses:
+        - None (Success) with no placement: the runtime answers Unschedulable "no feasible
+          placements found" for the group;
+        - Unschedulable: the group cannot be placed this cycle (reasons shown as given);
+        - Error: the placements cannot be computed (the group fails with an Error and
+          goes to backoff).
+        Must not mutate `nodes` or the pods in `group`; one pass over the nodes is the
+        expected cost (a 5,000-node cluster asks it once per group cycle).
+        """
+        ...
+
+
+@runtime_checkable
+class PlacementScoreNormalizer(Protocol):
+    """Optional, beside `score_placement` (Go: PlacementScoreExtensions)."""
+
+    def normalize_placement_score(
+        self, group: PodGroupInfo, scores: list[PlacementScore]
+    ) -> Status | None:
+        """Called once per group cycle with this plugin's raw score of every feasible
+        placement; rewrite each `score` in place into [0, 100]. None is success; any
+        other status fails the group with an Error ("running NormalizePlacementScore on
+        PlacementScore plugins: ..."). Must not change the list's length or order."""
+        ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """Ranks the feasible placements of a pod group (Go: PlacementScorePlugin).
+
+    Each plugin's score (normalized when it is also a PlacementScoreNormalizer) is
+    multiplied by its weight (`plugins.placementScore` or multiPoint weight, 0 or unset
+    meaning 1) and summed; the highest total wins. asched breaks a tie itself (Go draws at
+    random): see asched.scheduler.placement.
+    """
+
+    def score_placement(self, group: PodGroupInfo, assignments: PodGroupAssignments) -> int:
+        """Called once per feasible placement, after all of them were simulated, with
+        where the simulation put the members (`assignments`; the simulation is already
+        rolled back, so read `assignments`, not the snapshot, for what it placed).
+
+        Return the raw score; after normalization (if any) it must be in [0, 100].
+        Raising fails the group with an Error status naming the plugin. Read-only: no
+        CycleState, no snapshot mutation. Cheap: a few operations per placement.
+        """
+        ...
+
+
+@runtime_checkable
+class PodGroupScheduling(Protocol):
+    """What the group cycle hands a PodGroupPostFilter plugin: the group, the nodes, and
+    the cycle's own placement algorithm to re-run in a world without some pods (Go's
+    PodGroupInfo, MutableSnapshotSharedLister and PodGroupSchedulingFunc together).
+
+    Valid only during the pod_group_post_filter call it is given to.
+    """
+
+    @property
+    def info(self) -> PodGroupInfo:
+        """The group, its scheduled pods and the members this cycle tried."""
+        ...
+
+    @property
+    def attempted(self) -> bool:
+        """Whether any member got as far as PreFilter in this cycle (a group stopped
+        before that, by PlacementFeasible or a placement error, ran no plugin)."""
+        ...
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        """The cycle's snapshot of the nodes, with no member assumed. Do not mutate."""
+        ...
+
+    async def place(self, removed: Sequence[Pod]) -> tuple[PodGroupAssignments, Status | None]:
+        """PodGroupSchedulingFunc: run the group's whole placement algorithm again on
+        copies of the nodes without `removed` (each on the node its `node_name` names),
+        with no Reserve plugin and no change to the cache or the snapshot. Returns where
+        the members went and the group's status (None when the group fits). Costs as
+        much as the group cycle itself."""
+        ...
+
+    async def fits(self, assignments: Mapping[str, str], removed: Sequence[Pod]) -> bool:
+        """Whether the members (uid -> node), tried in cycle order with the ones before
+        each assumed, still pass PreFilter and Filter on those nodes once `removed` are
+        gone (preemption's reprieve check). Nothing is changed. About one Filter pass
+        per member, on one node each."""
+        ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    """Called after a pod group could not be placed (Go: PodGroupPostFilterPlugin), in
+    profile order, to make room for it (preemption) or free what held it back (DRA)."""
+
+    async def pod_group_post_filter(
+        self, group: PodGroupScheduling
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Called once per group cycle whose group status is Unschedulable (never after an
+        Error or a success), on the event loop; per-pod PostFilter does not run for the
+        members. Status:
+        - Unschedulable: done, the group still cannot fit; its reasons are collected and
+          the next plugin runs;
+        - UnschedulableAndUnresolvable: no plugin can make the group fit; the rest are
+          skipped and its message is appended to the group's status;
+        - Success (a Status with code Success, or None): the group can fit once this
+          plugin's action completes; the rest are skipped, every member goes back to the
+          queue waiting on it, nominated to `result.nominated[uid]` when given;
+        - Error: the group fails with 'error in "<plugin>" PodGroupPostFilter plugins:
+          <message>'.
+        May start asynchronous work (evictions) through the plugin's own task, never a
+        fire-and-forget one; must not change the snapshot, the cache or the members. May
+        await (`group.place` does), but holds the scheduling cycle while it does.
+        """
+        ...
+
+
+@runtime_checkable
+class GangView(Protocol):
+    """Optional, for gang plugins: a read-only account of the gangs the plugin knows, so
+    that tools (the inspector) show gangs without knowing any gang plugin.
+
+    Found with isinstance among a profile's plugins. When two profiles share a gang
+    plugin's informer, both report the same gangs; readers keep one per (api_group, key).
+    """
+
+    def gangs(self) -> Sequence[GangSummary]:
+        """Called on the event loop between cycles (about once a second while someone
+        watches), never inside a cycle. Must not change anything: no queue moves, no API
+        calls, no writes to the plugin's own state. Cost: one pass over the plugin's gangs
+        and their members' index entries."""
+        ...

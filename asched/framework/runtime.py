@@ -41,7 +41,10 @@ from asched.framework.interfaces import (
     NodeStaticPlugin,
     PermitPlugin,
     PlacementFeasiblePlugin,
+    PlacementGeneratePlugin,
+    PlacementScorePlugin,
     Plugin,
+    PodGroupPostFilterPlugin,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -57,6 +60,7 @@ from asched.framework.interfaces import (
 from asched.framework.listers import InformerRequest
 from asched.framework.memo import KeySigner
 from asched.framework.opportunistic import OpportunisticBatch
+from asched.framework.podgrouppoints import PodGroupPoints
 from asched.framework.points import ExtensionPoint as EP
 from asched.framework.prebinding import PodsInPreBind
 from asched.framework.registry import Registry
@@ -66,7 +70,7 @@ from asched.framework.runtime_filter import FilterRunner
 from asched.framework.runtime_score import ScoreRunner
 from asched.framework.scoring import Scorer
 from asched.framework.services import SchedulerServices
-from asched.framework.signatures import SignPlugin, signature
+from asched.framework.signatures import RefusesOften, SignPlugin, signature
 from asched.framework.waiting import WaitingPods
 
 # ProfileSpec moved to runtime_base.py and filter_evaluations is used by runtime_filter.py;
@@ -131,6 +135,15 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         self.placement_feasible_plugins = [
             p for p in self.plugins.values() if isinstance(p, PlacementFeasiblePlugin)
         ]
+        # The pod group cycle's points run in a collaborator of their own.
+        self.pod_group_points = PodGroupPoints(
+            self._at(EP.PLACEMENT_GENERATE, PlacementGeneratePlugin),
+            self._at(EP.PLACEMENT_SCORE, PlacementScorePlugin),
+            dict(profile.plugins.get(EP.PLACEMENT_SCORE, ())),
+            self._at(EP.POD_GROUP_POST_FILTER, PodGroupPostFilterPlugin),
+            crashed=self._crashed,
+            timed=self._point,
+        )
         self.pre_bind_plugins = self._at(EP.PRE_BIND, PreBindPlugin)
         # Checked once here: isinstance against a runtime Protocol walks its members, and
         # the binding cycle asks for every pod.
@@ -236,11 +249,6 @@ class Framework(FilterRunner, ScoreRunner, BindRunner):
         return reqs
 
 
-# Plugins that may refuse a pod go first: the answer is the same in any order (None if
-# any refuses), and under the default profile PodTopologySpread refuses every pod.
-_MAY_REFUSE = ("PodTopologySpread", "InterPodAffinity", "DynamicResources")
-
-
 def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
     """computeBatchablePlugins: every PreFilter, Filter, PreScore and Score plugin, once
     each, if all of them can sign pods; else None (the profile never signs)."""
@@ -253,5 +261,7 @@ def _signers(plugins: Sequence[object]) -> list[SignPlugin] | None:
             out.setdefault(p.name, KeySigner(p.name, p))
         else:
             return None
-    first = [out[n] for n in _MAY_REFUSE if n in out]
-    return first + [p for n, p in out.items() if n not in _MAY_REFUSE]
+    # Signers that refuse often go first (RefusesOften): under the default profile
+    # PodTopologySpread refuses every pod.
+    first = [p for p in out.values() if isinstance(p, RefusesOften) and p.refuses_often()]
+    return first + [p for p in out.values() if p not in first]

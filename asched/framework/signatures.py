@@ -67,6 +67,18 @@ class SignPlugin(Protocol):
     def sign_pod(self, pod: Pod) -> SignResult: ...
 
 
+@runtime_checkable
+class RefusesOften(Protocol):
+    """Optional, beside `sign_pod`: a signer that refuses many pods (any pod with affinity
+    terms, spread constraints, claims ...). The runtime asks such signers first: the
+    answer is None if any refuses, whatever the order, so a refused pod then costs one
+    call instead of one per plugin."""
+
+    def refuses_often(self) -> bool:
+        """Called once when the profile is built; True moves the plugin to the front."""
+        ...
+
+
 def signature(pod: Pod, plugins: Sequence[SignPlugin]) -> bytes | None:
     """frameworkImpl.SignPod: the fragments of every plugin under their keys, with the
     scheduler name; None when a plugin refuses (the pod is never batched)."""

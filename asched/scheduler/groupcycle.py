@@ -15,8 +15,10 @@ submitPodGroupAlgorithmResult, CompositePodGroup off, no topology placement yet)
    the group's status, a member never tried reports the group's status too;
 5. the PodGroup's PodGroupInitiallyScheduled condition records the outcome.
 Per-pod PostFilter does not run inside the cycle (Go: schedulingAlgorithm skips it when
-IsPodGroupSchedulingCycle); an Unschedulable group runs PodGroupPostFilter instead
-(group preemption, asched/scheduler/grouppreemption.py).
+IsPodGroupSchedulingCycle); an Unschedulable group runs the profile's PodGroupPostFilter
+plugins instead (groupwhatif.py is what they get from the cycle).
+The placements come from the profile's PlacementGenerate plugin and are ranked by its
+PlacementScore plugins (placement.py adds asched's tie rule); the cycle names no plugin.
 """
 
 from __future__ import annotations
@@ -41,15 +43,14 @@ from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import Placement, PodGroupAssignments, PodGroupInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from asched.framework.types import QueuedPodInfo
-from asched.plugins.defaultpreemption.plugin import DefaultPreemption
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
-from asched.scheduler.grouppreemption import GroupPreemption
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
     GroupStatus,
@@ -60,17 +61,12 @@ from asched.scheduler.groupstate import (
     go_message,
     restore,
 )
+from asched.scheduler.groupwhatif import GroupWhatIf
 from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 
 log = structlog.get_logger(__name__)
-
-# The in-tree plugin that is also kube-scheduler's PodGroupPostFilter plugin.
-PREEMPTION = "DefaultPreemption"
-# DynamicResources.PodGroupPostFilter's answer for a group without claims.
-DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
-
 
 # Members placed (or submitted) between two yields to the event loop.
 YIELD_EVERY = 16
@@ -123,7 +119,6 @@ class GroupCycle:
         self._skip = skip
         self._to_binding = to_binding
         self._metrics = metrics
-        self._preemption = GroupPreemption(snapshot, members, groups, self._place)
 
     @staticmethod
     def applies(fwk: Framework, pod: Pod) -> bool:
@@ -217,6 +212,12 @@ class GroupCycle:
             p for p in self._members(pg.namespace, pg.name) if p.node_name and p.uid not in mine
         ]
 
+    @staticmethod
+    def _info(
+        pg: NativePodGroup, members: Sequence[Member], scheduled: Sequence[Pod]
+    ) -> PodGroupInfo:
+        return PodGroupInfo(pg, tuple(scheduled), tuple(m.qpi.pod for m in members))
+
     async def _place(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
     ) -> tuple[GroupStatus, placement.Candidate | None]:
@@ -233,21 +234,25 @@ class GroupCycle:
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
     ) -> tuple[GroupStatus, placement.Candidate | None]:
         scheduled = self._scheduled(pg, members)
-        try:
-            placements = placement.generate(pg.topology_key, world.nodes(), scheduled)
-        except placement.PlacementError as exc:
-            return GroupStatus(Code.ERROR, str(exc)), None
-        if not placements:
-            return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,)), None
+        info = self._info(pg, members, scheduled)
+        placements, gst = fwk.pod_group_points.run_placement_generate(info, world.nodes())
+        if gst is not None and gst.code == Code.ERROR:
+            return GroupStatus(Code.ERROR, gst.message()), None
+        if gst is not None:
+            return GroupStatus(gst.code, "", gst.reasons), None
         first: tuple[GroupStatus, list[Outcome]] | None = None
         feasible: list[tuple[placement.Candidate, list[Outcome]]] = []
+        proposed: list[PodGroupAssignments] = []
         for candidate in placements:
             st = await self._simulate(fwk, pg, members, candidate, len(scheduled), world=world)
             outcomes = [m.outcome() for m in members]
             if st.code == Code.SUCCESS:
                 cpu, mem = placement.leftover(candidate, world.nodes())
-                placed = sum(1 for o in outcomes if o.node)
-                feasible.append((placement.Candidate(candidate, placed, cpu, mem), outcomes))
+                placed = {
+                    m.qpi.uid: o.node for m, o in zip(members, outcomes, strict=True) if o.node
+                }
+                feasible.append((placement.Candidate(candidate, len(placed), cpu, mem), outcomes))
+                proposed.append(PodGroupAssignments(candidate, placed))
             self._revert(fwk, members, world)
             if st.code == Code.ERROR:
                 restore(members, outcomes)
@@ -266,7 +271,12 @@ class GroupCycle:
                     f"{st.as_error()}",
                 ),
             ), None
-        chosen = placement.best([c for c, _ in feasible], len(scheduled))
+        # findBestPlacement: the PlacementScore plugins rank what the simulations placed.
+        totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
+        if sst is not None:
+            restore(members, feasible[0][1])
+            return GroupStatus(Code.ERROR, sst.message()), None
+        chosen = placement.best([c for c, _ in feasible], totals)
         outcomes = next(o for c, o in feasible if c is chosen)
         restore(members, outcomes)
         log.debug(
@@ -283,7 +293,7 @@ class GroupCycle:
         fwk: Framework,
         pg: NativePodGroup,
         members: list[Member],
-        where: placement.Placement,
+        where: Placement,
         scheduled: int,
         *,
         world: World,
@@ -394,34 +404,25 @@ class GroupCycle:
     async def _post_filter(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: GroupStatus
     ) -> tuple[GroupStatus, dict[str, str]]:
-        """RunPodGroupPostFilterPlugins after an Unschedulable group; applyPodGroupPostFilterResult
-        appends the answer to the group's status. Returns that status and the nominated
-        node of each member (by uid) when preemption made room.
-
-        kube-scheduler's default profile runs two PodGroupPostFilter plugins:
-        - DynamicResources: for a group without a topology constraint whose members ran
-          PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
-          and deletion of ResourceClaims completed" (asched's DynamicResources has no
-          PodGroupPostFilter yet and frees nothing, but says what Go says);
-        - DefaultPreemption (PodGroupEvaluator.Preempt, see grouppreemption.py). A Success there is
-          the only answer (the others' reasons are dropped), as is an
-          UnschedulableAndUnresolvable one.
-        """
-        reasons: list[str] = []
-        if not pg.topology_key and any(m.tried for m in members):
-            reasons.append(DRA_POST_FILTER)
-        plugin = fwk.plugins.get(PREEMPTION)
-        if isinstance(plugin, DefaultPreemption):
-            answer = await self._preemption.preempt(fwk, plugin, pg, members)
-            if answer.code == Code.ERROR:
-                return GroupStatus(
-                    Code.ERROR,
-                    f'error in "{PREEMPTION}" PodGroupPostFilter plugins: {answer.message}',
-                ), {}
-            if answer.code in (Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                return st.with_reason(answer.message), answer.nominated
-            reasons.append(answer.message)
-        return st.with_reason(", ".join(reasons)), {}
+        """RunPodGroupPostFilterPlugins after an Unschedulable group, then
+        applyPodGroupPostFilterResult: an Error replaces the group's status; any other
+        answer is appended to it as one reason (empty included, as Go's AppendReason of
+        status.String()). Returns that status and, when a plugin succeeded (the group now
+        waits on it), the nominated node of each member by uid."""
+        view = GroupWhatIf(
+            fwk,
+            self._info(pg, members, self._scheduled(pg, members)),
+            members,
+            self._snapshot.node_infos(),
+            self._place,
+        )
+        result, answer = await fwk.pod_group_points.run_pod_group_post_filter(view)
+        if answer.code == Code.ERROR:
+            return GroupStatus(Code.ERROR, answer.message()), {}
+        nominated: dict[str, str] = {}
+        if answer.is_success():
+            nominated = dict(result.nominated) if result is not None else {}
+        return st.with_reason(answer.message()), nominated
 
     async def _submit(
         self,

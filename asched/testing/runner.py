@@ -317,7 +317,8 @@ def _profile(
     points: dict[str, list[tuple[str, int]]] = {}
     for entry in entries:
         for point in entry.enabled_points():
-            weight = entry.weight if point == ExtensionPoint.SCORE else 0
+            weighted = point in (ExtensionPoint.SCORE, ExtensionPoint.PLACEMENT_SCORE)
+            weight = entry.weight if weighted else 0
             points.setdefault(point, []).append((entry.spec.name, weight))
     if ExtensionPoint.QUEUE_SORT not in points:
         registry.register(PRIORITY_SORT_SPEC)

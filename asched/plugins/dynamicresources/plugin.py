@@ -31,8 +31,8 @@ Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a br
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
 firstAvailable requests (Go's Score gives them 0 everywhere). Extended resources backed by
 DRA (a pod's `example.com/gpu: 2` that a DeviceClass provides) join as one more claim,
-made per node and created at PreBind (extended.py). Not mirrored: PodGroup claims
-(PodGroupPostFilter).
+made per node and created at PreBind (extended.py). PodGroupPostFilter answers as Go's
+does but frees no claim yet; PodGroup claims are not mirrored.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     FilterPlugin,
+    PodGroupPostFilterPlugin,
+    PodGroupScheduling,
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
@@ -68,6 +70,7 @@ from asched.framework.interfaces import (
 )
 from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import PodGroupPostFilterResult
 from asched.framework.registry import PluginSpec
 from asched.framework.signatures import SignResult, unsignable
 from asched.framework.status import Status, error, skip, unresolvable, unschedulable
@@ -137,6 +140,7 @@ MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_DELETED = "deletion of ResourceClaim completed"
+MSG_GROUP_CLAIMS_FREED = "deallocation and deletion of ResourceClaims completed"
 # fwk.ErrNotFound: CycleState.Read of a key PreFilter never wrote.
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
@@ -149,6 +153,7 @@ class DynamicResources(
     PreFilterPlugin,
     FilterPlugin,
     PostFilterPlugin,
+    PodGroupPostFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     ScoreNormalizer,
@@ -165,6 +170,10 @@ class DynamicResources(
     @property
     def name(self) -> str:
         return NAME
+
+    def refuses_often(self) -> bool:
+        """RefusesOften: every pod with resource claims is unsignable."""
+        return True
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """DynamicResources.SignPod: a pod with claims depends on the claims' state."""
@@ -395,6 +404,22 @@ class DynamicResources(
             self.tracker.forget(extended.uid)
             return None, unschedulable(MSG_DELETED, plugin=NAME)
         return None, unschedulable(plugin=NAME)
+
+    # ---- PodGroupPostFilter --------------------------------------------------------
+    async def pod_group_post_filter(
+        self, group: PodGroupScheduling
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Go's PodGroupPostFilter, as far as asched goes: a group with a topology
+        constraint is left alone (Unschedulable, no reason); so is one none of whose
+        members reached PreFilter (asched keeps no per-group claim state to free). For
+        the others Go deallocates or deletes the members' unavailable claims; asched frees
+        nothing yet (its pod claims are freed by the members' own PostFilter in a later
+        single-pod cycle) but answers as Go does: Unschedulable, "deallocation and
+        deletion of ResourceClaims completed", so the next plugin (DefaultPreemption)
+        runs and the group's message reads the same."""
+        if group.info.pod_group.topology_key or not group.attempted:
+            return None, unschedulable(plugin=NAME)
+        return None, unschedulable(MSG_GROUP_CLAIMS_FREED, plugin=NAME)
 
     # ---- Score ---------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:

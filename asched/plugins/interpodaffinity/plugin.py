@@ -90,6 +90,10 @@ class InterPodAffinity(
     def name(self) -> str:
         return NAME
 
+    def refuses_often(self) -> bool:
+        """RefusesOften: every pod with affinity terms is unsignable."""
+        return True
+
     def sign_pod(self, pod: Pod) -> SignResult:
         """InterPodAffinity.SignPod: a pod with affinity terms depends on where the others
         are; otherwise its labels, which existing pods' terms may select (unless the

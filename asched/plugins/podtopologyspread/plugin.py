@@ -99,6 +99,11 @@ class PodTopologySpread(
     def name(self) -> str:
         return NAME
 
+    def refuses_often(self) -> bool:
+        """RefusesOften: a pod with spread constraints is unsignable, and with the
+        profile's default constraints every pod is."""
+        return True
+
     def sign_pod(self, pod: Pod) -> SignResult:
         """PodTopologySpread.SignPod: spreading depends on where the other pods are, so a
         pod with constraints, its own or the profile's defaults, cannot be signed (the

@@ -6,8 +6,9 @@ import anyio
 import pytest
 
 from asched.api import Pod
+from asched.backend.backoff import backoff_duration
 from asched.backend.hints import HintMap
-from asched.backend.queue import QueueClosed, SchedulingQueue, backoff_duration
+from asched.backend.queue import QueueClosed, SchedulingQueue
 from asched.base.clock import FakeClock
 from asched.framework.events import (
     NODE_ADD,
