@@ -86,6 +86,8 @@ def list_command(version: str) -> int:
             continue
         for case in cases:
             status = f"  REFUSED: {case.refusal}" if case.refusal else ""
+            if case.scheduler_config_path is not None:
+                status = "  REFUSED: schedulerConfigPath is not supported"
             print(f"{rel}/{case.name}{status}")
             for w in case.workloads:
                 print(f"    {w.name}  threshold={w.threshold.value:g}  labels={','.join(w.labels)}")
