@@ -17,13 +17,14 @@ Differences, each forced by running out of process:
 - Labels of labelNodePrepareStrategy are set when a node is created rather than patched
   after it (the same round-robin assignment; no extra node update event).
 - createPodGroups waits until the API lists the PodGroups, not the scheduler's informer.
-- allocResourceClaims allocates nothing: it runs when its namespace holds no unallocated
-  claim and fails otherwise (upstream calls the Go structured allocator in process).
+- allocResourceClaims allocates with asched's port of the structured allocator
+  (scheduler_perf/dra.py), since the Go one cannot be called; it only sets up the cluster.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +55,7 @@ from benchmarks.scheduler_perf.config import (
     Threshold,
     UpdateAny,
 )
+from benchmarks.scheduler_perf.dra import ClaimAllocationError, allocate_claims
 from benchmarks.scheduler_perf.gotemplate import Template, Value
 from benchmarks.scheduler_perf.podstore import PodRecord, PodStore, labels_match
 from benchmarks.stats import mean_throughput
@@ -297,6 +299,10 @@ class WorkloadExecutor:
         self.applier = Applier(client)
         self.templates = Templates()
         self.pods_per_namespace: dict[str, int] = {}
+        #: allocResourceClaims tries nodes in a random order, as upstream; seeded, so two
+        #: schedulers' runs start from the same allocations.
+        self.rng = random.Random(0)
+        self.claims_allocated = 0
         self.next_node_index = 0
         self.data_items: list[DataItem] = []
         #: (pods, seconds) of every batch of creations: when the rate the pods were
@@ -702,15 +708,13 @@ class WorkloadExecutor:
             raise WorkloadError(f"{len(listed)} of {op.count} PodGroups listed in {op.namespace}")
 
     async def alloc_resource_claims(self, op: AllocResourceClaims) -> None:
-        path = f"/apis/resource.k8s.io/v1/namespaces/{op.namespace}/resourceclaims"
-        pending = [
-            c for c in await self.client.list(path) if not (c.get("status") or {}).get("allocation")
-        ]
-        if pending:
-            raise WorkloadError(
-                f"allocResourceClaims: {len(pending)} unallocated claims in {op.namespace}; "
-                "this executor has no structured allocator to allocate them"
-            )
+        """dra.go allocResourceClaimsOp (benchmarks/scheduler_perf/dra.py)."""
+        try:
+            count = await allocate_claims(self.client, op.namespace, self.rng)
+        except ClaimAllocationError as err:
+            raise WorkloadError(str(err)) from err
+        self.claims_allocated += count
+        log.info("claims_allocated", namespace=op.namespace, count=count)
 
     # -- metrics -------------------------------------------------------------------------------
 

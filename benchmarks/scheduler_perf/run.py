@@ -188,6 +188,7 @@ async def one_run(opts: PerfOptions, kind: Kind, repetition: int, work_dir: Path
                 result["outcome"] = "complete"
                 result["items"] = [_item_json(i) for i in items]
                 result["peak_rss_mib"] = procstat.usage(proc.pid).peak_rss_bytes / 2**20
+                result["claims_allocated"] = executor.claims_allocated
                 result["pods_created"] = [
                     {"pods": n, "seconds": s} for n, s in executor.creation if n > 1
                 ]

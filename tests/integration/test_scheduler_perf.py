@@ -5,7 +5,8 @@ loopback cluster with the workload's feature gates, runs asched as the default s
 and every op against the real kube-apiserver. A tiny workload of each kind shows the whole
 path works: plain pods with init and measured namespaces (also in backlog mode, where
 asched is stopped and restarted around the measured pods), and native gangs (PodGroups,
-GenericWorkload) in a namespace made by createNamespaces.
+GenericWorkload) in a namespace made by createNamespaces, and DRA claim templates on nodes
+whose devices allocResourceClaims has partly allocated.
 """
 
 from __future__ import annotations
@@ -32,23 +33,35 @@ def perf_root() -> Path:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(
-    ("selector", "pods", "backlog"),
+    ("selector", "overrides", "pods", "backlog"),
     [
-        ("SchedulingBasic/5Nodes", 10, False),
-        ("SchedulingBasic/5Nodes", 10, True),
-        ("podgroup/gangscheduling/GangScheduling/10Nodes_3Gangs", 9, False),
+        ("SchedulingBasic/5Nodes", {}, 10, False),
+        ("SchedulingBasic/5Nodes", {}, 10, True),
+        ("podgroup/gangscheduling/GangScheduling/10Nodes_3Gangs", {}, 9, False),
+        (
+            "SchedulingWithResourceClaimTemplate/2000pods_200nodes",
+            {"nodesWithDRA": 2, "initClaims": 6, "measurePods": 6},
+            6,
+            False,
+        ),
     ],
-    ids=["basic", "basic-backlog", "gangs"],
+    ids=["basic", "basic-backlog", "gangs", "dra-allocated-claims"],
 )
 async def test_tiny_workload_runs_against_asched(
-    perf_root: Path, tmp_path: Path, selector: str, pods: int, backlog: bool
+    perf_root: Path,
+    tmp_path: Path,
+    *,
+    selector: str,
+    overrides: dict[str, int],
+    pods: int,
+    backlog: bool,
 ) -> None:
     case, workload = find_workload(perf_root, selector)
     opts = PerfOptions(
         case=case,
         workload=workload,
-        ops=tuple(resolve(case, workload, {})),
-        overrides={},
+        ops=tuple(resolve(case, workload, overrides)),
+        overrides=overrides,
         runs=1,
         schedulers=(Kind.ASCHED,),
         limits=ClientLimits(5000, 5000),
@@ -67,6 +80,8 @@ async def test_tiny_workload_runs_against_asched(
     assert document["nodes"] > 0
     assert run["exit_code"] == 0
     assert sum(p["pods"] for p in run["pods_created"]) >= pods
+    # allocResourceClaims allocated every init claim before the measured pods.
+    assert run["claims_allocated"] == overrides.get("initClaims", 0)
     if backlog:
         # asched was stopped for the measured pods and restarted: all of them bound after
         # the window opened at the first bind (which opens it, uncounted).
