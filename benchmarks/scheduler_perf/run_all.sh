@@ -38,3 +38,5 @@ run --workload podgroup/gangscheduling/GangScheduling/5000Nodes_1000Gangs_3000Po
 run --workload podgroup/tas/TopologyAwareScheduling/5000Nodes_750Gangs_3000Pods \
   --set initNodes=1000
 run --workload SchedulingWithResourceClaimTemplate/empty_500nodes
+run --workload SchedulingWithResourceClaimTemplate/2000pods_200nodes
+run --workload SchedulingWithResourceClaimTemplate/half_100nodes
