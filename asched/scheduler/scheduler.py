@@ -162,10 +162,8 @@ class Scheduler:
             tg.start_soon(self.parts.status_writer.run)
             tg.start_soon(self.parts.podgroup_conditions.run)
             for fwk in self.frameworks.values():
-                for p in fwk.plugins.values():
-                    runner = getattr(p, "run", None)
-                    if callable(runner):
-                        tg.start_soon(runner)
+                for p in fwk.background_tasks:
+                    tg.start_soon(p.run)
             if self._metrics is not None:
                 tg.start_soon(self._report_pending)
             async with anyio.create_task_group() as bind_tg:

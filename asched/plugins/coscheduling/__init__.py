@@ -9,7 +9,8 @@ status in batches.
 """
 
 from asched.framework.registry import PluginSpec
-from asched.plugins.coscheduling.manager import PODGROUP_INFORMER, GangManager
+from asched.plugins.coscheduling.groups import PODGROUP_INFORMER
+from asched.plugins.coscheduling.manager import GangManager
 from asched.plugins.coscheduling.plugin import NAME, Coscheduling, CoschedulingArgs
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
 

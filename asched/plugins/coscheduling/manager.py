@@ -72,7 +72,7 @@ from asched.framework.status import Status, pending, skip, unresolvable, unsched
 from asched.framework.types import NodeToStatus, QueuedPodInfo
 from asched.plugins.coscheduling.capacity import ClusterTotals, never_fits, short_now
 from asched.plugins.coscheduling.gate import ReservationGate
-from asched.plugins.coscheduling.groups import DEFAULT_WAIT_SECONDS, PODGROUP_INFORMER, GroupBook
+from asched.plugins.coscheduling.groups import GroupBook
 from asched.plugins.coscheduling.ledger import GroupLedger
 from asched.plugins.coscheduling.state import (
     CYCLE_KEY,
@@ -83,8 +83,6 @@ from asched.plugins.coscheduling.state import (
 )
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
 from asched.plugins.coscheduling.timers import Timers
-
-__all__ = ["DEFAULT_WAIT_SECONDS", "PODGROUP_INFORMER", "GangManager"]
 
 log = structlog.get_logger(__name__)
 

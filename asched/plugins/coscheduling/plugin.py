@@ -25,10 +25,11 @@ from asched.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from asched.framework.handle import Handle, NeedsInformers
+from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
     GangView,
+    NeedsInformers,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
@@ -44,11 +45,8 @@ from asched.framework.podgroups import GangSummary
 from asched.framework.registry import ArgsError
 from asched.framework.status import Status
 from asched.framework.types import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from asched.plugins.coscheduling.manager import (
-    DEFAULT_WAIT_SECONDS,
-    PODGROUP_INFORMER,
-    GangManager,
-)
+from asched.plugins.coscheduling.groups import DEFAULT_WAIT_SECONDS, PODGROUP_INFORMER
+from asched.plugins.coscheduling.manager import GangManager
 
 NAME = "Coscheduling"
 

@@ -180,6 +180,9 @@ class DynamicResources(
     PreBindPlugin,
     QueueingHints,
 ):
+    # Every pod with resource claims is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
         self._handle = handle
@@ -191,10 +194,6 @@ class DynamicResources(
     @property
     def name(self) -> str:
         return NAME
-
-    def refuses_often(self) -> bool:
-        """RefusesOften: every pod with resource claims is unsignable."""
-        return True
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """DynamicResources.SignPod: a pod with claims depends on the claims' state."""

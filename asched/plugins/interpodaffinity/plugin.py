@@ -79,6 +79,9 @@ class InterPodAffinity(
     ScoreNormalizer,
     EnqueueExtensions,
 ):
+    # Every pod with pod (anti-)affinity terms is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
         self._handle = handle
@@ -89,10 +92,6 @@ class InterPodAffinity(
     @property
     def name(self) -> str:
         return NAME
-
-    def refuses_often(self) -> bool:
-        """RefusesOften: every pod with affinity terms is unsignable."""
-        return True
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """InterPodAffinity.SignPod: a pod with affinity terms depends on where the others

@@ -87,6 +87,9 @@ class PodTopologySpread(
     ScoreNormalizer,
     EnqueueExtensions,
 ):
+    # Under the system default constraints every pod is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
         self._handle = handle
@@ -98,11 +101,6 @@ class PodTopologySpread(
     @property
     def name(self) -> str:
         return NAME
-
-    def refuses_often(self) -> bool:
-        """RefusesOften: a pod with spread constraints is unsignable, and with the
-        profile's default constraints every pod is."""
-        return True
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """PodTopologySpread.SignPod: spreading depends on where the other pods are, so a
