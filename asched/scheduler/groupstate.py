@@ -1,7 +1,8 @@
 """The group cycle's working state: the Go-shaped group status, each member's attempt,
 and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
 
-- `GroupStatus` prints as Go's fwk.Status does (its error before its reasons);
+- `group_status` builds a framework Status as Go's group cycle builds fwk.Status (its
+  error before its reasons);
 - `Member` is one queued member's attempt in the cycle, `Outcome` a frozen copy of it so a
   placement's results can be put back after its simulation is rolled back, the member's
   CycleState included: the chosen placement's states go on to Reserve and binding, as
@@ -12,6 +13,7 @@ and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -30,28 +32,28 @@ from asched.scheduler.cycle import release_assumption
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 
 
-def go_message(err: str, reasons: Sequence[str]) -> str:
-    """fwk.Status.Message(): the error (if any) then the reasons, joined by ", "."""
-    return ", ".join([err, *reasons] if err else reasons)
+class GroupError(Exception):
+    """The error at the head of a group status (Go's Status.err): errPodGroupUnschedulable
+    or a wrapped failure."""
 
 
-@dataclass(slots=True, frozen=True)
-class GroupStatus:
-    """A Go fwk.Status as the group cycle builds it: an error (errPodGroupUnschedulable or
-    a wrapped failure) in front of the reasons, as Message() and AsError() print it."""
+def group_status(code: Code, err: str = "", reasons: Sequence[str] = ()) -> Status:
+    """A framework Status as the group cycle builds Go's fwk.Status: `err`, when given,
+    comes first among the reasons (Go's Reasons(), so Message() prints it first) and is
+    kept as the status's error for `as_error`."""
+    if not err:
+        return Status(code, tuple(reasons))
+    return Status(code, (err, *reasons), error=GroupError(err))
 
-    code: Code
-    err: str = ""
-    reasons: tuple[str, ...] = ()
 
-    def message(self) -> str:
-        return go_message(self.err, self.reasons)
+def as_error(st: Status) -> str:
+    """fwk.Status.AsError().Error(): the error a status was made with, else its message."""
+    return str(st.error) if st.error is not None else st.message()
 
-    def as_error(self) -> str:
-        return self.err or self.message()
 
-    def with_reason(self, reason: str) -> GroupStatus:
-        return GroupStatus(self.code, self.err, (*self.reasons, reason))
+def with_reason(st: Status, reason: str) -> Status:
+    """fwk.Status.AppendReason, on a frozen Status."""
+    return dataclasses.replace(st, reasons=(*st.reasons, reason))
 
 
 @dataclass(slots=True, frozen=True)
