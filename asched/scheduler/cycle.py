@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -229,11 +229,14 @@ class BindingCycle:
         observer: CycleObserver | None = None,
         before_binding: Callable[[str], Awaitable[None]] | None = None,
         extenders: Extenders | None = None,
+        group_members: Callable[[str, str], Sequence[Pod]] | None = None,
     ) -> None:
-        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight (an
-        asyncio.Semaphore: anyio's CapacityLimiter yields to the loop twice per acquire,
-        one of them in a shielded cancel scope, 1.2 % of asched's CPU in the basic
-        benchmark's profile; asyncio's takes a free slot without yielding);
+        """`group_members(ns, name)` lists a native PodGroup's pods (a failed member is
+        requeued beside its siblings); `events(profile)` is the profile's recorder;
+        `limiter` caps binds in flight (an asyncio.Semaphore: anyio's CapacityLimiter
+        yields to the loop twice per acquire, one of them in a shielded cancel scope,
+        1.2 % of asched's CPU in the basic benchmark's profile; asyncio's takes a free
+        slot without yielding);
         `nominate(pod, node)` patches the pod's nominatedNodeName and
         `before_binding(uid)` drops or waits out the pod's status patches when Bind
         starts, so none lands after the Binding; `observer` is
@@ -241,6 +244,7 @@ class BindingCycle:
         interested in."""
         self.observer = observer
         self._extenders = extenders
+        self._group_members = group_members
         self._nominate = nominate
         self._before_binding = before_binding
         self._metrics = metrics
@@ -393,7 +397,28 @@ class BindingCycle:
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
-        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected, nominated="")
+        self._outcomes.failed(
+            a.qpi,
+            name,
+            a.start,
+            message,
+            error=not rejected,
+            nominated="",
+            group_siblings=self._siblings(a.fwk, assumed),
+        )
+
+    def _siblings(self, fwk: Framework, pod: Pod) -> list[str] | None:
+        """The other members of a pod's native PodGroup when its profile places groups in
+        group cycles (isPodGroupMember); None for any other pod."""
+        if self._group_members is None or not pod.scheduling_group:
+            return None
+        if not fwk.placement_feasible_plugins:
+            return None
+        return [
+            p.uid
+            for p in self._group_members(pod.namespace, pod.scheduling_group)
+            if p.uid != pod.uid
+        ]
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

@@ -39,11 +39,11 @@ class _Update:
 
 
 def _bound_first(upd: _Update, error: ApiError) -> bool:
-    """A nomination-only patch the pod's Binding overtook: sent before Bind started (so
-    withdraw_nomination could not drop it) but applied after, it is refused with 422 by
-    ValidatePodStatusUpdate ("may not be set on pods that are already bound to a node",
-    ClearingNominatedNodeNameAfterBinding). The pod is bound, which is what the nomination
-    announced; nothing was lost."""
+    """A nomination-only patch that reached a pod already bound (before_binding waits for
+    asched's own patches in flight, so bound by another binder, e.g. an extender) is
+    refused with 422 by ValidatePodStatusUpdate ("may not be set on pods that are already
+    bound to a node", ClearingNominatedNodeNameAfterBinding). The pod is bound, which is
+    what the nomination announced; nothing was lost."""
     return not upd.condition and error.status == 422 and "already bound" in error.message
 
 
