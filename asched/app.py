@@ -15,9 +15,10 @@ status and Event writers, then write the Events left within EVENTS_DRAIN_SECONDS
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from asched.client.kubeconfig import load_connection
 from asched.client.probe import DEFAULT_WAIT, wait_for_api_server
 from asched.client.protocol import KubeClient
 from asched.client.rest import RestClient
-from asched.config import SchedulerConfig, load_config
+from asched.config import ExtenderConfig, SchedulerConfig, load_config
+from asched.extender import ExtenderSetupError
 from asched.framework.registry import Registry
 from asched.framework.runtime import ProfileSpec
 from asched.inspector import Broadcaster, Collector, Inspector
@@ -41,9 +43,12 @@ from asched.inspector.collector import DEFAULT_RING_SIZE
 from asched.leaderelection import LeaderElector
 from asched.looplag import LoopLagMonitor
 from asched.metrics import Metrics
+from asched.plugins.noderesources.args import FitArgs
+from asched.plugins.noderesources.fit import NAME as FIT
 from asched.plugins.registry import in_tree_registry
 from asched.recorder import EventRecorder
-from asched.scheduler.scheduler import Options, Scheduler
+from asched.scheduler.compose import Options
+from asched.scheduler.scheduler import Scheduler
 from asched.server.ops import OpsServer
 from asched.server.options import ServingOptions, serving_certificate, serving_gate
 from asched.stalls import StallWatch
@@ -103,6 +108,8 @@ def load(path: Path | None, registry: Registry) -> SchedulerConfig:
 
 
 def scheduler_options(cfg: SchedulerConfig) -> Options:
+    """The Scheduler's options from a loaded config; ExtenderSetupError when an extender's
+    ignored resources cannot be handed to NodeResourcesFit."""
     profiles = [
         ProfileSpec(
             p.scheduler_name,
@@ -112,6 +119,7 @@ def scheduler_options(cfg: SchedulerConfig) -> Options:
         )
         for p in cfg.profiles
     ]
+    profiles = with_ignored_resources(profiles, cfg.extenders)
     return Options(
         parallelism=cfg.parallelism,
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
@@ -120,6 +128,31 @@ def scheduler_options(cfg: SchedulerConfig) -> Options:
         profiles=profiles,
         extenders=cfg.extenders,
     )
+
+
+def with_ignored_resources(
+    profiles: Sequence[ProfileSpec], configs: Sequence[ExtenderConfig]
+) -> list[ProfileSpec]:
+    """*profiles* with NodeResourcesFit's ignoredResources set as kube-scheduler's
+    buildExtenders sets them: every managed resource marked ignoredByScheduler, replacing
+    what the profile's pluginConfig said, so Filter does not refuse a node for lacking a
+    resource the extender accounts for itself (unchanged when there is none). Here, where
+    the profiles are built, because it names a plugin and the scheduler must not."""
+    ignored = tuple(r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler)
+    if not ignored:
+        return list(profiles)
+    out = []
+    for p in profiles:
+        args = p.plugin_args.get(FIT)
+        if not isinstance(args, FitArgs):
+            raise ExtenderSetupError(
+                "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config"
+            )
+        plugin_args = {**p.plugin_args, FIT: dataclasses.replace(args, ignored_resources=ignored)}
+        out.append(
+            ProfileSpec(p.scheduler_name, p.plugins, plugin_args, p.percentage_of_nodes_to_score)
+        )
+    return out
 
 
 async def run(opts: RunOptions) -> int:
@@ -219,7 +252,9 @@ async def run(opts: RunOptions) -> int:
         if opts.inspector:
             collector = Collector(ring_size=opts.inspector_decisions)
             sched.observe(collector)
-            inspector = Inspector(sched, collector, Broadcaster(), loop_lag_p99=lambda: lag.p99)
+            inspector = Inspector(
+                sched.view(), collector, Broadcaster(), loop_lag_p99=lambda: lag.p99
+            )
             explain = opts.explain
 
             async def explain_pod(namespace: str, name: str) -> dict[str, object]:

@@ -11,11 +11,10 @@ timeout) and writes benchmarks/results/<scenario>-...json. See docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
-import signal
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -25,6 +24,7 @@ from benchmarks.report import load, markdown
 from benchmarks.runner import BenchOptions, run_benchmark
 from benchmarks.scenarios import SCENARIOS, Params
 from benchmarks.schedulers import ClientLimits, SchedulerSetup
+from benchmarks.signals import until_signalled
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -158,7 +158,11 @@ def run_command(args: argparse.Namespace) -> int:
         py_spy=args.py_spy,
         inspector_clients=args.inspector_clients,
     )
-    document = anyio.run(_until_signalled, opts, backend_options={"use_uvloop": True})
+    document = anyio.run(
+        until_signalled,
+        functools.partial(run_benchmark, opts),
+        backend_options={"use_uvloop": True},
+    )
     if document is None:
         print("benchmark stopped by a signal; its cluster and schedulers were stopped")
         return 143
@@ -169,24 +173,6 @@ def run_command(args: argparse.Namespace) -> int:
     for name, value in document["summary"]["ratios"].items():
         print(f"{name}: {value:.2f}")
     return 0
-
-
-async def _until_signalled(opts: BenchOptions) -> dict[str, Any] | None:
-    """run_benchmark, cancelled by SIGTERM or SIGHUP as by Ctrl-C: the cluster and the
-    schedulers stop in their shielded cleanup instead of outliving a killed benchmark."""
-    result: list[dict[str, Any]] = []
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async with anyio.create_task_group() as tg:
-
-            async def cancel_on_signal() -> None:
-                async for _ in signals:
-                    tg.cancel_scope.cancel()
-                    return
-
-            tg.start_soon(cancel_on_signal)
-            result.append(await run_benchmark(opts))
-            tg.cancel_scope.cancel()
-    return result[0] if result else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,22 +4,20 @@ The bind time of a pod is the wall time the benchmark receives the first watch e
 shows it with spec.nodeName set (the Binding sets nodeName and the PodScheduled condition
 in one write). Watching is one stream for the whole namespace, so observing costs the API
 server the same for both schedulers and nothing is polled. The watch resumes from the last
-resourceVersion when the server closes it or goes away, and relists on 410 Gone.
+resourceVersion when the server closes it or goes away, and relists on 410 Gone
+(benchmarks/watchloop.py).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import aiohttp
 import anyio
-import structlog
 
-from asched.localcluster import ApiError, ClusterClient, JsonObject
-from asched.localcluster.rest import TransportError
-
-log = structlog.get_logger(__name__)
+from asched.localcluster import ClusterClient, JsonObject
+from benchmarks.watchloop import list_and_watch
 
 
 @dataclass(slots=True)
@@ -81,38 +79,19 @@ class BindObserver:
                     event.set()
 
     async def run(self) -> None:
-        path = f"/api/v1/namespaces/{self.namespace}/pods"
-        version = ""
-        while True:
-            try:
-                if not version:
-                    items, version = await self.client.list_with_version(path)
-                    now = time.time()
-                    for pod in items:
-                        self._see(pod, now)
-                    self._synced.set()
-                async with self.client.watch(
-                    path,
-                    resource_version=version,
-                    params={"timeoutSeconds": 300, "allowWatchBookmarks": True},
-                ) as events:
-                    async for event in events:
-                        obj = event["object"]
-                        version = obj["metadata"].get("resourceVersion", version)
-                        if event["type"] in ("ADDED", "MODIFIED"):
-                            self._see(obj, time.time())
-            except ApiError as err:
-                if err.status == 410:
-                    log.info("watch_expired_relisting", namespace=self.namespace)
-                    version = ""
-                    continue
-                if err.status < 500:
-                    raise
-                # A restarting API server answers 5xx until it is ready: wait and resume.
-                log.info("watch_refused_resuming", namespace=self.namespace, status=err.status)
-                await anyio.sleep(0.2)
-            except (TransportError, aiohttp.ClientError, OSError, TimeoutError) as err:
-                # The API server went away (the faults scenario restarts it): resume from
-                # the last version once it answers again, relisting if that is gone.
-                log.info("watch_lost_resuming", namespace=self.namespace, error=str(err))
-                await anyio.sleep(0.2)
+        def listed(items: Sequence[JsonObject]) -> None:
+            now = time.time()
+            for pod in items:
+                self._see(pod, now)
+            self._synced.set()
+
+        def changed(kind: str, obj: JsonObject) -> None:
+            if kind in ("ADDED", "MODIFIED"):
+                self._see(obj, time.time())
+
+        await list_and_watch(
+            self.client,
+            f"/api/v1/namespaces/{self.namespace}/pods",
+            on_list=listed,
+            on_event=changed,
+        )

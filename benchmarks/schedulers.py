@@ -21,7 +21,7 @@ import ssl
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import anyio.abc
 import structlog
 import yaml
 
+from asched.base import featuregates
 from asched.localcluster import find_binaries
 from asched.localcluster.components import NATIVE_GANG_GATES
 
@@ -114,6 +115,13 @@ class SchedulerSetup:
     #: PodTopologySpread's defaultingType for both: "List" (with no constraints) makes
     #: plain pods signable, so opportunistic batching acts in both schedulers.
     spread_defaulting: str = "System"
+    #: The profile's schedulerName instead of SCHEDULER_NAMES[kind]: "default-scheduler"
+    #: serves unmodified pods (scheduler_perf's templates name no scheduler).
+    scheduler_name: str | None = None
+    #: Feature gates a workload sets (scheduler_perf featureGates). kube-scheduler gets
+    #: them all; asched gets those it knows (asched.base.featuregates), since it refuses
+    #: any other name.
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
 
 def coscheduling_profile(setup: SchedulerSetup) -> dict[str, Any]:
@@ -134,7 +142,7 @@ def render_config(kind: Kind, setup: SchedulerSetup, kubeconfig: Path | None) ->
     profile: dict[str, Any] = coscheduling_profile(setup) if setup.gang else {}
     if kind is Kind.ASCHED_PLUGINS:
         profile = policies_profile()
-    profile["schedulerName"] = SCHEDULER_NAMES[kind]
+    profile["schedulerName"] = setup.scheduler_name or SCHEDULER_NAMES[kind]
     if setup.spread_defaulting != "System":
         profile.setdefault("pluginConfig", []).append(
             {"name": "PodTopologySpread", "args": {"defaultingType": setup.spread_defaulting}}
@@ -216,6 +224,7 @@ class SchedulerProcess:
                 "--no-leader-elect",
                 "--log-level",
                 "warning",
+                *self._asched_gates(),
                 *self._extra_args,
             ]
         return [
@@ -227,13 +236,22 @@ class SchedulerProcess:
             # No delegated authn/authz identity exists for it; serve these paths to anyone.
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
             "--v=1",
-            *(
-                [f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}"]
-                if self._setup.native_gang
-                else []
-            ),
+            *self._kube_gates(),
             *self._extra_args,
         ]
+
+    def _kube_gates(self) -> list[str]:
+        gates = dict.fromkeys(NATIVE_GANG_GATES, True) if self._setup.native_gang else {}
+        gates.update(self._setup.feature_gates)
+        if not gates:
+            return []
+        return [f"--feature-gates={','.join(f'{g}={str(v).lower()}' for g, v in gates.items())}"]
+
+    def _asched_gates(self) -> list[str]:
+        known = {g: v for g, v in self._setup.feature_gates.items() if g in featuregates.DEFAULTS}
+        if not known:
+            return []
+        return ["--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in known.items())]
 
     async def start(self) -> None:
         kubeconfig = self._admin_kubeconfig if self.kind is Kind.KUBE else None

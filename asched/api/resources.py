@@ -77,14 +77,6 @@ class Resource:
         for k, v in other.scalar.items():
             self.scalar[k] = self.scalar.get(k, 0) - v
 
-    def set_max(self, other: Resource) -> None:
-        """Element-wise max, as kube-scheduler's Resource.SetMaxResource."""
-        self.milli_cpu = max(self.milli_cpu, other.milli_cpu)
-        self.memory = max(self.memory, other.memory)
-        self.ephemeral_storage = max(self.ephemeral_storage, other.ephemeral_storage)
-        for k, v in other.scalar.items():
-            self.scalar[k] = max(self.scalar.get(k, 0), v)
-
     def get(self, name: str) -> int:
         if name == CPU:
             return self.milli_cpu

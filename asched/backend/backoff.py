@@ -126,10 +126,6 @@ class BackoffQueue:
     def __contains__(self, uid: object) -> bool:
         return uid in self._rejected or uid in self._errored
 
-    def len_rejected(self) -> int:
-        """lenBackoff: how many pods Pop may take early."""
-        return len(self._rejected)
-
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self._rejected.get(uid) or self._errored.get(uid)
 

@@ -32,11 +32,9 @@ POINT_SPELLINGS: dict[str, str] = {
     **{p: p for p in ("multiPoint", *EXTENSION_POINTS)},
     **{p[0].upper() + p[1:]: p for p in ("multiPoint", *EXTENSION_POINTS)},
 }
-# v1 extension points for pod-group (workload) scheduling, behind the alpha
-# TopologyAwareWorkloadScheduling gate in kube-scheduler; asched does not implement them.
-UNSUPPORTED_POINTS = frozenset(
-    {"placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter"}
-)
+# A pod-group point kube-scheduler's config does not have either (GangScheduling is found
+# by its interface there, as asched finds PlacementFeasible plugins).
+UNSUPPORTED_POINTS = frozenset({"placementFeasible"})
 
 
 def check_type_meta(top: Fields, problems: Problems) -> None:

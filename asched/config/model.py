@@ -25,8 +25,9 @@ KIND = "KubeSchedulerConfiguration"
 class PluginRef(NamedTuple):
     """A plugin enabled at one extension point.
 
-    `weight` is meaningful only at `score`, where it is already resolved (never 0:
-    kube-scheduler reads an unset or 0 weight as 1); it is 0 at every other point.
+    `weight` is meaningful only at `score` and `placementScore`, where it is already
+    resolved (never 0: kube-scheduler reads an unset or 0 weight as 1); it is 0 at every
+    other point.
     A NamedTuple, so it is also the `(name, weight)` pair the framework runtime takes.
     """
 

@@ -66,7 +66,15 @@ DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     # applyGangScheduling appends it when GenericWorkload is on. asched always serves the
     # native gang API (the plugin is inert on a cluster that does not).
     ("GangScheduling", None),
+    # applyTopologyAwareWorkloadScheduling appends them when TopologyAwareWorkloadScheduling
+    # is on; asched always places pod groups by topology (inert for a group without a
+    # topology constraint).
+    ("TopologyPlacementGenerator", None),
+    ("PodGroupPodsCount", 1),
 )
+
+# The points whose plugins carry a weight (getValidScoreWeights runs for both).
+WEIGHTED_POINTS = ("score", "placementScore")
 
 # Plugins v1 refuses by name (validation.go invalidPluginsByVersion).
 REMOVED_PLUGINS = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
@@ -235,15 +243,20 @@ class _Resolver:
         ]
 
     def score_weights(
-        self, score: Sequence[PluginEntry], multi: Sequence[PluginEntry], score_path: str
+        self,
+        point: str,
+        score: Sequence[PluginEntry],
+        multi: Sequence[PluginEntry],
+        score_path: str,
     ) -> dict[str, int]:
-        """runtime getScoreWeights: first mention wins, 0 means 1, no int64 overflow."""
+        """runtime getScoreWeights for `point` (score or placementScore): first mention
+        wins, 0 means 1, no int64 overflow."""
         weights: dict[str, int] = {}
         total = 0
         for entry in (*score, *multi):
             if entry.name not in self._specs or entry.name in weights:
                 continue
-            if not self.implements(entry.name, "score"):
+            if not self.implements(entry.name, point):
                 continue
             weight = entry.weight or 0
             if weight < 0:
@@ -254,7 +267,8 @@ class _Resolver:
             weights[entry.name] = max(weight, 0) or 1
             total += weights[entry.name] * MAX_NODE_SCORE
         if total > INT64_MAX:
-            self.error(score_path, "total score of Score plugins could overflow")
+            label = point[0].upper() + point[1:]
+            self.error(score_path, f"total score of {label} plugins could overflow")
         return weights
 
 
@@ -281,19 +295,18 @@ def resolve_plugins(
     multi = merge_plugin_set(resolver.defaults(), written(MULTI_POINT))
 
     final: dict[str, list[PluginEntry]] = {}
-    merged_score: list[PluginEntry] = []
+    weights: dict[str, dict[str, int]] = {}
     for point in EXTENSION_POINTS:
         point_set = written(point)
         # v1 has no per-point defaults: a point's merged set is what the file enabled.
         own = resolver.checked_point(point, merge_plugin_set((), point_set))
-        if point == "score":
-            merged_score = own
+        if point in WEIGHTED_POINTS:
+            weights[point] = resolver.score_weights(point, own, multi, point_set.path)
         final[point] = resolver.expand(point, own, point_set.disabled, multi)
 
-    weights = resolver.score_weights(merged_score, multi, written("score").path)
     points = {
         point: tuple(
-            PluginRef(e.name, weights.get(e.name, 1) if point == "score" else 0)
+            PluginRef(e.name, weights[point].get(e.name, 1) if point in weights else 0)
             for e in final[point]
         )
         for point in EXTENSION_POINTS

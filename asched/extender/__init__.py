@@ -3,7 +3,7 @@ preemption (k8s.io/kube-scheduler/extender/v1), configured by `extenders:` in th
 KubeSchedulerConfiguration. See docs/extenders.md for what is supported.
 """
 
-from asched.extender.build import build_extenders, with_ignored_resources
+from asched.extender.build import build_extenders
 from asched.extender.chain import EXTENDER_EVENTS, EXTENDER_NAME, Extenders, ExtenderScores
 from asched.extender.extender import HTTPExtender
 from asched.extender.objects import WireObjects
@@ -23,5 +23,4 @@ __all__ = [
     "Victims",
     "WireObjects",
     "build_extenders",
-    "with_ignored_resources",
 ]

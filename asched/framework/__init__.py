@@ -12,7 +12,7 @@ from asched.framework.columns import (
     NodeColumns,
     Unbatchable,
 )
-from asched.framework.cycle_state import CycleState, StateKey
+from asched.framework.cycle_state import CycleState, StateData, StateKey
 from asched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -24,14 +24,17 @@ from asched.framework.handle import EventRecorder, Handle
 from asched.framework.interfaces import (
     AsyncFilterPlugin,
     AsyncScorePlugin,
+    BackgroundTask,
     BatchFilterPlugin,
     BatchScoreNormalizer,
     BatchScorePlugin,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    NeedsInformers,
     NodeStaticPlugin,
     PermitPlugin,
+    PlacementFeasiblePlugin,
     Plugin,
     PodKey,
     PostBindPlugin,
@@ -45,10 +48,11 @@ from asched.framework.interfaces import (
     ReservePlugin,
     ScoreNormalizer,
     ScorePlugin,
+    SignPlugin,
 )
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.registry import ArgsError, PluginSpec, Registry
-from asched.framework.signatures import SignFragment, SignPlugin, unsignable
+from asched.framework.signatures import SignFragment, unsignable
 from asched.framework.status import Code, Status
 from asched.framework.types import (
     MAX_NODE_SCORE,
@@ -67,6 +71,7 @@ __all__ = [
     "ArgsError",
     "AsyncFilterPlugin",
     "AsyncScorePlugin",
+    "BackgroundTask",
     "BatchFilterPlugin",
     "BatchScoreNormalizer",
     "BatchScorePlugin",
@@ -84,12 +89,14 @@ __all__ = [
     "Handle",
     "Int64s",
     "LabelColumn",
+    "NeedsInformers",
     "NodeColumns",
     "NodeInfo",
     "NodeScore",
     "NodeStaticPlugin",
     "NodeToStatus",
     "PermitPlugin",
+    "PlacementFeasiblePlugin",
     "Plugin",
     "PluginSpec",
     "PodKey",
@@ -97,6 +104,7 @@ __all__ = [
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightPlugin",
     "PreEnqueuePlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",
@@ -105,12 +113,14 @@ __all__ = [
     "QueueSortPlugin",
     "QueuedPodInfo",
     "QueueingHint",
+    "RefusingSignPlugin",
     "Registry",
     "ReservePlugin",
     "ScoreNormalizer",
     "ScorePlugin",
     "SignFragment",
     "SignPlugin",
+    "StateData",
     "StateKey",
     "Status",
     "Unbatchable",

@@ -3,18 +3,39 @@
 Mirrors kube-scheduler's CycleState, with typed keys: `StateKey[T]` carries its value's
 type, so `state.read(KEY)` is checked by mypy. PreFilter/PreScore write; the fan-out
 stages (Filter, Score) only read. `clone()` is shallow per key, and values that
-preemption's dry runs mutate (through AddPod/RemovePod) implement `clone()` themselves.
+preemption's dry runs mutate (through AddPod/RemovePod) implement `StateData.clone()`.
+
+A member's state in a pod-group cycle also points at the group cycle's own CycleState
+(`pod_group_cycle`, Go's GetPodGroupSchedulingCycle), which every member of that cycle
+shares; it is None outside a group cycle and once the member goes to binding.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, Self, TypeVar, runtime_checkable
 
 T = TypeVar("T")
 
 
-class Cloneable(Protocol):
-    def clone(self) -> Any: ...
+@runtime_checkable
+class StateData(Protocol):
+    """Optional, for a value a plugin writes to CycleState (kube-scheduler fwk.StateData):
+    the value copies itself when the state is cloned.
+
+    `clone` is called by CycleState.clone: for the second Filter pass with nominated pods
+    (once per node that holds such pods) and by preemption's dry runs, on the event loop,
+    in the scheduling cycle. It returns a copy that AddPod/RemovePod may then change
+    without changing this value; a value without it is shared by both states, so it must
+    then never be mutated after PreFilter/PreScore wrote it. Cost: proportional to what
+    the extensions mutate; keep the rest shared. Found once per value type (isinstance).
+    """
+
+    def clone(self) -> Self: ...
+
+
+# Value type -> whether it implements StateData: a runtime-Protocol isinstance walks its
+# members, and clone() runs per node in the nominated pass.
+_CLONES: dict[type, bool] = {}
 
 
 class StateKey(Generic[T]):
@@ -30,6 +51,7 @@ class StateKey(Generic[T]):
 class CycleState:
     __slots__ = (
         "_data",
+        "pod_group_cycle",
         "record_metrics",
         "skip_filter_plugins",
         "skip_pre_bind_plugins",
@@ -43,6 +65,7 @@ class CycleState:
         # PreBind plugins whose PreBindPreFlight said Skip (SetSkipPreBindPlugins).
         self.skip_pre_bind_plugins: set[str] = set()
         self.record_metrics = False
+        self.pod_group_cycle: CycleState | None = None
 
     def write(self, key: StateKey[T], value: T) -> None:
         self._data[key.name] = value
@@ -61,10 +84,14 @@ class CycleState:
     def clone(self) -> CycleState:
         c = CycleState()
         for k, v in self._data.items():
-            clone = getattr(v, "clone", None)
-            c._data[k] = clone() if callable(clone) else v
+            t = type(v)
+            clones = _CLONES.get(t)
+            if clones is None:
+                clones = _CLONES[t] = isinstance(v, StateData)
+            c._data[k] = v.clone() if clones else v  # type: ignore[attr-defined]
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.record_metrics = self.record_metrics
+        c.pod_group_cycle = self.pod_group_cycle
         return c

@@ -40,7 +40,9 @@ class ControllerRecorders(Protocol):
     kube-scheduler gives each profile a recorder whose Events name the profile's
     schedulerName as reportingController; asched.recorder.EventRecorder has this."""
 
-    def for_controller(self, controller: str) -> EventRecorder: ...
+    def for_controller(self, controller: str) -> EventRecorder:
+        """This recorder, reporting as `controller`."""
+        ...
 
 
 def profile_events(events: EventRecorder, profile: str) -> EventRecorder:
@@ -49,14 +51,25 @@ def profile_events(events: EventRecorder, profile: str) -> EventRecorder:
 
 
 class Handle(Protocol):
-    @property
-    def profile_name(self) -> str: ...
+    """What a plugin may use of the scheduler (kube-scheduler framework.Handle), given at
+    construction. Everything here is read on the event loop; the lists and objects it
+    returns are shared with the scheduler and must not be mutated."""
 
     @property
-    def clock(self) -> Clock: ...
+    def profile_name(self) -> str:
+        """The schedulerName of the plugin's profile."""
+        ...
 
     @property
-    def client(self) -> KubeClient: ...
+    def clock(self) -> Clock:
+        """The scheduler's clock: use it, never time.* directly, so tests can move it."""
+        ...
+
+    @property
+    def client(self) -> KubeClient:
+        """The API client, for PreBind, Bind, PostFilter and background tasks; never
+        awaited in the scheduling cycle's synchronous points."""
+        ...
 
     @property
     def snapshot(self) -> SnapshotLister:
@@ -64,7 +77,9 @@ class Handle(Protocol):
         ...
 
     @property
-    def waiting_pods(self) -> WaitingPods: ...
+    def waiting_pods(self) -> WaitingPods:
+        """The profile's pods parked at Permit (Wait): allow or reject them here."""
+        ...
 
     @property
     def pods_in_pre_bind(self) -> PodsInPreBind:
@@ -72,10 +87,15 @@ class Handle(Protocol):
         ...
 
     @property
-    def events(self) -> EventRecorder: ...
+    def events(self) -> EventRecorder:
+        """Records Kubernetes Events as the profile's scheduler."""
+        ...
 
     @property
-    def parallelism(self) -> int: ...
+    def parallelism(self) -> int:
+        """The configured parallelism: how many API calls a plugin may have in flight at
+        once (preemption evicts that many victims at a time)."""
+        ...
 
     def store(self, request: InformerRequest[Any]) -> ObjectStore[Any]:
         """The cache of a resource a plugin asked for in `informers()`."""
@@ -105,7 +125,9 @@ class Handle(Protocol):
         (GangScheduling's Permit asks it for every member; ScheduledPodsCount)."""
         ...
 
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]: ...
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
+        """The pods preemption nominated to `node_name`, not yet bound."""
+        ...
 
     def activate(self, pods: Sequence[Pod]) -> None:
         """Move these pods from backoff or the unschedulable pool to the active queue."""
@@ -113,21 +135,19 @@ class Handle(Protocol):
 
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
-    ) -> Status | None: ...
+    ) -> Status | None:
+        """The profile's Filter plugins on one node, counting its nominated pods as
+        kube-scheduler does (for preemption's dry runs; RunFilterPluginsWithNominatedPods)."""
+        ...
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
-    ) -> Status | None: ...
+    ) -> Status | None:
+        """Every PreFilter plugin's AddPod (those not skipped for the pod), on `state`."""
+        ...
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
-    ) -> Status | None: ...
-
-
-@runtime_checkable
-class NeedsInformers(Protocol):
-    """Optional: a plugin that needs more resources watched than nodes and pods. Called
-    once when the profile is built, before the informers start; the stores it names are
-    then reachable through `Handle.store`."""
-
-    def informers(self) -> Sequence[InformerRequest[Any]]: ...
+    ) -> Status | None:
+        """Every PreFilter plugin's RemovePod (those not skipped for the pod), on `state`."""
+        ...

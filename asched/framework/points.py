@@ -4,7 +4,7 @@ A `StrEnum` whose values are the config's camelCase spelling, so a point is also
 KubeSchedulerConfiguration uses (`plugins.filter`), and each member knows the method a
 plugin class defines for it and the label kube-scheduler's metrics use
 (`scheduler_framework_extension_point_duration_seconds{extension_point="Filter"}`).
-Members are declared in the order a pod meets them.
+Members are declared in the order a pod meets them, the pod group cycle's last.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ class ExtensionPoint(StrEnum):
     PRE_BIND = "preBind"
     BIND = "bind"
     POST_BIND = "postBind"
+    # The pod group cycle's points (kube-scheduler 1.37 config.Plugins lists them last).
+    PLACEMENT_GENERATE = "placementGenerate"
+    PLACEMENT_SCORE = "placementScore"
+    POD_GROUP_POST_FILTER = "podGroupPostFilter"
 
     @property
     def method(self) -> str:
@@ -50,4 +54,7 @@ _METHODS: dict[ExtensionPoint, str] = {
     ExtensionPoint.PRE_BIND: "pre_bind",
     ExtensionPoint.BIND: "bind",
     ExtensionPoint.POST_BIND: "post_bind",
+    ExtensionPoint.PLACEMENT_GENERATE: "generate_placements",
+    ExtensionPoint.PLACEMENT_SCORE: "score_placement",
+    ExtensionPoint.POD_GROUP_POST_FILTER: "pod_group_post_filter",
 }

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import orjson
 
@@ -55,30 +54,6 @@ class SignFragment:
 #: What sign_pod returns: the fragments, or the Status saying why the pod cannot be signed
 #: (Unschedulable for "not signable", Error for a failure).
 SignResult = Sequence[SignFragment] | Status
-
-
-@runtime_checkable
-class SignPlugin(Protocol):
-    """fwk.SignPlugin: a PreFilter/Filter/PreScore/Score plugin that can sign pods."""
-
-    @property
-    def name(self) -> str: ...
-
-    def sign_pod(self, pod: Pod) -> SignResult: ...
-
-
-def signature(pod: Pod, plugins: Sequence[SignPlugin]) -> bytes | None:
-    """frameworkImpl.SignPod: the fragments of every plugin under their keys, with the
-    scheduler name; None when a plugin refuses (the pod is never batched)."""
-    sig: dict[str, SignValue] = {SCHEDULER_NAME: pod.scheduler_name}
-    for p in plugins:
-        result = p.sign_pod(pod)
-        if isinstance(result, Status):
-            return None
-        for f in result:
-            sig[f.key] = f.value
-    # Go marshals a map, whose keys encoding/json sorts.
-    return orjson.dumps(sig, option=orjson.OPT_SORT_KEYS)
 
 
 # ---- the shared signers (signers.go) --------------------------------------------------

@@ -8,6 +8,7 @@ tagged with the plugin's name.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -106,6 +107,28 @@ def wait(*reasons: str, plugin: str = "") -> Status:
 
 def pending(*reasons: str, plugin: str = "") -> Status:
     return Status(Code.PENDING, reasons, plugin)
+
+
+def excluded_by_pre_filter(plugins: Iterable[str]) -> Status:
+    """The status of every node a PreFilter result left out (findNodesThatFitPod's
+    SetAbsentNodesStatus): UnschedulableAndUnresolvable, naming the plugins that narrowed
+    the nodes, sorted. Like Go's it is no plugin's own status (its plugin is "")."""
+    names = " ".join(sorted(plugins))
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) [{names}]",)
+    )
+
+
+def no_node_left(plugins: Iterable[str], plugin: str) -> Status:
+    """The status when the PreFilter results' node sets intersect to nothing
+    (RunPreFilterPlugins), reported as `plugin`'s, the one whose result emptied it."""
+    names = sorted(plugins)
+    msg = (
+        f"node(s) didn't satisfy plugin {names[0]}"
+        if len(names) == 1
+        else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+    )
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), plugin)
 
 
 def is_success(status: Status | None) -> bool:

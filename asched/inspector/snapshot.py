@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 import anyio
 import orjson
 
 from asched.api import Pod
-from asched.api.podgroup import PodGroup
-from asched.api.workload import NativePodGroup
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.inspector.collector import Collector, Decision, Rejection
 from asched.inspector.stream import Broadcaster
-from asched.plugins.coscheduling import PODGROUP_INFORMER
-from asched.plugins.coscheduling.manager import DEFAULT_WAIT_SECONDS
-from asched.scheduler.podview import GROUP_INDEX, SCHEDULING_GROUP_INDEX
-from asched.scheduler.scheduler import Scheduler
+from asched.scheduler.views import PendingPod, SchedulerView
 
 DEFAULT_INTERVAL = 1.0
 HISTORY_SECONDS = 300.0
@@ -44,7 +38,7 @@ QUEUES = ("active", "backoff", "unschedulable", "gated")
 class Inspector:
     def __init__(
         self,
-        sched: Scheduler,
+        sched: SchedulerView,
         collector: Collector,
         broadcaster: Broadcaster,
         *,
@@ -91,12 +85,12 @@ class Inspector:
 
     def snapshot(self) -> dict[str, Any]:
         sched = self._sched
-        pending = sched.queue.pending_infos()
-        self.collector.forget_rejections(q.pod.key for q in pending)
+        pending = sched.queue.pending()
+        self.collector.forget_rejections(q.key for q in pending)
         # The cache's live node infos, read only (the cycle's snapshot may be mid-cycle).
         cache = sched.cache
         names = cache.node_names()
-        nodes = [ni for n in names[:MAX_NODES] if (ni := cache.get_node_info(n)) is not None]
+        nodes = [ni for n in names[:MAX_NODES] if (ni := cache.node_info(n)) is not None]
         return {
             "at": self._wall(),
             "ready": sched.ready,
@@ -119,68 +113,45 @@ class Inspector:
             },
         }
 
-    def _pending(self, infos: Iterable[Any]) -> list[dict[str, Any]]:
-        now = self._sched.clock.now()
+    def _pending(self, pending: Sequence[PendingPod]) -> list[dict[str, Any]]:
+        now = self._sched.now()
         rejections = self.collector.rejections
-        where = self._sched.queue.where
-        rows = sorted(infos, key=lambda q: q.timestamp)[:MAX_PENDING]
         return [
             {
-                "pod": q.pod.key,
-                "queue": where(q.uid) or "",
-                "age": round(now - (q.initial_attempt_timestamp or q.timestamp), 1),
+                "pod": q.key,
+                "queue": q.queue,
+                "age": round(now - q.since, 1),
                 "attempts": q.attempts,
-                "gatedBy": q.gating_plugin,
-                "rejection": _rejection(rejections.get(q.pod.key)),
+                "gatedBy": q.gated_by,
+                "rejection": _rejection(rejections.get(q.key)),
             }
-            for q in rows
+            for q in pending[:MAX_PENDING]
         ]
 
     def _gangs(self) -> list[dict[str, Any]]:
-        sched = self._sched
-        pods = sched.pod_informer.store
-        out: list[dict[str, Any]] = []
-        legacy = sched.store(PODGROUP_INFORMER.resource)
-        for pg in [] if legacy is None else legacy.list():
-            assert isinstance(pg, PodGroup)
-            members = pods.by_index(GROUP_INDEX, f"{pg.namespace}/{pg.name}").values()
-            timeout = pg.schedule_timeout_seconds
-            out.append(
-                {
-                    "kind": "scheduling.x-k8s.io",
-                    "name": f"{pg.namespace}/{pg.name}",
-                    "minMember": pg.min_member,
-                    **self._census(members),
-                    "state": pg.status.phase or "Pending",
-                    "timeoutSeconds": DEFAULT_WAIT_SECONDS if timeout is None else timeout,
-                }
-            )
-        native = sched.store(NATIVE_POD_GROUPS.resource)
-        for npg in [] if native is None else native.list():
-            assert isinstance(npg, NativePodGroup)
-            native_members = pods.by_index(SCHEDULING_GROUP_INDEX, f"{npg.namespace}/{npg.name}")
-            done = [c for c in npg.conditions if c.status == "True"]
-            out.append(
-                {
-                    "kind": "scheduling.k8s.io",
-                    "name": f"{npg.namespace}/{npg.name}",
-                    "minMember": npg.min_count or 0,
-                    **self._census(native_members.values()),
-                    "state": done[-1].type if done else "Pending",
-                    "timeoutSeconds": None,
-                }
-            )
-        return out
+        """Every gang the profiles' gang plugins report (GangView)."""
+        return [
+            {
+                "kind": g.api_group,
+                "name": g.key,
+                "minMember": g.min_member,
+                **self._census(g.members),
+                "state": g.state,
+                "timeoutSeconds": g.timeout_seconds,
+            }
+            for g in self._sched.gangs()
+        ]
 
     def _census(self, members: Iterable[Pod]) -> dict[str, int]:
         cache = self._sched.cache
         created = assumed = bound = 0
         for p in members:
             created += 1
-            if p.node_name:
-                bound += 1
-            elif cache.is_assumed(p.uid):
+            # Assumed first: a gang plugin may report an assumed member with its node.
+            if cache.is_assumed(p.uid):
                 assumed += 1
+            elif p.node_name:
+                bound += 1
         return {"created": created, "assumed": assumed, "bound": bound}
 
 

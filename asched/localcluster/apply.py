@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,10 +27,6 @@ class _Resource:
 def load_manifests(text: str) -> list[JsonObject]:
     """Parse a multi-document YAML string, dropping empty documents."""
     return [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict) and doc]
-
-
-async def read_manifests(path: Path) -> list[JsonObject]:
-    return load_manifests(await anyio.Path(path).read_text())
 
 
 def _group_version_prefix(api_version: str) -> str:

@@ -33,6 +33,8 @@ IN_TREE: tuple[str, ...] = (
     "asched.plugins.defaultpreemption:SPEC",
     "asched.plugins.coscheduling:SPEC",
     "asched.plugins.gangscheduling:SPEC",
+    "asched.plugins.topologyplacement:SPEC",
+    "asched.plugins.podgrouppodscount:SPEC",
 )
 
 

@@ -15,8 +15,10 @@ submitPodGroupAlgorithmResult, CompositePodGroup off, no topology placement yet)
    the group's status, a member never tried reports the group's status too;
 5. the PodGroup's PodGroupInitiallyScheduled condition records the outcome.
 Per-pod PostFilter does not run inside the cycle (Go: schedulingAlgorithm skips it when
-IsPodGroupSchedulingCycle); an Unschedulable group runs PodGroupPostFilter instead
-(group preemption, asched/scheduler/grouppreemption.py).
+IsPodGroupSchedulingCycle); an Unschedulable group runs the profile's PodGroupPostFilter
+plugins instead (groupwhatif.py is what they get from the cycle).
+The placements come from the profile's PlacementGenerate plugin and are ranked by its
+PlacementScore plugins (placement.py adds asched's tie rule); the cycle names no plugin.
 """
 
 from __future__ import annotations
@@ -41,36 +43,31 @@ from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import Placement, PodGroupAssignments, PodGroupInfo
 from asched.framework.runtime import Framework
-from asched.framework.status import Code
+from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
-from asched.plugins.defaultpreemption.plugin import DefaultPreemption
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
 from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
-from asched.scheduler.grouppreemption import GroupPreemption
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
-    GroupStatus,
     LiveWorld,
     Member,
     Outcome,
     World,
-    go_message,
+    as_error,
+    group_status,
     restore,
+    with_reason,
 )
+from asched.scheduler.groupwhatif import GroupWhatIf
 from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import Outcomes
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
 
 log = structlog.get_logger(__name__)
-
-# The in-tree plugin that is also kube-scheduler's PodGroupPostFilter plugin.
-PREEMPTION = "DefaultPreemption"
-# DynamicResources.PodGroupPostFilter's answer for a group without claims.
-DRA_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
-
 
 # Members placed (or submitted) between two yields to the event loop.
 YIELD_EVERY = 16
@@ -123,7 +120,6 @@ class GroupCycle:
         self._skip = skip
         self._to_binding = to_binding
         self._metrics = metrics
-        self._preemption = GroupPreemption(snapshot, members, groups, self._place)
 
     @staticmethod
     def applies(fwk: Framework, pod: Pod) -> bool:
@@ -169,7 +165,8 @@ class GroupCycle:
             return
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
-        members = [Member(qpi, CycleState(), start) for qpi in live]
+        group_cycle = CycleState()
+        members = [Member(qpi, CycleState(), start, group_cycle) for qpi in live]
         status, chosen = await self._place(fwk, pg, members, LiveWorld(self._cache, self._snapshot))
         if chosen is not None:
             status = self._commit(fwk, members)
@@ -217,37 +214,47 @@ class GroupCycle:
             p for p in self._members(pg.namespace, pg.name) if p.node_name and p.uid not in mine
         ]
 
+    @staticmethod
+    def _info(
+        pg: NativePodGroup, members: Sequence[Member], scheduled: Sequence[Pod]
+    ) -> PodGroupInfo:
+        return PodGroupInfo(pg, tuple(scheduled), tuple(m.qpi.pod for m in members))
+
     async def _place(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
-    ) -> tuple[GroupStatus, placement.Candidate | None]:
+    ) -> tuple[Status, placement.Candidate | None]:
         """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best;
         the members end with the chosen placement's outcome, nothing assumed."""
         st, chosen = await self._placements(fwk, pg, members, world)
         if st.code == Code.SUCCESS and chosen is not None and not chosen.placed:
             # runRootSchedulingAlgorithm: "The framework requires at least 1 pod to be
             # scheduled in order to return a success status" (no placements text).
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE), None
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE), None
         return st, chosen
 
     async def _placements(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
-    ) -> tuple[GroupStatus, placement.Candidate | None]:
+    ) -> tuple[Status, placement.Candidate | None]:
         scheduled = self._scheduled(pg, members)
-        try:
-            placements = placement.generate(pg.topology_key, world.nodes(), scheduled)
-        except placement.PlacementError as exc:
-            return GroupStatus(Code.ERROR, str(exc)), None
-        if not placements:
-            return GroupStatus(Code.UNSCHEDULABLE, "", (placement.NO_FEASIBLE_PLACEMENTS,)), None
-        first: tuple[GroupStatus, list[Outcome]] | None = None
+        info = self._info(pg, members, scheduled)
+        placements, gst = fwk.pod_group_points.run_placement_generate(info, world.nodes())
+        if gst is not None and gst.code == Code.ERROR:
+            return group_status(Code.ERROR, gst.message()), None
+        if gst is not None:
+            return group_status(gst.code, "", gst.reasons), None
+        first: tuple[Status, list[Outcome]] | None = None
         feasible: list[tuple[placement.Candidate, list[Outcome]]] = []
+        proposed: list[PodGroupAssignments] = []
         for candidate in placements:
             st = await self._simulate(fwk, pg, members, candidate, len(scheduled), world=world)
             outcomes = [m.outcome() for m in members]
             if st.code == Code.SUCCESS:
                 cpu, mem = placement.leftover(candidate, world.nodes())
-                placed = sum(1 for o in outcomes if o.node)
-                feasible.append((placement.Candidate(candidate, placed, cpu, mem), outcomes))
+                placed = {
+                    m.qpi.uid: o.node for m, o in zip(members, outcomes, strict=True) if o.node
+                }
+                feasible.append((placement.Candidate(candidate, len(placed), cpu, mem), outcomes))
+                proposed.append(PodGroupAssignments(candidate, placed))
             self._revert(fwk, members, world)
             if st.code == Code.ERROR:
                 restore(members, outcomes)
@@ -258,15 +265,20 @@ class GroupCycle:
             assert first is not None
             st, outcomes = first
             restore(members, outcomes)
-            return GroupStatus(
+            return group_status(
                 Code.UNSCHEDULABLE,
                 POD_GROUP_UNSCHEDULABLE,
                 (
                     f"0/{len(placements)} placements are available, first placement status: "
-                    f"{st.as_error()}",
+                    f"{as_error(st)}",
                 ),
             ), None
-        chosen = placement.best([c for c, _ in feasible], len(scheduled))
+        # findBestPlacement: the PlacementScore plugins rank what the simulations placed.
+        totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
+        if sst is not None:
+            restore(members, feasible[0][1])
+            return group_status(Code.ERROR, sst.message()), None
+        chosen = placement.best([c for c, _ in feasible], totals)
         outcomes = next(o for c, o in feasible if c is chosen)
         restore(members, outcomes)
         log.debug(
@@ -276,18 +288,18 @@ class GroupCycle:
             feasible=len(feasible),
             candidates=len(placements),
         )
-        return GroupStatus(Code.SUCCESS), chosen
+        return group_status(Code.SUCCESS), chosen
 
     async def _simulate(
         self,
         fwk: Framework,
         pg: NativePodGroup,
         members: list[Member],
-        where: placement.Placement,
+        where: Placement,
         scheduled: int,
         *,
         world: World,
-    ) -> GroupStatus:
+    ) -> Status:
         """podGroupSchedulingDefaultAlgorithm over one placement; members stay assumed."""
         ns, name = pg.namespace, pg.name
         for m in members:
@@ -295,11 +307,11 @@ class GroupCycle:
         remaining = len(members)
         st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
         if st is not None and st.code == Code.ERROR:
-            return GroupStatus(
+            return group_status(
                 Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
             )
         if st is not None and st.code == Code.UNSCHEDULABLE:
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         for i, m in enumerate(members, 1):
             if i % YIELD_EVERY == 0:
                 # A 5000-member gang is thousands of cycles in one: informers, earlier
@@ -317,16 +329,16 @@ class GroupCycle:
                 scheduled += 1
             st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
             if st is not None and st.code == Code.ERROR:
-                return GroupStatus(
+                return group_status(
                     Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
                 )
             if st is not None and st.code == Code.UNSCHEDULABLE:
-                return GroupStatus(Code.UNSCHEDULABLE, "", st.reasons)
+                return group_status(Code.UNSCHEDULABLE, "", st.reasons)
         if st is not None and st.code == Code.WAIT:
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         # Success even if no member was placed: runRootSchedulingAlgorithm, not the
         # placement, turns that into Unschedulable.
-        return GroupStatus(Code.SUCCESS)
+        return group_status(Code.SUCCESS)
 
     def _revert(self, fwk: Framework, members: Sequence[Member], world: World) -> None:
         """revertFns.revert: the simulation's assumptions go, last first."""
@@ -335,13 +347,15 @@ class GroupCycle:
                 world.release(fwk, m)
                 m.assumed = None
 
-    def _commit(self, fwk: Framework, members: Sequence[Member]) -> GroupStatus:
+    def _commit(self, fwk: Framework, members: Sequence[Member]) -> Status:
         """prepareForBindingCycle's assumeAndReserve, at the chosen placement's nodes."""
         for m in members:
             if not m.node:
                 continue
             assumed = bound_to(m.qpi.pod, m.node)
-            m.state = CycleState()
+            # The chosen placement's state (PreFilter's data) goes on, no longer in the
+            # group cycle: Go's SetPodGroupSchedulingCycle(nil) before binding.
+            m.state.pod_group_cycle = None
             self._cache.assume_pod(assumed)
             st = fwk.run_reserve(m.state, assumed, m.node)
             if st is not None:
@@ -352,11 +366,11 @@ class GroupCycle:
                     m.message = one_node_fit_message(m.qpi.pod.key, assumed.node_name, st)
                 continue
             m.assumed = assumed
-        return GroupStatus(Code.SUCCESS)
+        return group_status(Code.SUCCESS)
 
     async def _place_one(
         self, fwk: Framework, m: Member, nodes: Sequence[NodeInfo], world: World
-    ) -> GroupStatus | None:
+    ) -> Status | None:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
         try:
@@ -372,7 +386,7 @@ class GroupCycle:
             return None
         except SchedulingError as exc:
             m.message, m.error = exc.status.message(), True
-            return GroupStatus(
+            return group_status(
                 Code.ERROR,
                 f"failed to schedule other pod from a pod group: {exc.status.message()}",
             )
@@ -385,50 +399,41 @@ class GroupCycle:
                 m.message = one_node_fit_message(pod.key, node, st)
                 return None
             m.message, m.error = st.message(), True
-            return GroupStatus(
+            return group_status(
                 Code.ERROR, f"failed to schedule other pod from a pod group: {st.message()}"
             )
         m.node, m.assumed = node, assumed
         return None
 
     async def _post_filter(
-        self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: GroupStatus
-    ) -> tuple[GroupStatus, dict[str, str]]:
-        """RunPodGroupPostFilterPlugins after an Unschedulable group; applyPodGroupPostFilterResult
-        appends the answer to the group's status. Returns that status and the nominated
-        node of each member (by uid) when preemption made room.
-
-        kube-scheduler's default profile runs two PodGroupPostFilter plugins:
-        - DynamicResources: for a group without a topology constraint whose members ran
-          PreFilter, it frees the group's claims and answers Unschedulable, "deallocation
-          and deletion of ResourceClaims completed" (asched's DynamicResources has no
-          PodGroupPostFilter yet and frees nothing, but says what Go says);
-        - DefaultPreemption (PodGroupEvaluator.Preempt, see grouppreemption.py). A Success there is
-          the only answer (the others' reasons are dropped), as is an
-          UnschedulableAndUnresolvable one.
-        """
-        reasons: list[str] = []
-        if not pg.topology_key and any(m.tried for m in members):
-            reasons.append(DRA_POST_FILTER)
-        plugin = fwk.plugins.get(PREEMPTION)
-        if isinstance(plugin, DefaultPreemption):
-            answer = await self._preemption.preempt(fwk, plugin, pg, members)
-            if answer.code == Code.ERROR:
-                return GroupStatus(
-                    Code.ERROR,
-                    f'error in "{PREEMPTION}" PodGroupPostFilter plugins: {answer.message}',
-                ), {}
-            if answer.code in (Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                return st.with_reason(answer.message), answer.nominated
-            reasons.append(answer.message)
-        return st.with_reason(", ".join(reasons)), {}
+        self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: Status
+    ) -> tuple[Status, dict[str, str]]:
+        """RunPodGroupPostFilterPlugins after an Unschedulable group, then
+        applyPodGroupPostFilterResult: an Error replaces the group's status; any other
+        answer is appended to it as one reason (empty included, as Go's AppendReason of
+        status.String()). Returns that status and, when a plugin succeeded (the group now
+        waits on it), the nominated node of each member by uid."""
+        view = GroupWhatIf(
+            fwk,
+            self._info(pg, members, self._scheduled(pg, members)),
+            members,
+            self._snapshot.node_infos(),
+            self._place,
+        )
+        result, answer = await fwk.pod_group_points.run_pod_group_post_filter(view)
+        if answer.code == Code.ERROR:
+            return group_status(Code.ERROR, answer.message()), {}
+        nominated: dict[str, str] = {}
+        if answer.is_success():
+            nominated = dict(result.nominated) if result is not None else {}
+        return with_reason(st, answer.message()), nominated
 
     async def _submit(
         self,
         fwk: Framework,
         pg: NativePodGroup,
         members: list[Member],
-        status: GroupStatus,
+        status: Status,
         untried: str,
         *,
         nominated: Mapping[str, str],
@@ -457,6 +462,9 @@ class GroupCycle:
             nomination = nominated.get(qpi.uid, "")
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
+                # After a group success Go requeues the rest straight to activeQ
+                # (AddAttemptedPodGroupIfNeeded): the queue's group-member path with no
+                # sibling queued.
                 msg = m.message if m.tried else untried
                 self._outcomes.failed(
                     qpi,
@@ -466,6 +474,7 @@ class GroupCycle:
                     error=m.error,
                     nominated=nomination,
                     entity_size=size,
+                    group_siblings=[] if status.code == Code.SUCCESS else None,
                 )
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
@@ -474,7 +483,9 @@ class GroupCycle:
                 msg = (
                     group_message
                     if nominated
-                    else go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
+                    else group_status(
+                        Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, (group_message,)
+                    ).message()
                 )
                 self._outcomes.failed(
                     qpi,
@@ -512,7 +523,7 @@ class GroupCycle:
         if status.code == Code.SUCCESS:
             self._conditions.set(pg, "True", REASON_SCHEDULED, group_message)
         elif status.code == Code.ERROR:
-            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, status.as_error())
+            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, as_error(status))
         else:
             self._conditions.set(pg, "False", REASON_UNSCHEDULABLE, group_message)
         log.info(

@@ -4,7 +4,7 @@
 - tls: the serving certificate (generated in memory, or files that are reloaded);
 - certgen: the self-signed pair, made in a child process (`python -m asched.server.certgen`);
 - authn, authz, gate: delegated authentication (TokenReview) and authorization
-  (SubjectAccessReview), with the apiserver library's short caches (ttlcache);
+  (SubjectAccessReview), with the apiserver library's short caches (cachetools);
 - options: the flags, checked, turned into a certificate and a gate.
 
 This file imports nothing: certgen's child process imports this package, and should load

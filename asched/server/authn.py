@@ -28,15 +28,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from cachetools import TLRUCache
 
 from asched.base.clock import Clock
 from asched.client.protocol import REQUEST_ERRORS, KubeClient
-from asched.server.ttlcache import TTLCache
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 # k8s.io/apiserver pkg/server/options/authentication.go: CacheTTL 10s,
 # TokenAccessReviewTimeout 10s.
 DEFAULT_TTL = 10.0
+# Entries in each answer cache: a flood of requests with random tokens costs no more.
+CACHE_ENTRIES = 4096
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -150,8 +152,12 @@ class TokenReviewAuthenticator:
         self._ttl = ttl
         self._timeout = timeout
         self._audiences = audiences
-        # Cached answers: a UserInfo, or False for "the API server said no".
-        self._cache: TTLCache[bytes, UserInfo | bool] = TTLCache(clock)
+        # Cached answers: a UserInfo, or False for "the API server said no". A TTL of 0 or
+        # less stores nothing (the apiserver's "0 disables the cache"); full, the least
+        # recently used entry goes, so random tokens cost at most CACHE_ENTRIES entries.
+        self._cache: TLRUCache[bytes, UserInfo | bool] = TLRUCache(
+            maxsize=CACHE_ENTRIES, ttu=lambda _key, _value, now: now + ttl, timer=clock.now
+        )
         self._inflight: dict[bytes, _Flight] = {}
 
     async def authenticate(self, token: str) -> UserInfo | None:
@@ -171,7 +177,7 @@ class TokenReviewAuthenticator:
         try:
             user = await self._review(token)
             flight.user = user
-            self._cache.put(key, user if user is not None else False, self._ttl)
+            self._cache[key] = user if user is not None else False
         except AuthenticationUnavailable as exc:
             flight.error = str(exc)
             raise

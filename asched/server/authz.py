@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from cachetools import TLRUCache
 
 from asched.base.clock import Clock
 from asched.client.protocol import REQUEST_ERRORS, KubeClient
-from asched.server.authn import UserInfo
-from asched.server.ttlcache import TTLCache
+from asched.server.authn import CACHE_ENTRIES, UserInfo
 
 SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
@@ -129,7 +129,11 @@ class SubjectAccessReviewAuthorizer:
         self._denied_ttl = denied_ttl
         self._timeout = timeout
         self._privileged = frozenset(privileged_groups)
-        self._cache: TTLCache[Attributes, Verdict] = TTLCache(clock)
+        # Allowed and denied answers live for their own TTLs (the webhook authorizer's
+        # authorizedTTL / unauthorizedTTL); a TTL of 0 or less stores nothing.
+        self._cache: TLRUCache[Attributes, Verdict] = TLRUCache(
+            maxsize=CACHE_ENTRIES, ttu=self._expiry, timer=clock.now
+        )
 
     async def authorize(self, attrs: Attributes) -> Verdict:
         if self._privileged.intersection(attrs.user.groups):
@@ -138,8 +142,11 @@ class SubjectAccessReviewAuthorizer:
         if cached is not None:
             return cached
         verdict = await self._review(attrs)
-        self._cache.put(attrs, verdict, self._allowed_ttl if verdict.allowed else self._denied_ttl)
+        self._cache[attrs] = verdict
         return verdict
+
+    def _expiry(self, _attrs: Attributes, verdict: Verdict, now: float) -> float:
+        return now + (self._allowed_ttl if verdict.allowed else self._denied_ttl)
 
     async def _review(self, attrs: Attributes) -> Verdict:
         user = attrs.user

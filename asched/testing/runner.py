@@ -11,7 +11,8 @@ directly, so no entry point needs to be installed.
 How a cycle here differs from the scheduler's, so that the answer is complete and
 deterministic: every node is filtered (no percentageOfNodesToScore sampling, no round
 robin, no nominated-node shortcut); scoring runs even when one node fits; ties are
-reported, not broken at random. Reserve, Permit and Unreserve run on request; PostFilter
+reported, not broken at random. The steps are the scheduler's own (asched.scheduler's
+Algorithm.evaluate in its full mode). Reserve, Permit and Unreserve run on request; PostFilter
 and the binding points never run.
 """
 
@@ -21,13 +22,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from asched.api import Node, Pod
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import FakeClock
-from asched.framework.columns import subset
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import Plugin
@@ -35,11 +33,11 @@ from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.points import ExtensionPoint
 from asched.framework.registry import PluginSpec, Registry
 from asched.framework.runtime import Framework, ProfileSpec
-from asched.framework.status import Code, Status
-from asched.framework.types import NodeToStatus
+from asched.framework.status import Status
 from asched.informers import Store
 from asched.plugins.queuesort import SPEC as PRIORITY_SORT_SPEC
 from asched.plugins.registry import in_tree_registry
+from asched.scheduler.algorithm import Algorithm
 from asched.testing.fakes import FakeClient, FakeEvents, filled_store
 from asched.testing.results import FEASIBLE, CycleResult, ScoresByNode
 
@@ -169,6 +167,8 @@ class Runner:
             self._add_pod(pod)
         profile, registry = _profile(profile_name, plugins)
         self.framework = Framework(profile, registry, self._services, columnar=columnar)
+        # The scheduler's own cycle, evaluated in full (every node, no sampling).
+        self._algorithm = Algorithm(0)
 
     def _add_pod(self, pod: Pod) -> None:
         self._services.pods[pod.uid] = pod
@@ -212,67 +212,48 @@ class Runner:
         gated = fwk.run_pre_enqueue(pod)
         out.gate = gated[1] if gated is not None else None
         state = out.state
-        pre_res, st, rejectors = await fwk.run_pre_filter(state, pod, nodes)
+        ev = await self._algorithm.evaluate(fwk, state, pod, nodes, full=True)
         out.skipped_filters = frozenset(state.skip_filter_plugins)
-        if st is not None and not st.is_success():
+        st = ev.pre_filter
+        if st is not None:
             out.pre_filter = st
             if st.is_rejected():
                 out.filter = {ni.name: st for ni in nodes}
             else:
                 out.error = st
             return out
-        allowed = pre_res.node_names if pre_res is not None else None
-        outside = Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",),
-            " ".join(sorted(rejectors)),
+        statuses = ev.diagnosis.node_to_status
+        allowed = ev.allowed
+        # The nodes PreFilter left out hold its exclusion, named after the narrowing plugins.
+        excluded = (
+            statuses.absent.with_plugin(" ".join(ev.narrowed_by)) if statuses.absent else None
         )
-        # The snapshot's own rows (a NodeRows), so batch and memoized plugins answer from
-        # the columns as in the scheduler.
-        candidates = (
-            nodes
-            if allowed is None
-            else subset(
-                self._snapshot.columns, np.isin(self._snapshot.columns.names, list(allowed))
-            )
-        )
-        statuses = NodeToStatus()
-        passed = await fwk.run_filter_over_nodes(
-            state, pod, candidates, start=0, limit=len(candidates), statuses=statuses
-        )
-        feasible = {ni.name for ni in passed.feasible}
+        feasible = {ni.name for ni in ev.feasible}
         for ni in nodes:
-            if allowed is not None and ni.name not in allowed:
-                out.filter[ni.name] = outside
+            if allowed is not None and ni.name not in allowed and excluded is not None:
+                out.filter[ni.name] = excluded
             elif ni.name in feasible:
                 out.filter[ni.name] = FEASIBLE
             elif ni.name in statuses.statuses:
                 out.filter[ni.name] = statuses.statuses[ni.name]
-        if passed.error is not None:
+        if ev.filter_error is not None:
             # The pass stopped at the node whose Filter returned Error; later nodes never ran.
-            out.filter[candidates[passed.processed - 1].name] = passed.error
-            out.error = passed.error
+            out.filter[ev.error_node] = ev.filter_error
+            out.error = ev.filter_error
             return out
-        if passed.feasible:
-            await self._score(out, passed.feasible)
+        if ev.feasible:
+            out.skipped_scores = frozenset(state.skip_score_plugins)
+        if ev.score_error is not None:
+            out.error = ev.score_error
+            return out
+        table = ev.table
+        if table is not None:
+            out.table = table
+            out.scores = {ps.plugin: ScoresByNode.of(table.nodes, ps) for ps in table.plugins}
+            out.totals = dict(zip(table.nodes, table.totals, strict=True))
+            top = max(table.totals)
+            out.best = tuple(n for n, t in out.totals.items() if t == top)
         return out
-
-    async def _score(self, out: CycleResult, feasible: Sequence[Any]) -> None:
-        fwk, state = self.framework, out.state
-        st = await fwk.run_pre_score(state, out.pod, feasible)
-        out.skipped_scores = frozenset(state.skip_score_plugins)
-        if st is not None and not st.is_success():
-            out.error = st
-            return
-        table, st = await fwk.run_score_plugins(state, out.pod, feasible)
-        if st is not None:
-            out.error = st
-            return
-        out.table = table
-        out.scores = {ps.plugin: ScoresByNode.of(table.nodes, ps) for ps in table.plugins}
-        out.totals = dict(zip(table.nodes, table.totals, strict=True))
-        top = max(table.totals)
-        out.best = tuple(n for n, t in out.totals.items() if t == top)
 
     def reserve(self, result: CycleResult, node: str | None = None) -> Status | None:
         """Reserve `result.pod` on `node` (default: the selected node) with the cycle's
@@ -317,7 +298,8 @@ def _profile(
     points: dict[str, list[tuple[str, int]]] = {}
     for entry in entries:
         for point in entry.enabled_points():
-            weight = entry.weight if point == ExtensionPoint.SCORE else 0
+            weighted = point in (ExtensionPoint.SCORE, ExtensionPoint.PLACEMENT_SCORE)
+            weight = entry.weight if weighted else 0
             points.setdefault(point, []).append((entry.spec.name, weight))
     if ExtensionPoint.QUEUE_SORT not in points:
         registry.register(PRIORITY_SORT_SPEC)

@@ -87,7 +87,7 @@ async def test_scheduler_gives_every_profile_its_own_reporting_controller() -> N
     for profile in ("asched", "custom-scheduler"):
         pod = make_pod(f"p-{profile}").scheduler(profile).obj()
         # The hook the scheduling and binding cycles record through.
-        sched._events_for(profile).event(pod, "Normal", "Scheduled", "Binding", "bound")
+        sched.parts.events_for(profile).event(pod, "Normal", "Scheduled", "Binding", "bound")
     await recorder.drain()
 
     host = socket.gethostname()

@@ -1,29 +1,23 @@
-"""The gang manager's state and lookups: PodGroups, per-group state, member censuses.
+"""The gang manager's book: PodGroups, the scheduler-side state of each group, and censuses.
 
-GangManager (manager.py) is built up in layers, each a module with one job: this one holds
-the state and answers questions about it; bookkeeping.py records failures, backoff, events
-and status; reservation.py runs PostFilter, Permit, Unreserve and the reservation gate;
-admission.py runs QueueSort, PreEnqueue, PreFilter and the queueing hints.
+The book answers questions (which group is this pod in, how many of its members are
+assigned, is it backed off, what status should it have); it makes no decision and sends
+nothing. GangManager (manager.py) owns it and is the only one that changes a group's state.
 """
 
 from __future__ import annotations
 
-import abc
-import itertools
 from typing import Any
 
 import structlog
 
 from asched.api import Pod
 from asched.api.podgroup import PodGroup, decode_podgroup, pod_group_key, pod_group_name
-from asched.base.errors import UnexpectedErrors
 from asched.framework.events import EventResource
 from asched.framework.handle import Handle
 from asched.framework.listers import InformerRequest, ObjectStore
-from asched.plugins.coscheduling.capacity import ClusterTotals
-from asched.plugins.coscheduling.state import Census, Gate, GroupState
-from asched.plugins.coscheduling.status import PodGroupStatusWriter, desired_status
-from asched.plugins.coscheduling.timers import Timers
+from asched.plugins.coscheduling.state import Census, GroupState
+from asched.plugins.coscheduling.status import desired_status
 
 log = structlog.get_logger(__name__)
 
@@ -37,56 +31,21 @@ PODGROUP_INFORMER: InformerRequest[PodGroup] = InformerRequest(
 
 # scheduler-plugins util.DefaultWaitTime: used when neither the group nor the args set one.
 DEFAULT_WAIT_SECONDS = 60.0
-# How long past its Permit timeout a gate may be held before it is taken back.
 _RUNNING, _SUCCEEDED, _FAILED = "Running", "Succeeded", "Failed"
 
 
-class GroupBook(abc.ABC):
-    """The manager's state; `_on_timer` (the timers' callback) is reservation.py's."""
+class GroupBook:
+    """PodGroups (from the informer), per-group scheduler state, and member censuses."""
 
-    def __init__(
-        self,
-        handle: Handle,
-        *,
-        plugin: str,
-        permit_wait_seconds: float,
-        backoff_seconds: float,
-        reject_fraction: float,
-        write_status: bool = True,
-    ) -> None:
+    def __init__(self, handle: Handle, *, permit_wait_seconds: float) -> None:
         self._handle = handle
         self._clock = handle.clock
-        self._plugin = plugin
         self._permit_wait = permit_wait_seconds or DEFAULT_WAIT_SECONDS
-        self._backoff = backoff_seconds
-        self._reject_fraction = reject_fraction
-        self.status: PodGroupStatusWriter | None = (
-            PodGroupStatusWriter(
-                handle.client,
-                self._clock,
-                self.status_for,
-                # An optional ability of the Handle (asched's has it, a test's may not).
-                errors=handle if isinstance(handle, UnexpectedErrors) else None,
-            )
-            if write_status
-            else None
-        )
         self._store: ObjectStore[PodGroup] | None = None
         self._groups: dict[str, GroupState] = {}
-        self._gate: Gate | None = None
-        self._tokens = itertools.count(1)
-        # Pods turned away by the gate, activated when it frees (uid -> pod).
-        self._gate_waiters: dict[str, Pod] = {}
-        # Backoff expiry ("backoff") and gate expiry ("gate").
-        self.timers = Timers(self._clock, self._on_timer)
-        self._totals = ClusterTotals(self._clock)
-        # hint_member_changed's last answer: ((group, uid, resourceVersion), enough members).
-        self._hint_memo: tuple[tuple[str, str, str], bool] = (("", "", ""), False)
-        # Queue timestamps are on the monotonic clock; group times are wall times.
-        self._wall_offset = self._clock.wall() - self._clock.now()
 
     # ---- lookups -----------------------------------------------------------------------
-    def _pod_groups(self) -> ObjectStore[PodGroup]:
+    def pod_groups(self) -> ObjectStore[PodGroup]:
         # Resolved on first use: the scheduler creates the store after asking informers().
         if self._store is None:
             self._store = self._handle.store(PODGROUP_INFORMER)
@@ -94,15 +53,31 @@ class GroupBook(abc.ABC):
 
     def pod_group(self, pod: Pod) -> PodGroup | None:
         name = pod_group_name(pod)
-        return self._pod_groups().get(f"{pod.namespace}/{name}") if name else None
+        return self.pod_groups().get(f"{pod.namespace}/{name}") if name else None
 
-    def _group(self, key: str) -> GroupState:
+    def get(self, key: str) -> PodGroup | None:
+        """The PodGroup named `namespace/name`, if the informer has it."""
+        return self.pod_groups().get(key)
+
+    def state(self, key: str) -> GroupState:
+        """The group's scheduler-side state, created on first use."""
         g = self._groups.get(key)
         if g is None:
             g = self._groups[key] = GroupState()
         return g
 
-    def _census(self, namespace: str, name: str) -> Census:
+    def peek(self, key: str) -> GroupState | None:
+        """The group's state if it has any (a lookup that creates nothing)."""
+        return self._groups.get(key)
+
+    def forget(self, key: str) -> None:
+        """The PodGroup is gone: drop its state."""
+        self._groups.pop(key, None)
+
+    def states(self) -> list[tuple[str, GroupState]]:
+        return list(self._groups.items())
+
+    def census(self, namespace: str, name: str) -> Census:
         c = Census()
         # Indexed by group: a census costs O(members), not O(pods in the namespace), which
         # matters because it runs several times per member and cycle.
@@ -126,14 +101,14 @@ class GroupBook(abc.ABC):
                 c.gated += 1
         return c
 
-    def _waiting_siblings(self, key: str) -> set[str]:
+    def waiting_siblings(self, key: str) -> set[str]:
         return {
             wp.pod.uid
             for wp in self._handle.waiting_pods
             if not wp.decided and pod_group_key(wp.pod) == key
         }
 
-    def _assigned(self, c: Census, key: str) -> set[str]:
+    def assigned(self, c: Census, key: str) -> set[str]:
         """Members that count toward the quorum: assumed or bound, and not on their way out.
 
         A waiting member that was just rejected (timeout, or a sibling's failure) keeps its
@@ -141,7 +116,7 @@ class GroupBook(abc.ABC):
         it then could complete a quorum with a member that is about to disappear.
         """
         waiting = self._handle.waiting_pods
-        out = self._waiting_siblings(key)
+        out = self.waiting_siblings(key)
         for uid in c.assigned:
             wp = waiting.get(uid)
             # Decided with plugins still pending means rejected (allow clears them all).
@@ -154,21 +129,13 @@ class GroupBook(abc.ABC):
         """spec.scheduleTimeoutSeconds, else permitWaitingTimeSeconds (util.GetWaitTimeDuration)."""
         return float(pg.schedule_timeout_seconds or self._permit_wait)
 
-    @property
-    def gate_holder(self) -> str:
-        return self._gate.group if self._gate is not None else ""
-
     def in_backoff(self, key: str) -> bool:
         g = self._groups.get(key)
         return g is not None and g.backoff_until > self._clock.now()
 
     def status_for(self, key: str) -> tuple[PodGroup, dict[str, Any]] | None:
         """The group and the status fields we own, computed now (the writer's source)."""
-        pg = self._pod_groups().get(key)
+        pg = self.pod_groups().get(key)
         if pg is None:
             return None
-        return pg, desired_status(pg, self._census(pg.namespace, pg.name).counts())
-
-    @abc.abstractmethod
-    def _on_timer(self, kind: str, key: str, token: int) -> None:
-        """A backoff ("backoff") or gate ("gate") timer fired."""
+        return pg, desired_status(pg, self.census(pg.namespace, pg.name).counts())

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from asched.api import Pod
+from asched.api.podgroup import GROUP as POD_GROUP_API_GROUP
+from asched.api.podgroup import PodGroup
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import (
     ActionType,
@@ -23,9 +25,11 @@ from asched.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from asched.framework.handle import Handle, NeedsInformers
+from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
+    GangView,
+    NeedsInformers,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
@@ -35,12 +39,14 @@ from asched.framework.interfaces import (
     QueueSortPlugin,
     ReservePlugin,
 )
-from asched.framework.listers import InformerRequest
+from asched.framework.listers import InformerRequest, ObjectStore
 from asched.framework.nodeinfo import NodeInfo
+from asched.framework.podgroups import GangSummary
 from asched.framework.registry import ArgsError
 from asched.framework.status import Status
 from asched.framework.types import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
-from asched.plugins.coscheduling.manager import PODGROUP_INFORMER, GangManager
+from asched.plugins.coscheduling.groups import DEFAULT_WAIT_SECONDS, PODGROUP_INFORMER
+from asched.plugins.coscheduling.manager import GangManager
 
 NAME = "Coscheduling"
 
@@ -95,9 +101,13 @@ class Coscheduling(
     PostBindPlugin,
     EnqueueExtensions,
     NeedsInformers,
+    GangView,
 ):
     def __init__(self, args: CoschedulingArgs | None, handle: Handle) -> None:
         args = args or CoschedulingArgs()
+        self._handle = handle
+        # A PodGroup without scheduleTimeoutSeconds waits this long at Permit.
+        self._permit_wait = float(args.permit_waiting_time_seconds) or DEFAULT_WAIT_SECONDS
         self.manager = GangManager(
             handle,
             plugin=NAME,
@@ -112,6 +122,25 @@ class Coscheduling(
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return [PODGROUP_INFORMER]
+
+    def gangs(self) -> Sequence[GangSummary]:
+        """GangView: every PodGroup of the informer, its state the status phase."""
+        store: ObjectStore[PodGroup] = self._handle.store(PODGROUP_INFORMER)
+        out = []
+        for pg in store.list():
+            timeout = pg.schedule_timeout_seconds
+            out.append(
+                GangSummary(
+                    api_group=POD_GROUP_API_GROUP,
+                    namespace=pg.namespace,
+                    name=pg.name,
+                    min_member=pg.min_member,
+                    members=tuple(self._handle.pods_in_group(pg.namespace, pg.name)),
+                    state=pg.status.phase or "Pending",
+                    timeout_seconds=self._permit_wait if timeout is None else float(timeout),
+                )
+            )
+        return out
 
     async def run(self) -> None:
         """Background work: the batched status writer and the backoff/gate timers."""

@@ -3,7 +3,7 @@
 Mirrors kube-scheduler plugins/defaultbinder: one POST of a Binding per pod. Any request
 failure (a 409 because the pod is already bound, a 404 because it is gone, a connection
 cut by a restarting API server, ...) is left to the framework, which turns it into an
-Error status carrying the API server's message (runtime_bind.py), so the binding cycle
+Error status carrying the API server's message (Framework.run_bind), so the binding cycle
 unreserves the pod and requeues it; the pod's uid in the binding keeps a recreated pod of
 the same name from being bound by mistake.
 """

@@ -24,8 +24,8 @@ PostFilter returns the nomination at once and the plugin's background task delet
 victims (executor.py); meanwhile PreEnqueue holds the preemptor back with "waiting for the
 preemption for this pod to be finished", and an assigned pod's deletion is registered with
 a hint that always skips (the plugins whose rejection the preemption resolves requeue the
-pod). A pod group's preemption (the group cycle's PodGroupPostFilter) is asynchronous the
-same way, and holds back every member of the group.
+pod). A pod group's preemption (PodGroupPostFilter, grouppreemption.py) is asynchronous
+the same way, and holds back every member of the group.
 Difference: a "terminating pod" on the nominated node is any pod with a deletion
 timestamp (upstream 1.31+ also requires its DisruptionTarget condition to say
 PreemptionByScheduler; asched's Pod does not decode that condition).
@@ -50,8 +50,15 @@ from asched.framework.events import (
 )
 from asched.framework.extenders import ExtenderError, HasExtenders, PreemptionExtenders
 from asched.framework.handle import Handle
-from asched.framework.interfaces import EnqueueExtensions, PostFilterPlugin, PreEnqueuePlugin
+from asched.framework.interfaces import (
+    EnqueueExtensions,
+    PodGroupPostFilterPlugin,
+    PodGroupScheduling,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+)
 from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.podgroups import PodGroupPostFilterResult
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Code, Status, code_of, error, unresolvable
 from asched.framework.types import NodeToStatus, PostFilterResult
@@ -64,13 +71,13 @@ from asched.plugins.defaultpreemption.candidates import (
     pick_one_node_for_preemption,
 )
 from asched.plugins.defaultpreemption.executor import Executor
+from asched.plugins.defaultpreemption.grouppreemption import GroupPreemption
 from asched.plugins.defaultpreemption.pdb import PDB_INFORMER, PodDisruptionBudget
-from asched.plugins.defaultpreemption.victims import may_preempt
+from asched.plugins.defaultpreemption.victims import NOT_ELIGIBLE_NEVER, may_preempt
 
 NAME = "DefaultPreemption"
 
 NO_CANDIDATE = "no candidate node for preemption"
-NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PLACEMENT_FOUND = "found a potential placement for pod on node {node}, preempting {count} victims"
 PREEMPT_NEVER = "Never"
@@ -89,7 +96,9 @@ class PreemptionMetrics(Protocol):
     def preemption_victims(self, count: int) -> None: ...
 
 
-class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
+class DefaultPreemption(
+    PreEnqueuePlugin, PostFilterPlugin, PodGroupPostFilterPlugin, EnqueueExtensions
+):
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args or DefaultPreemptionArgs()
         self._handle = handle
@@ -103,6 +112,7 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         self._extenders: PreemptionExtenders | None = (
             handle.extenders if isinstance(handle, HasExtenders) else None
         )
+        self._group = GroupPreemption(handle, NAME, self._executor, self.pdbs, self._victims)
 
     @property
     def name(self) -> str:
@@ -112,18 +122,18 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
         return (PDB_INFORMER,)
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        """The cluster's PodDisruptionBudgets (the group cycle's preemption reads them too)."""
+        """The cluster's PodDisruptionBudgets."""
         store: ObjectStore[PodDisruptionBudget] = self._handle.store(PDB_INFORMER)
         return store.list()
 
     @property
     def executor(self) -> Executor:
-        """Evicts victims; shared with the group cycle's PodGroupPostFilter."""
+        """Evicts victims, of single pods and of pod groups alike."""
         return self._executor
 
-    @property
-    def metrics(self) -> PreemptionMetrics | None:
-        return self._metrics
+    def _victims(self, count: int) -> None:
+        if self._metrics is not None:
+            self._metrics.preemption_victims(count)
 
     async def run(self) -> None:
         """The asynchronous preemptions (started by the scheduler's task group)."""
@@ -150,6 +160,13 @@ class DefaultPreemption(PreEnqueuePlugin, PostFilterPlugin, EnqueueExtensions):
                 ClusterEvent(EventResource.POD, ActionType.DELETE), _skip_after_pod_deletion
             ),
         )
+
+    # ---- PodGroupPostFilter --------------------------------------------------------
+    async def pod_group_post_filter(
+        self, group: PodGroupScheduling
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """PodGroupPostFilter: group preemption (grouppreemption.py)."""
+        return await self._group.preempt(group)
 
     # ---- PostFilter ----------------------------------------------------------------
     async def post_filter(

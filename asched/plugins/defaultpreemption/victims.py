@@ -29,6 +29,9 @@ from asched.framework.status import Code, Status, unresolvable
 from asched.plugins.defaultpreemption.pdb import PodDisruptionBudget, split_by_pdb_violation
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
+# PodEligibleToPreemptOthers for a pod, and PodGroupEvaluator for a group, with
+# preemptionPolicy Never.
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 
 
 def start_time(pod: Pod) -> float:

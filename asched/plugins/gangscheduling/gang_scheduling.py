@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Pod
+from asched.api.workload import GROUP as API_GROUP
 from asched.api.workload import NativePodGroup
 from asched.framework import events as ev
 from asched.framework.cycle_state import CycleState
@@ -31,11 +32,13 @@ from asched.framework.events import (
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
     EnqueueExtensions,
+    GangView,
     PermitPlugin,
     PlacementFeasiblePlugin,
     PreEnqueuePlugin,
 )
 from asched.framework.listers import InformerRequest, ObjectStore
+from asched.framework.podgroups import GangSummary
 from asched.framework.registry import PluginSpec
 from asched.framework.status import Status, error, unresolvable, unschedulable, wait
 from asched.framework.workloads import NATIVE_POD_GROUPS, WORKLOADS
@@ -73,7 +76,9 @@ def _group(obj: object | None) -> NativePodGroup | None:
     return obj if isinstance(obj, NativePodGroup) else None
 
 
-class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions):
+class GangScheduling(
+    PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, EnqueueExtensions, GangView
+):
     def __init__(self, args: None, handle: Handle) -> None:
         self._handle = handle
         self._store: ObjectStore[NativePodGroup] | None = None
@@ -84,6 +89,25 @@ class GangScheduling(PreEnqueuePlugin, PermitPlugin, PlacementFeasiblePlugin, En
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
         return [NATIVE_POD_GROUPS, WORKLOADS]
+
+    def gangs(self) -> Sequence[GangSummary]:
+        """GangView: every native PodGroup, its state the last condition that is True."""
+        out = []
+        for pg in self._groups().list():
+            done = [c for c in pg.conditions if c.status == "True"]
+            members = self._handle.pods_in_scheduling_group(pg.namespace, pg.name)
+            out.append(
+                GangSummary(
+                    api_group=API_GROUP,
+                    namespace=pg.namespace,
+                    name=pg.name,
+                    min_member=pg.min_count or 0,
+                    members=tuple(members),
+                    state=done[-1].type if done else "Pending",
+                    timeout_seconds=None,
+                )
+            )
+        return out
 
     def _groups(self) -> ObjectStore[NativePodGroup]:
         if self._store is None:

@@ -79,6 +79,9 @@ class InterPodAffinity(
     ScoreNormalizer,
     EnqueueExtensions,
 ):
+    # Every pod with pod (anti-)affinity terms is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
         self._handle = handle

@@ -87,6 +87,9 @@ class PodTopologySpread(
     ScoreNormalizer,
     EnqueueExtensions,
 ):
+    # Under the system default constraints every pod is refused (sign_pod).
+    refuses_signing_often = True
+
     def __init__(self, args: Args | None, handle: Handle) -> None:
         self._args = args or Args()
         self._handle = handle

@@ -160,13 +160,16 @@ IN_TREE_POINTS: dict[str, set[str]] = {
         "score",
         "reserve",
         "preBind",
+        "podGroupPostFilter",
     },
-    "DefaultPreemption": {"postFilter"},
+    "DefaultPreemption": {"postFilter", "podGroupPostFilter"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
     "NodeDeclaredFeatures": {"preFilter", "filter"},
     "GangScheduling": {"preEnqueue", "permit"},
+    "TopologyPlacementGenerator": {"placementGenerate"},
+    "PodGroupPodsCount": {"placementScore"},
 }
 ARGS_TYPES: dict[str, type] = {
     "NodeResourcesFit": FitArgs,

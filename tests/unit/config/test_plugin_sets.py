@@ -71,6 +71,9 @@ DEFAULTS: dict[str, tuple[Any, ...]] = {
     "preBind": ("VolumeBinding", "DynamicResources"),
     "bind": ("DefaultBinder",),
     "postBind": (),
+    "placementGenerate": ("TopologyPlacementGenerator",),
+    "placementScore": ("PodGroupPodsCount",),
+    "podGroupPostFilter": ("DynamicResources", "DefaultPreemption"),
 }
 
 
@@ -89,6 +92,16 @@ def without(names: tuple[Any, ...], *dropped: str) -> tuple[Any, ...]:
 
 def test_defaults_only_expand_multi_point_to_every_point_in_order() -> None:
     assert resolved({}) == DEFAULTS
+
+
+def test_placement_score_weights_resolve_like_score_weights() -> None:
+    """getValidScoreWeights runs for PlacementScore too: multiPoint's weight, 0 means 1."""
+    plugins = {"multiPoint": {"enabled": [{"name": "PodGroupPodsCount", "weight": 4}]}}
+    profile = load_doc(config_doc(profile_doc(plugins=plugins))).profiles[0]
+    assert tuple(profile.plugins["placementScore"]) == (("PodGroupPodsCount", 4),)
+    plugins = {"placementScore": {"enabled": [{"name": "PodGroupPodsCount", "weight": 0}]}}
+    profile = load_doc(config_doc(profile_doc(plugins=plugins))).profiles[0]
+    assert tuple(profile.plugins["placementScore"]) == (("PodGroupPodsCount", 1),)
 
 
 @pytest.mark.parametrize(
@@ -307,8 +320,8 @@ P = "profiles[0].plugins"
         pytest.param(
             {"placementScore": {"enabled": [{"name": "Custom"}]}},
             (
-                f"{P}.placementScore",
-                "extension point not supported by asched (pod-group placement scheduling)",
+                f"{P}.placementScore.enabled[0].name",
+                'plugin "Custom" does not implement placementScore',
             ),
             id="pod-group-extension-point",
         ),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from asched.app import scheduler_options
+from asched.app import scheduler_options, with_ignored_resources
 from asched.config import ExtenderConfig, ManagedResource, load_config
-from asched.extender import ExtenderSetupError, with_ignored_resources
+from asched.extender import ExtenderSetupError
 from asched.plugins.noderesources.args import FitArgs
 from asched.plugins.registry import in_tree_registry
 

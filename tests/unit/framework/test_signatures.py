@@ -8,7 +8,7 @@ import pytest
 from asched.api import Pod
 from asched.framework.registry import PluginSpec
 from asched.framework.runtime import Framework, ProfileSpec
-from asched.framework.signatures import SignFragment, SignResult
+from asched.framework.signatures import SignFragment, SignResult, unsignable
 from asched.testing import make_pod
 from asched.testing.builders import PodBuilder
 from asched.testing.profiles import default_profile
@@ -154,3 +154,32 @@ def test_an_out_of_tree_plugin_that_signs_keeps_batching_and_adds_its_fields() -
 
 def test_an_out_of_tree_plugin_without_sign_pod_turns_batching_off() -> None:
     assert _sig(_base("a").obj(), _with(_Silent)) is None
+
+
+class _Refusing(_Tiered):
+    """Declares that it refuses often; refuses this pod, and counts its calls."""
+
+    name = "Refusing"
+    refuses_signing_often = True
+    calls = 0
+
+    def sign_pod(self, pod: Pod) -> SignResult:
+        type(self).calls += 1
+        return unsignable("never", self.name)
+
+
+def test_a_plugin_that_says_it_refuses_often_is_asked_first() -> None:
+    """RefusingSignPlugin: the profile's default plugins all come after it, in profile
+    order, and the refusal means no signature."""
+    fwk = _with(_Refusing)
+    order = [p.name for p in fwk._signers or ()]
+    assert order[:4] == ["PodTopologySpread", "InterPodAffinity", "DynamicResources", "Refusing"]
+    assert order[4:] == [n for n in order[4:] if n != "Refusing"]
+    assert _sig(_base("a").obj(), fwk) is None
+    assert _Refusing.calls == 1
+
+
+def test_a_plugin_that_does_not_say_so_keeps_its_profile_place() -> None:
+    """It signs after every default Filter plugin: it is the last one enabled at Filter."""
+    order = [p.name for p in _with(_Tiered)._signers or ()]
+    assert order.index("Tiered") == order.index("TaintToleration") + 1

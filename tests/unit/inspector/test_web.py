@@ -39,7 +39,7 @@ def _inspector() -> Inspector:
     )
     sched.cache.add_pod(make_pod("running").cpu("1").node("n1").obj())
     sched.queue.add(make_pod("waiting").obj())
-    return Inspector(sched, Collector(), Broadcaster())
+    return Inspector(sched.view(), Collector(), Broadcaster())
 
 
 @asynccontextmanager

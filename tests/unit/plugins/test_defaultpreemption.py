@@ -770,7 +770,7 @@ async def test_snapshot_is_not_mutated_by_dry_runs() -> None:
 
 
 def test_registration() -> None:
-    assert SPEC.extension_points() == frozenset({"preEnqueue", "postFilter"})
+    assert SPEC.extension_points() == frozenset({"preEnqueue", "postFilter", "podGroupPostFilter"})
     e = env([node("n1")])
     assert tuple(e.plugin.informers()) == (PDB_INFORMER,)
     assert PDB_INFORMER.list_path == "/apis/policy/v1/poddisruptionbudgets"

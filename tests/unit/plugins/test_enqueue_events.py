@@ -107,13 +107,15 @@ GO_EVENTS: dict[str, list[tuple[R, A, bool]]] = {
     "DefaultPreemption": [(R.POD, A.DELETE, True)],
 }
 
-# Plugins with no EnqueueExtensions: Go's QueueSort, Score-only and binder plugins never
-# reject a pod.
+# Plugins with no EnqueueExtensions: Go's QueueSort, Score-only, binder and placement
+# plugins never reject a pod.
 NO_EVENTS = {
     "PrioritySort",
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
     "DefaultBinder",
+    "TopologyPlacementGenerator",
+    "PodGroupPodsCount",
 }
 
 # Not a kube-scheduler plugin (scheduler-plugins' Coscheduling, pinned in its own tests).

@@ -235,3 +235,53 @@ def test_fit_error_with_post_filter_message() -> None:
         "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu. "
         "preemption: 0/2 nodes are available: 2 No preemption victims found"
     )
+
+
+async def test_full_evaluation_filters_every_node_and_scores_a_lone_fit() -> None:
+    """evaluate(full=True): no sampling, no round robin, no nominated shortcut, and the one
+    feasible node is still scored (what explain and asched.testing show)."""
+    algo = Algorithm(0)
+    nodes = [*_nodes(999), *_nodes(1, prefix="last")]
+    for ni in nodes[:999]:
+        ni.node.labels.pop("ok")
+    pod = make_pod("p").nominated("n3").obj()
+    ev = await algo.evaluate(framework(), CycleState(), pod, nodes, full=True)
+    assert [n.name for n in ev.feasible] == ["last0"]
+    assert len(ev.diagnosis.node_to_status) == 999
+    assert ev.table is not None
+    assert ev.table.nodes == ["last0"]
+    assert algo.next_start_node_index == 0
+
+
+async def test_the_scheduler_mode_skips_scoring_a_lone_fit() -> None:
+    algo = Algorithm(0)
+    nodes = [*_nodes(1, prefix="only"), *_nodes(3, ok=False)]
+    ev = await algo.evaluate(framework(), CycleState(), make_pod("p").obj(), nodes)
+    assert [n.name for n in ev.feasible] == ["only0"]
+    assert ev.table is None
+    assert ev.error is None
+
+
+async def test_an_error_is_returned_with_its_node_not_raised() -> None:
+    fwk = framework(filters=("Label", "Boom"))
+    ev = await Algorithm(0).evaluate(
+        fwk, CycleState(), make_pod("p").label("boom", "1").obj(), _nodes(3), full=True
+    )
+    assert ev.error is not None
+    assert ev.error.code == Code.ERROR
+    assert ev.error_node == "n0"
+    assert ev.table is None
+
+
+async def test_checks_keep_every_plugin_verdict_and_go_past_an_error() -> None:
+    fwk = framework(filters=("Label", "Boom"))
+    nodes = [*_nodes(2), *_nodes(1, ok=False, prefix="bad")]
+    ev = await Algorithm(0).evaluate(
+        fwk, CycleState(), make_pod("p").label("boom", "1").obj(), nodes, full=True, checks=True
+    )
+    assert set(ev.checks) == {"n0", "n1", "bad0"}
+    # One pass each (no nominated pods), both plugins asked on every node.
+    assert [[name for name, _ in p] for p in ev.checks["bad0"]] == [["Label", "Boom"]]
+    assert ev.diagnosis.node_to_status.get("bad0").plugin == "Label"  # type: ignore[union-attr]
+    assert ev.filter_error is not None
+    assert ev.error_node == "n0"

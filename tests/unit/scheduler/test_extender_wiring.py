@@ -38,8 +38,8 @@ async def test_extender_rejection_requeues_on_any_event_and_batching_is_off() ->
     sched = _scheduler()
     fwk = sched.frameworks["with-ext"]
     assert fwk.batch is None
-    assert sched.extenders
-    assert fwk.handle.extenders is sched.extenders  # type: ignore[attr-defined]
+    assert sched.parts.extenders
+    assert fwk.handle.extenders is sched.parts.extenders  # type: ignore[attr-defined]
     pod = make_pod("p").scheduler("with-ext").obj()
     sched.queue.add(pod)
     qpi = await sched.queue.pop()
@@ -52,19 +52,19 @@ async def test_extender_rejection_requeues_on_any_event_and_batching_is_off() ->
 
 def test_without_extenders_nothing_changes() -> None:
     sched = _scheduler(CONFIG.split("extenders:", maxsplit=1)[0])
-    assert not sched.extenders
-    assert sched.wire_objects is None
+    assert not sched.parts.extenders
+    assert sched.parts.wire_objects is None
     assert sched.frameworks["with-ext"].batch is not None
 
 
 def test_informers_keep_the_json_extenders_are_sent_until_the_pod_is_gone() -> None:
     sched = _scheduler()
-    wire = sched.wire_objects
+    wire = sched.parts.wire_objects
     assert wire is not None
     raw = make_pod("p").scheduler("with-ext").label("app", "x").raw()
     pod = sched.pod_informer._decode_fn(raw)
     assert orjson.loads(wire.pod(pod)) == raw
-    sched.pod_handler.on_delete(pod)
+    sched.parts.pod_handler.on_delete(pod)
     assert orjson.loads(wire.pod(pod)) == {
         "metadata": {"name": "p", "namespace": "default", "uid": pod.uid},
         "spec": {},

@@ -42,7 +42,7 @@ async def test_not_idle_while_a_binding_is_in_flight() -> None:
         started.set()
         await release.wait()
 
-    sched.binding_cycle.run = binding  # type: ignore[method-assign]
+    sched.parts.binding_cycle.run = binding  # type: ignore[method-assign]
     async with anyio.create_task_group() as tg:
         tg.start_soon(sched._binding, cast(Assumed, object()))
         await started.wait()

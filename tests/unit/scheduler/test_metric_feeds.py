@@ -18,7 +18,7 @@ from asched.app import scheduler_options
 from asched.client.protocol import KubeClient
 from asched.config import default_config
 from asched.framework import status as st
-from asched.framework.runtime import filter_evaluations
+from asched.framework.evaluations import filter_evaluations
 from asched.metrics import Metrics
 from asched.plugins.registry import in_tree_registry
 from asched.scheduler.scheduler import Scheduler

@@ -9,6 +9,7 @@ import pytest
 
 from asched.base.clock import FakeClock
 from asched.server.authn import (
+    CACHE_ENTRIES,
     TOKEN_REVIEWS,
     AuthenticationUnavailable,
     TokenReviewAuthenticator,
@@ -78,6 +79,21 @@ async def test_tokens_are_cached_apart() -> None:
     names = [(await authn.authenticate(t)) for t in ("a", "b", "a")]
     assert [u.name if u else None for u in names] == ["A", "B", "A"]
     assert len(api.calls) == 2
+
+
+async def test_the_cache_is_bounded_and_drops_the_least_recently_used_token() -> None:
+    api = _server(token_review("alice"))
+    authn = TokenReviewAuthenticator(api, FakeClock())
+    for i in range(CACHE_ENTRIES):
+        await authn.authenticate(f"t{i}")
+    await authn.authenticate("t0")  # t0 is now the most recently used; t1 the least
+    await authn.authenticate("flood")
+    asked = len(api.calls)
+
+    await authn.authenticate("t0")
+    assert len(api.calls) == asked
+    await authn.authenticate("t1")
+    assert len(api.calls) == asked + 1
 
 
 async def test_an_unreachable_api_server_is_an_error_and_is_not_cached() -> None:

@@ -115,7 +115,7 @@ async def test_unreserve_is_idempotent() -> None:
         a1 = c.pod(pods[0])
         assert a1.node_name == "n1"
         pl.unreserve(CycleState(), a1, "n1")  # e.g. a later Permit plugin rejected a1
-        first_backoff = pl.manager._groups["default/a"].backoff_until
+        first_backoff = pl.manager.backoff_until("default/a")
         c.clock.advance(3)
         await c.settle()  # the waiting members are rejected and their Unreserve echoes
         pl.unreserve(CycleState(), a1, "n1")
@@ -124,7 +124,7 @@ async def test_unreserve_is_idempotent() -> None:
         "0/1 nodes are available: 1 rejection in Unreserve"
     )
     assert len(c.group_events()) == 1
-    assert pl.manager._groups["default/a"].backoff_until == first_backoff
+    assert pl.manager.backoff_until("default/a") == first_backoff
     assert pl.manager.gate_holder == ""
 
 
