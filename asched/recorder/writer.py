@@ -137,9 +137,11 @@ class SeriesWriter:
             if not err.conflict:
                 raise
             # AlreadyExists: an earlier, interrupted attempt got through. Leaving `written`
-            # behind `count` makes the next refresh PATCH the true count.
+            # behind `count` makes the next refresh PATCH the true count. An Event of one
+            # occurrence is just what that attempt created: nothing is left to write, and
+            # a series PATCH could not say it (the server refuses series.count < 2: 422).
             log.debug("event_already_exists", event_name=series.name)
-            return False
+            return count < 2
         return True
 
     def _body(self, series: Series, count: int) -> dict[str, Any]:

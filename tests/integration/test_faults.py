@@ -146,11 +146,14 @@ class Run:
         assert sorted(placed) == names
         assert all(placed.values()), {n for n, node in placed.items() if not node}
         assert self.recorder.rebound() == {}
-        # One Binding per pod that the API server accepted (a lost answer included).
-        accepted = Counter(
-            s.path.split("/")[-2] for s in self.proxy.seen("POST", BINDING) if 200 <= s.status < 300
-        )
-        assert accepted == Counter(placed.keys()), accepted
+        # At most one Binding per pod that the API server accepted (a lost answer
+        # included). A pod may have none in the proxy's log: a Binding the server applied
+        # as it was killed, whose forwarding the proxy could not finish. The recorder's
+        # watch (rebound, above) is what proves no pod was bound twice.
+        bindings = self.proxy.seen("POST", BINDING)
+        accepted = Counter(s.path.split("/")[-2] for s in bindings if 200 <= s.status < 300)
+        assert all(n == 1 for n in accepted.values()), accepted
+        assert set(accepted) <= set(placed), accepted
         used: dict[str, Fraction] = defaultdict(Fraction)
         for p in pods:
             for c in p["spec"]["containers"]:

@@ -503,6 +503,29 @@ async def test_a_create_whose_answer_was_lost_is_not_dropped_and_its_count_is_pa
     )
 
 
+async def test_a_lost_create_of_one_occurrence_is_not_patched_with_a_count_of_one() -> None:
+    # Found by the fault suite: the retried POST got 409, and the refresh then PATCHed
+    # series.count 1, which the API server refuses (422: should be at least 2).
+    api, clock = FakeEventsApi(), FakeClock()
+    recorder = make_recorder(api, clock, retry_interval=10.0, refresh_interval=30.0)
+    api.answers_lost = 1
+    pod = make_pod("p").obj()
+
+    with structlog.testing.capture_logs() as logs:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(recorder.run)
+            recorder.event(pod, "Normal", "Scheduled", "Binding", "bound")
+            await settle()
+            await advance(clock, 10.0)  # the retry: 409, the Event as created is right
+            await advance(clock, 30.0)  # the refresh: nothing to write
+            tg.cancel_scope.cancel()
+
+    assert api.writes == ["POST", "POST"]
+    (event,) = api.events.values()
+    assert "series" not in event or event["series"] is None
+    assert not [e for e in logs if e["event"] == "event_rejected"]
+
+
 # ---- shutdown ----------------------------------------------------------------------------------
 
 
