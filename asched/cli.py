@@ -117,6 +117,7 @@ def run_run_command(args: argparse.Namespace) -> int:
     from asched.logs import configure_logging
 
     configure_logging(args.log_level, args.log_format)
+    featuregates.set_current(args.feature_gates)
     opts = RunOptions(
         config=args.config,
         kubeconfig=args.kubeconfig,

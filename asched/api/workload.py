@@ -11,13 +11,17 @@ The API is beta and off by default (GenericWorkload gate, plus the group version
 --runtime-config); on a cluster that does not serve it the informers stay empty and pods
 never carry the field (the API server drops a gated field).
 
+A PodGroup may also name ResourceClaims its pods share (`spec.resourceClaims`, gate
+DRAWorkloadResourceClaims, beta and off in 1.37); the API server drops the field with the
+gate off, so a PodGroup decoded here simply has none.
+
 This API is distinct from scheduler-plugins' scheduling.x-k8s.io PodGroup
 (asched/api/podgroup.py); both feed asched's gang engines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from asched.api.errors import DecodeError
@@ -52,6 +56,17 @@ class Condition:
     last_transition_time: str = ""
 
 
+@dataclass(slots=True, frozen=True)
+class PodGroupClaim:
+    """One `spec.resourceClaims[]` entry (PodGroupResourceClaim): exactly one of the claim
+    and the template is set, which validation enforces; a pod shares it by listing an
+    entry with the same name, claim name and template name."""
+
+    name: str
+    claim_name: str | None = None
+    template_name: str | None = None
+
+
 @dataclass(slots=True)
 class NativePodGroup:
     namespace: str
@@ -69,6 +84,10 @@ class NativePodGroup:
     workload_name: str = ""
     template_name: str = ""
     conditions: tuple[Condition, ...] = ()
+    # spec.resourceClaims, in spec order, and status.resourceClaimStatuses (entry name ->
+    # generated claim name, None when the controller decided none was needed).
+    resource_claims: tuple[PodGroupClaim, ...] = ()
+    resource_claim_statuses: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -172,6 +191,56 @@ def _conditions(raw: Any) -> tuple[Condition, ...]:
     return tuple(out)
 
 
+def _label(entry: dict[str, Any], path: str) -> str:
+    """An entry's required `name`."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{path}.name: a DNS label is required")
+    return name
+
+
+def _optional_name(raw: Any, path: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw:
+        raise ValueError(f"{path}: expected a non-empty name, got {raw!r}")
+    return raw
+
+
+def _claims(raw: Any, path: str) -> tuple[PodGroupClaim, ...]:
+    """spec.resourceClaims: the shape only; kube-apiserver validated the rest."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: expected a list")
+    out = []
+    for i, raw_c in enumerate(raw):
+        c = _obj(raw_c, f"{path}[{i}]")
+        out.append(
+            PodGroupClaim(
+                name=_label(c, f"{path}[{i}]"),
+                claim_name=_optional_name(
+                    c.get("resourceClaimName"), f"{path}[{i}].resourceClaimName"
+                ),
+                template_name=_optional_name(
+                    c.get("resourceClaimTemplateName"), f"{path}[{i}].resourceClaimTemplateName"
+                ),
+            )
+        )
+    return tuple(out)
+
+
+def _claim_statuses(raw: Any) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for i, raw_s in enumerate(_obj(raw, "status").get("resourceClaimStatuses") or ()):
+        path = f"status.resourceClaimStatuses[{i}]"
+        st = _obj(raw_s, path)
+        out[_label(st, path)] = _optional_name(
+            st.get("resourceClaimName"), f"{path}.resourceClaimName"
+        )
+    return out
+
+
 def _fail(kind: str, key: str, exc: Exception) -> DecodeError:
     msg = str(exc)
     field_path, _, detail = msg.partition(": ")
@@ -204,6 +273,8 @@ def decode_native_podgroup(raw: dict[str, Any]) -> NativePodGroup:
             workload_name=str(ref.get("workloadName") or ""),
             template_name=str(ref.get("templateName") or ""),
             conditions=_conditions(raw.get("status")),
+            resource_claims=_claims(spec.get("resourceClaims"), "spec.resourceClaims"),
+            resource_claim_statuses=_claim_statuses(raw.get("status")),
         )
     except (ValueError, TypeError, AttributeError) as exc:
         raise _fail(POD_GROUP_KIND, key, exc) from None
@@ -222,12 +293,9 @@ def decode_workload(raw: dict[str, Any]) -> Workload:
         for i, raw_t in enumerate(raw_templates):
             path = f"spec.podGroupTemplates[{i}]"
             t = _obj(raw_t, path)
-            name = t.get("name")
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"{path}.name: a DNS label is required")
             templates.append(
                 PodGroupTemplate(
-                    name=name,
+                    name=_label(t, path),
                     min_count=_policy(t.get("schedulingPolicy"), f"{path}.schedulingPolicy"),
                     topology_key=_topology(
                         t.get("schedulingConstraints"), f"{path}.schedulingConstraints"

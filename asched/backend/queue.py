@@ -24,7 +24,7 @@ The queue is not thread-safe: every call must come from the event loop that owns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import anyio
 import anyio.lowlevel
@@ -322,7 +322,12 @@ class SchedulingQueue:
         self._inflight.done(uid)
 
     def add_unschedulable_if_not_present(
-        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
+        self,
+        qpi: QueuedPodInfo,
+        *,
+        error: bool = False,
+        entity_size: int = 1,
+        group_siblings: Sequence[str] | None = None,
     ) -> None:
         """Requeue a pod after a failed attempt (kube-scheduler AddUnschedulableIfNotPresent).
 
@@ -333,6 +338,11 @@ class SchedulingQueue:
         straight to activeQ (Pending). Calls done(uid); a no-op after close().
         `entity_size`: how many members of its pod group were tried with it as one entity
         (the native group cycle); their backoff cap grows with its square root.
+        `group_siblings`: for a native pod-group member whose attempt ended outside a group
+        cycle (its binding cycle failed), the uids of the other members. kube-scheduler
+        (addPodGroupMember) adds it to its group's queued entity, where that entity waits,
+        or, with none queued, makes it a new entity in activeQ: no backoff. asched queues
+        members one by one, so the member goes where a queued sibling is, else to activeQ.
         """
         uid = qpi.uid
         if self._closed:
@@ -362,7 +372,10 @@ class SchedulingQueue:
                 maximum=self._max_backoff,
                 entity_size=entity_size,
             )
-            strategy = self._after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
+            if group_siblings is not None:
+                strategy = self._with_siblings(group_siblings)
+            else:
+                strategy = self._after_flight(qpi) if rejected else Strategy.AFTER_BACKOFF
             qpi.moved_during_cycle = rejected and strategy is not Strategy.SKIP
             queue = self._mover.requeue(qpi, strategy, SCHEDULE_ATTEMPT_FAILURE)
             log.debug(
@@ -489,6 +502,19 @@ class SchedulingQueue:
         if self._wakeup is not None:
             self._wakeup.set()
             self._wakeup = None
+
+    def _with_siblings(self, uids: Sequence[str]) -> Strategy:
+        """addPodGroupMember's queue for a member: its group's (the first queued sibling's),
+        activeQ when none is queued."""
+        for uid in uids:
+            where = self.where(uid)
+            if where == ACTIVE:
+                return Strategy.IMMEDIATELY
+            if where == BACKOFF:
+                return Strategy.AFTER_BACKOFF
+            if where in (UNSCHEDULABLE, GATED):
+                return Strategy.SKIP
+        return Strategy.IMMEDIATELY
 
     def _after_flight(self, qpi: QueuedPodInfo) -> Strategy:
         logged = self._inflight.events_since_pop(qpi.uid)

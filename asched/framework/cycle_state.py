@@ -4,6 +4,10 @@ Mirrors kube-scheduler's CycleState, with typed keys: `StateKey[T]` carries its 
 type, so `state.read(KEY)` is checked by mypy. PreFilter/PreScore write; the fan-out
 stages (Filter, Score) only read. `clone()` is shallow per key, and values that
 preemption's dry runs mutate (through AddPod/RemovePod) implement `StateData.clone()`.
+
+A member's state in a pod-group cycle also points at the group cycle's own CycleState
+(`pod_group_cycle`, Go's GetPodGroupSchedulingCycle), which every member of that cycle
+shares; it is None outside a group cycle and once the member goes to binding.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class StateKey(Generic[T]):
 class CycleState:
     __slots__ = (
         "_data",
+        "pod_group_cycle",
         "record_metrics",
         "skip_filter_plugins",
         "skip_pre_bind_plugins",
@@ -60,6 +65,7 @@ class CycleState:
         # PreBind plugins whose PreBindPreFlight said Skip (SetSkipPreBindPlugins).
         self.skip_pre_bind_plugins: set[str] = set()
         self.record_metrics = False
+        self.pod_group_cycle: CycleState | None = None
 
     def write(self, key: StateKey[T], value: T) -> None:
         self._data[key.name] = value
@@ -87,4 +93,5 @@ class CycleState:
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.record_metrics = self.record_metrics
+        c.pod_group_cycle = self.pod_group_cycle
         return c

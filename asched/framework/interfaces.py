@@ -724,6 +724,13 @@ class PodGroupScheduling(Protocol):
         before that, by PlacementFeasible or a placement error, ran no plugin)."""
         ...
 
+    @property
+    def state(self) -> CycleState:
+        """The group cycle's own CycleState (Go's PodGroupCycleState), which every
+        member's CycleState pointed at (`pod_group_cycle`) during the cycle: what plugins
+        kept there for the group (DynamicResources' claims in flight, members' states)."""
+        ...
+
     def nodes(self) -> Sequence[NodeInfo]:
         """The cycle's snapshot of the nodes, with no member assumed. Do not mutate."""
         ...

@@ -129,6 +129,12 @@ NATIVE_GANG_API = "scheduling.k8s.io/v1beta1"
 #: and off by default, TopologyAwareWorkloadScheduling and WorkloadWithJob (the Job
 #: controller makes a Workload and a PodGroup for a Job with spec.scheduling) alpha.
 NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling", "WorkloadWithJob")
+#: Beta and off in 1.37: PodGroup.spec.resourceClaims (pods sharing claims through their
+#: PodGroup). kube-apiserver drops the field with the gate off, so the test cluster turns
+#: it on; a scheduler still needs its own gate to act on it.
+WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
+#: The gates the local kube-apiserver and kube-controller-manager run with.
+CLUSTER_GATES = (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE)
 
 
 def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list[str]:
@@ -159,7 +165,7 @@ def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list
         # spec.schedulingGroup) is served only with its group version and gates on; the
         # topology-aware constraints are alpha. Both are off in a stock 1.37 cluster.
         f"--runtime-config={NATIVE_GANG_API}=true",
-        f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}",
+        f"--feature-gates={','.join(f'{g}=true' for g in CLUSTER_GATES)}",
         "--profiling=false",
         "--v=1",
     ]
@@ -179,7 +185,7 @@ def controller_manager_args(bins: Binaries, layout: Layout) -> list[str]:
         str(bins.kube_controller_manager),
         f"--kubeconfig={layout.admin_kubeconfig}",
         f"--controllers={','.join(CONTROLLERS)}",
-        f"--feature-gates={','.join(f'{g}=true' for g in NATIVE_GANG_GATES)}",
+        f"--feature-gates={','.join(f'{g}=true' for g in CLUSTER_GATES)}",
         # One shared admin identity; per-controller service accounts need the token controller.
         "--use-service-account-credentials=false",
         "--leader-elect=false",

@@ -253,8 +253,9 @@ class Components:
             limiter=asyncio.Semaphore(options.max_concurrent_binds),
             metrics=metrics,
             nominate=self.status_writer.set_nominated,
-            withdraw_nomination=self.status_writer.withdraw_nomination,
+            before_binding=self.status_writer.before_binding,
             extenders=self.extenders,
+            group_members=self.pod_view.pods_in_scheduling_group,
         )
 
     def view(self, ready: Callable[[], bool]) -> SchedulerView:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -227,21 +227,26 @@ class BindingCycle:
         metrics: CycleMetrics | None = None,
         nominate: Callable[[Pod, str], None] | None = None,
         observer: CycleObserver | None = None,
-        withdraw_nomination: Callable[[str], None] | None = None,
+        before_binding: Callable[[str], Awaitable[None]] | None = None,
         extenders: Extenders | None = None,
+        group_members: Callable[[str, str], Sequence[Pod]] | None = None,
     ) -> None:
-        """`events(profile)` is the profile's recorder; `limiter` caps binds in flight (an
-        asyncio.Semaphore: anyio's CapacityLimiter yields to the loop twice per acquire,
-        one of them in a shielded cancel scope, 1.2 % of asched's CPU in the basic
-        benchmark's profile; asyncio's takes a free slot without yielding);
+        """`group_members(ns, name)` lists a native PodGroup's pods (a failed member is
+        requeued beside its siblings); `events(profile)` is the profile's recorder;
+        `limiter` caps binds in flight (an asyncio.Semaphore: anyio's CapacityLimiter
+        yields to the loop twice per acquire, one of them in a shielded cancel scope,
+        1.2 % of asched's CPU in the basic benchmark's profile; asyncio's takes a free
+        slot without yielding);
         `nominate(pod, node)` patches the pod's nominatedNodeName and
-        `withdraw_nomination(uid)` drops it if still unsent when Bind starts; `observer` is
+        `before_binding(uid)` drops or waits out the pod's status patches when Bind
+        starts, so none lands after the Binding; `observer` is
         told each bind's latency; a binder among `extenders` binds the pods it is
         interested in."""
         self.observer = observer
         self._extenders = extenders
+        self._group_members = group_members
         self._nominate = nominate
-        self._withdraw_nomination = withdraw_nomination
+        self._before_binding = before_binding
         self._metrics = metrics
         self._cache = cache
         self._queue = queue
@@ -282,9 +287,10 @@ class BindingCycle:
                 began = time.perf_counter()
                 st = await self._pre_bind(fwk, state, assumed, node, has_work=pre_flight is None)
                 if st is None:
-                    # A nomination not yet sent would land after the Binding (refused).
-                    if self._withdraw_nomination is not None:
-                        self._withdraw_nomination(assumed.uid)
+                    # A status patch not yet sent or still in flight would land after
+                    # the Binding and undo it (PodStatusWriter.before_binding).
+                    if self._before_binding is not None:
+                        await self._before_binding(assumed.uid)
                     st = await self._bind(fwk, state, assumed, node)
                 bind_seconds = time.perf_counter() - began
         if st is not None:
@@ -391,7 +397,28 @@ class BindingCycle:
         log.info("binding_cycle_failed", pod=assumed.key, node=node, status=str(st))
         # The runtime already worded an Error as kube-scheduler does ("running Bind
         # plugin ...: ..."); handleBindingCycleError passes the status on unchanged.
-        self._outcomes.failed(a.qpi, name, a.start, message, error=not rejected, nominated="")
+        self._outcomes.failed(
+            a.qpi,
+            name,
+            a.start,
+            message,
+            error=not rejected,
+            nominated="",
+            group_siblings=self._siblings(a.fwk, assumed),
+        )
+
+    def _siblings(self, fwk: Framework, pod: Pod) -> list[str] | None:
+        """The other members of a pod's native PodGroup when its profile places groups in
+        group cycles (isPodGroupMember); None for any other pod."""
+        if self._group_members is None or not pod.scheduling_group:
+            return None
+        if not fwk.placement_feasible_plugins:
+            return None
+        return [
+            p.uid
+            for p in self._group_members(pod.namespace, pod.scheduling_group)
+            if p.uid != pod.uid
+        ]
 
 
 __all__ = ["UNSCHEDULABLE", "Assumed", "BindingCycle", "SchedulingCycle"]

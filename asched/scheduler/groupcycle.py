@@ -45,7 +45,7 @@ from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import Placement, PodGroupAssignments, PodGroupInfo
 from asched.framework.runtime import Framework
-from asched.framework.status import Code
+from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
@@ -53,13 +53,14 @@ from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
-    GroupStatus,
     LiveWorld,
     Member,
     Outcome,
     World,
-    go_message,
+    as_error,
+    group_status,
     restore,
+    with_reason,
 )
 from asched.scheduler.groupwhatif import GroupWhatIf
 from asched.scheduler.observe import CycleObserver
@@ -164,7 +165,8 @@ class GroupCycle:
             return
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
-        members = [Member(qpi, CycleState(), start) for qpi in live]
+        group_cycle = CycleState()
+        members = [Member(qpi, CycleState(), start, group_cycle) for qpi in live]
         status, chosen = await self._place(fwk, pg, members, LiveWorld(self._cache, self._snapshot))
         if chosen is not None:
             status = self._commit(fwk, members)
@@ -220,27 +222,27 @@ class GroupCycle:
 
     async def _place(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
-    ) -> tuple[GroupStatus, placement.Candidate | None]:
+    ) -> tuple[Status, placement.Candidate | None]:
         """podGroupSchedulingPlacementAlgorithm: simulate each placement, keep the best;
         the members end with the chosen placement's outcome, nothing assumed."""
         st, chosen = await self._placements(fwk, pg, members, world)
         if st.code == Code.SUCCESS and chosen is not None and not chosen.placed:
             # runRootSchedulingAlgorithm: "The framework requires at least 1 pod to be
             # scheduled in order to return a success status" (no placements text).
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE), None
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE), None
         return st, chosen
 
     async def _placements(
         self, fwk: Framework, pg: NativePodGroup, members: list[Member], world: World
-    ) -> tuple[GroupStatus, placement.Candidate | None]:
+    ) -> tuple[Status, placement.Candidate | None]:
         scheduled = self._scheduled(pg, members)
         info = self._info(pg, members, scheduled)
         placements, gst = fwk.pod_group_points.run_placement_generate(info, world.nodes())
         if gst is not None and gst.code == Code.ERROR:
-            return GroupStatus(Code.ERROR, gst.message()), None
+            return group_status(Code.ERROR, gst.message()), None
         if gst is not None:
-            return GroupStatus(gst.code, "", gst.reasons), None
-        first: tuple[GroupStatus, list[Outcome]] | None = None
+            return group_status(gst.code, "", gst.reasons), None
+        first: tuple[Status, list[Outcome]] | None = None
         feasible: list[tuple[placement.Candidate, list[Outcome]]] = []
         proposed: list[PodGroupAssignments] = []
         for candidate in placements:
@@ -263,19 +265,19 @@ class GroupCycle:
             assert first is not None
             st, outcomes = first
             restore(members, outcomes)
-            return GroupStatus(
+            return group_status(
                 Code.UNSCHEDULABLE,
                 POD_GROUP_UNSCHEDULABLE,
                 (
                     f"0/{len(placements)} placements are available, first placement status: "
-                    f"{st.as_error()}",
+                    f"{as_error(st)}",
                 ),
             ), None
         # findBestPlacement: the PlacementScore plugins rank what the simulations placed.
         totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
         if sst is not None:
             restore(members, feasible[0][1])
-            return GroupStatus(Code.ERROR, sst.message()), None
+            return group_status(Code.ERROR, sst.message()), None
         chosen = placement.best([c for c, _ in feasible], totals)
         outcomes = next(o for c, o in feasible if c is chosen)
         restore(members, outcomes)
@@ -286,7 +288,7 @@ class GroupCycle:
             feasible=len(feasible),
             candidates=len(placements),
         )
-        return GroupStatus(Code.SUCCESS), chosen
+        return group_status(Code.SUCCESS), chosen
 
     async def _simulate(
         self,
@@ -297,7 +299,7 @@ class GroupCycle:
         scheduled: int,
         *,
         world: World,
-    ) -> GroupStatus:
+    ) -> Status:
         """podGroupSchedulingDefaultAlgorithm over one placement; members stay assumed."""
         ns, name = pg.namespace, pg.name
         for m in members:
@@ -305,11 +307,11 @@ class GroupCycle:
         remaining = len(members)
         st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
         if st is not None and st.code == Code.ERROR:
-            return GroupStatus(
+            return group_status(
                 Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
             )
         if st is not None and st.code == Code.UNSCHEDULABLE:
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         for i, m in enumerate(members, 1):
             if i % YIELD_EVERY == 0:
                 # A 5000-member gang is thousands of cycles in one: informers, earlier
@@ -327,16 +329,16 @@ class GroupCycle:
                 scheduled += 1
             st = fwk.run_placement_feasible(ns, name, scheduled, remaining)
             if st is not None and st.code == Code.ERROR:
-                return GroupStatus(
+                return group_status(
                     Code.ERROR, f"failed to evaluate placement feasibility: {st.message()}"
                 )
             if st is not None and st.code == Code.UNSCHEDULABLE:
-                return GroupStatus(Code.UNSCHEDULABLE, "", st.reasons)
+                return group_status(Code.UNSCHEDULABLE, "", st.reasons)
         if st is not None and st.code == Code.WAIT:
-            return GroupStatus(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
+            return group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, st.reasons)
         # Success even if no member was placed: runRootSchedulingAlgorithm, not the
         # placement, turns that into Unschedulable.
-        return GroupStatus(Code.SUCCESS)
+        return group_status(Code.SUCCESS)
 
     def _revert(self, fwk: Framework, members: Sequence[Member], world: World) -> None:
         """revertFns.revert: the simulation's assumptions go, last first."""
@@ -345,13 +347,15 @@ class GroupCycle:
                 world.release(fwk, m)
                 m.assumed = None
 
-    def _commit(self, fwk: Framework, members: Sequence[Member]) -> GroupStatus:
+    def _commit(self, fwk: Framework, members: Sequence[Member]) -> Status:
         """prepareForBindingCycle's assumeAndReserve, at the chosen placement's nodes."""
         for m in members:
             if not m.node:
                 continue
             assumed = bound_to(m.qpi.pod, m.node)
-            m.state = CycleState()
+            # The chosen placement's state (PreFilter's data) goes on, no longer in the
+            # group cycle: Go's SetPodGroupSchedulingCycle(nil) before binding.
+            m.state.pod_group_cycle = None
             self._cache.assume_pod(assumed)
             st = fwk.run_reserve(m.state, assumed, m.node)
             if st is not None:
@@ -362,11 +366,11 @@ class GroupCycle:
                     m.message = one_node_fit_message(m.qpi.pod.key, assumed.node_name, st)
                 continue
             m.assumed = assumed
-        return GroupStatus(Code.SUCCESS)
+        return group_status(Code.SUCCESS)
 
     async def _place_one(
         self, fwk: Framework, m: Member, nodes: Sequence[NodeInfo], world: World
-    ) -> GroupStatus | None:
+    ) -> Status | None:
         """podGroupPodSchedulingAlgorithm; an Error status stops the whole group."""
         pod = m.qpi.pod
         try:
@@ -382,7 +386,7 @@ class GroupCycle:
             return None
         except SchedulingError as exc:
             m.message, m.error = exc.status.message(), True
-            return GroupStatus(
+            return group_status(
                 Code.ERROR,
                 f"failed to schedule other pod from a pod group: {exc.status.message()}",
             )
@@ -395,15 +399,15 @@ class GroupCycle:
                 m.message = one_node_fit_message(pod.key, node, st)
                 return None
             m.message, m.error = st.message(), True
-            return GroupStatus(
+            return group_status(
                 Code.ERROR, f"failed to schedule other pod from a pod group: {st.message()}"
             )
         m.node, m.assumed = node, assumed
         return None
 
     async def _post_filter(
-        self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: GroupStatus
-    ) -> tuple[GroupStatus, dict[str, str]]:
+        self, fwk: Framework, pg: NativePodGroup, members: list[Member], st: Status
+    ) -> tuple[Status, dict[str, str]]:
         """RunPodGroupPostFilterPlugins after an Unschedulable group, then
         applyPodGroupPostFilterResult: an Error replaces the group's status; any other
         answer is appended to it as one reason (empty included, as Go's AppendReason of
@@ -418,18 +422,18 @@ class GroupCycle:
         )
         result, answer = await fwk.pod_group_points.run_pod_group_post_filter(view)
         if answer.code == Code.ERROR:
-            return GroupStatus(Code.ERROR, answer.message()), {}
+            return group_status(Code.ERROR, answer.message()), {}
         nominated: dict[str, str] = {}
         if answer.is_success():
             nominated = dict(result.nominated) if result is not None else {}
-        return st.with_reason(answer.message()), nominated
+        return with_reason(st, answer.message()), nominated
 
     async def _submit(
         self,
         fwk: Framework,
         pg: NativePodGroup,
         members: list[Member],
-        status: GroupStatus,
+        status: Status,
         untried: str,
         *,
         nominated: Mapping[str, str],
@@ -458,6 +462,9 @@ class GroupCycle:
             nomination = nominated.get(qpi.uid, "")
             if m.assumed is None and not (m.node and status.code != Code.SUCCESS):
                 # Rejected itself (its own FitError), or never tried (the group's status).
+                # After a group success Go requeues the rest straight to activeQ
+                # (AddAttemptedPodGroupIfNeeded): the queue's group-member path with no
+                # sibling queued.
                 msg = m.message if m.tried else untried
                 self._outcomes.failed(
                     qpi,
@@ -467,6 +474,7 @@ class GroupCycle:
                     error=m.error,
                     nominated=nomination,
                     entity_size=size,
+                    group_siblings=[] if status.code == Code.SUCCESS else None,
                 )
                 continue
             if status.code != Code.SUCCESS or m.assumed is None:
@@ -475,7 +483,9 @@ class GroupCycle:
                 msg = (
                     group_message
                     if nominated
-                    else go_message(POD_GROUP_UNSCHEDULABLE, (group_message,))
+                    else group_status(
+                        Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE, (group_message,)
+                    ).message()
                 )
                 self._outcomes.failed(
                     qpi,
@@ -513,7 +523,7 @@ class GroupCycle:
         if status.code == Code.SUCCESS:
             self._conditions.set(pg, "True", REASON_SCHEDULED, group_message)
         elif status.code == Code.ERROR:
-            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, status.as_error())
+            self._conditions.set(pg, "False", REASON_SCHEDULER_ERROR, as_error(status))
         else:
             self._conditions.set(pg, "False", REASON_UNSCHEDULABLE, group_message)
         log.info(

@@ -1,15 +1,19 @@
 """The group cycle's working state: the Go-shaped group status, each member's attempt,
 and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
 
-- `GroupStatus` prints as Go's fwk.Status does (its error before its reasons);
+- `group_status` builds a framework Status as Go's group cycle builds fwk.Status (its
+  error before its reasons);
 - `Member` is one queued member's attempt in the cycle, `Outcome` a frozen copy of it so a
-  placement's results can be put back after its simulation is rolled back;
+  placement's results can be put back after its simulation is rolled back, the member's
+  CycleState included: the chosen placement's states go on to Reserve and binding, as
+  Go's podCtx.state does (a plugin's PreFilter data, DynamicResources' allocations);
 - `LiveWorld` assumes into the scheduler's cache and snapshot (with Reserve), `WhatIfWorld`
   into copies of the nodes with some pods taken away (group preemption's what-if).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -28,28 +32,28 @@ from asched.scheduler.cycle import release_assumption
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 
 
-def go_message(err: str, reasons: Sequence[str]) -> str:
-    """fwk.Status.Message(): the error (if any) then the reasons, joined by ", "."""
-    return ", ".join([err, *reasons] if err else reasons)
+class GroupError(Exception):
+    """The error at the head of a group status (Go's Status.err): errPodGroupUnschedulable
+    or a wrapped failure."""
 
 
-@dataclass(slots=True, frozen=True)
-class GroupStatus:
-    """A Go fwk.Status as the group cycle builds it: an error (errPodGroupUnschedulable or
-    a wrapped failure) in front of the reasons, as Message() and AsError() print it."""
+def group_status(code: Code, err: str = "", reasons: Sequence[str] = ()) -> Status:
+    """A framework Status as the group cycle builds Go's fwk.Status: `err`, when given,
+    comes first among the reasons (Go's Reasons(), so Message() prints it first) and is
+    kept as the status's error for `as_error`."""
+    if not err:
+        return Status(code, tuple(reasons))
+    return Status(code, (err, *reasons), error=GroupError(err))
 
-    code: Code
-    err: str = ""
-    reasons: tuple[str, ...] = ()
 
-    def message(self) -> str:
-        return go_message(self.err, self.reasons)
+def as_error(st: Status) -> str:
+    """fwk.Status.AsError().Error(): the error a status was made with, else its message."""
+    return str(st.error) if st.error is not None else st.message()
 
-    def as_error(self) -> str:
-        return self.err or self.message()
 
-    def with_reason(self, reason: str) -> GroupStatus:
-        return GroupStatus(self.code, self.err, (*self.reasons, reason))
+def with_reason(st: Status, reason: str) -> Status:
+    """fwk.Status.AppendReason, on a frozen Status."""
+    return dataclasses.replace(st, reasons=(*st.reasons, reason))
 
 
 @dataclass(slots=True, frozen=True)
@@ -60,6 +64,7 @@ class Outcome:
     tried: bool
     plugins: frozenset[str]
     pending: frozenset[str]
+    state: CycleState
 
 
 @dataclass(slots=True)
@@ -67,6 +72,9 @@ class Member:
     qpi: QueuedPodInfo
     state: CycleState
     start: float
+    # The pod-group cycle's own CycleState, shared by every member of the cycle (Go's
+    # podGroupCycleState); each attempt's state points at it until the member binds.
+    group_cycle: CycleState = field(default_factory=CycleState)
     node: str = ""
     assumed: Pod | None = None
     # Set when the member itself was rejected or failed.
@@ -78,6 +86,7 @@ class Member:
 
     def reset(self) -> None:
         self.state = CycleState()
+        self.state.pod_group_cycle = self.group_cycle
         self.node, self.assumed, self.message = "", None, ""
         self.error = self.tried = False
         self.plugins, self.pending = set(), set()
@@ -90,6 +99,7 @@ class Member:
             self.tried,
             frozenset(self.plugins),
             frozenset(self.pending),
+            self.state,
         )
 
 
@@ -98,6 +108,7 @@ def restore(members: Sequence[Member], outcomes: Sequence[Outcome]) -> None:
     for m, o in zip(members, outcomes, strict=True):
         m.node, m.message, m.error, m.tried = o.node, o.message, o.error, o.tried
         m.plugins, m.pending = set(o.plugins), set(o.pending)
+        m.state = o.state
         m.assumed = None
 
 

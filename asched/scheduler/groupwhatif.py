@@ -21,11 +21,11 @@ from asched.framework.podgroups import PodGroupAssignments, PodGroupInfo, whole
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.scheduler import placement
-from asched.scheduler.groupstate import GroupStatus, Member, WhatIfWorld, World, restore
+from asched.scheduler.groupstate import Member, WhatIfWorld, World, restore
 
 PlaceFn = Callable[
     [Framework, NativePodGroup, list[Member], World],
-    Awaitable[tuple[GroupStatus, placement.Candidate | None]],
+    Awaitable[tuple[Status, placement.Candidate | None]],
 ]
 
 
@@ -55,6 +55,10 @@ class GroupWhatIf(PodGroupScheduling):
     @property
     def attempted(self) -> bool:
         return any(m.tried for m in self._members)
+
+    @property
+    def state(self) -> CycleState:
+        return self._members[0].group_cycle
 
     def nodes(self) -> Sequence[NodeInfo]:
         return self._nodes

@@ -13,7 +13,7 @@ twice:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import structlog
@@ -51,7 +51,12 @@ class RequeueQueue(Protocol):
     def done(self, uid: str) -> None: ...
 
     def add_unschedulable_if_not_present(
-        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
+        self,
+        qpi: QueuedPodInfo,
+        *,
+        error: bool = False,
+        entity_size: int = 1,
+        group_siblings: Sequence[str] | None = None,
     ) -> None: ...
 
 
@@ -108,11 +113,14 @@ class Outcomes:
         error: bool,
         nominated: str | None = None,
         entity_size: int = 1,
+        group_siblings: Sequence[str] | None = None,
     ) -> None:
         """kube-scheduler handleSchedulingFailure: requeue, event, condition, nomination.
 
         `nominated`: None leaves the nomination alone, "" clears it, a name sets it.
         `entity_size`: the size of the pod group entity it was tried in (backoff).
+        `group_siblings`: a native group member failing outside a group cycle (the queue's
+        add_unschedulable_if_not_present).
         """
         self.attempted(ERROR if error else UNSCHEDULABLE, profile, start)
         pod = qpi.pod
@@ -123,7 +131,9 @@ class Outcomes:
             return
         qpi.pod = current
         # Ends the flight.
-        self._queue.add_unschedulable_if_not_present(qpi, error=error, entity_size=entity_size)
+        self._queue.add_unschedulable_if_not_present(
+            qpi, error=error, entity_size=entity_size, group_siblings=group_siblings
+        )
         if nominated:
             self._queue.nominator.add_nominated(current, nominated)
         elif nominated == "":

@@ -39,11 +39,11 @@ class _Update:
 
 
 def _bound_first(upd: _Update, error: ApiError) -> bool:
-    """A nomination-only patch the pod's Binding overtook: sent before Bind started (so
-    withdraw_nomination could not drop it) but applied after, it is refused with 422 by
-    ValidatePodStatusUpdate ("may not be set on pods that are already bound to a node",
-    ClearingNominatedNodeNameAfterBinding). The pod is bound, which is what the nomination
-    announced; nothing was lost."""
+    """A nomination-only patch that reached a pod already bound (before_binding waits for
+    asched's own patches in flight, so bound by another binder, e.g. an extender) is
+    refused with 422 by ValidatePodStatusUpdate ("may not be set on pods that are already
+    bound to a node", ClearingNominatedNodeNameAfterBinding). The pod is bound, which is
+    what the nomination announced; nothing was lost."""
     return not upd.condition and error.status == 422 and "already bound" in error.message
 
 
@@ -94,25 +94,24 @@ class PodStatusWriter:
                 _Update(pod.namespace, pod.name, pod.uid, "", "", "", node, condition=False),
             )
 
-    def withdraw_nomination(self, uid: str) -> None:
-        """The pod is about to be bound: drop a nomination still queued for it.
+    async def before_binding(self, uid: str) -> None:
+        """The pod is about to be bound: drop every update still queued for it, and wait
+        for one in flight, so no status patch of an earlier cycle lands after the Binding.
 
-        The API server clears nominatedNodeName at binding and refuses to set it on a bound
-        pod (422), so a nomination sent after the Binding is moot and fails: the Coscheduling
-        gang benchmarks logged that for most members while the nomination waited in this
-        queue behind others. kube-scheduler's asynchronous API calls drop a pending status
-        patch the same way when a binding call for the pod supersedes it (APICallRelevances:
-        binding 2 over status patch 1). A queued condition update keeps its condition.
-        (Awaiting the patch instead, as bindingCycle does with those calls off, made each
-        waiting member wait for a rate-limited request before binding: a 50-member gang's
-        bindings spread over 19 s at qps 50.)"""
-        pending = self._pending.get(uid)
-        if pending is None or pending.nominated_node_name is None:
-            return
-        if pending.condition:
-            pending.nominated_node_name = None
-        else:
-            del self._pending[uid]
+        Such a patch would undo what the Binding wrote: the API server sets PodScheduled
+        True when it binds, and a late PodScheduled=False of the attempt before leaves a
+        bound pod that says it is unschedulable (Kubernetes' [sig-scheduling] e2e specs
+        fail on it: GetPodsScheduled, "PodStatus isn't 'true'"), and it refuses a late
+        nominatedNodeName on a bound pod (422, ClearingNominatedNodeNameAfterBinding).
+        kube-scheduler never sends one: without SchedulerAsyncAPICalls (off in 1.37) its
+        failure handler patches the status before the pod's next cycle can start; with
+        them, a binding call overwrites a pending status patch of the same pod
+        (APICallRelevances: binding 2 over status patch 1) and waits for one in flight
+        (callQueue.merge). Dropping a queued update rather than awaiting it keeps a member
+        of a gang from waiting for a rate-limited request before binding (a 50-member
+        gang's bindings spread over 19 s at qps 50 when bindingCycle awaited it)."""
+        self._pending.pop(uid, None)
+        await self._patcher.sent(uid)
 
     def forget(self, uid: str) -> None:
         self._pending.pop(uid, None)

@@ -3,7 +3,10 @@
 Cycles must not await the network, so they record the status they want here and `run()`
 (owned by the scheduler's task group) sends it as a strategic-merge PATCH. Updates to one
 object coalesce (latest wins: one patch per change, not one per cycle), at most
-`max_in_flight` patches are in flight. A failure is logged, never raised: a status only
+`max_in_flight` patches are in flight, and at most one per object: a newer update waits
+until the object's patch in flight has finished, so two of its patches are never
+reordered (kube-scheduler's callQueue keeps one call per object in flight the same way,
+backend/api_dispatcher/call_queue.go). A failure is logged, never raised: a status only
 informs users, and raising would end run() and with it the scheduler; the next cycle of
 the object writes again. A 404 or a uid-precondition conflict (409) means the object is
 gone and is silent; so is a refusal the writer's `moot(item, error)` expects (logged at
@@ -63,6 +66,8 @@ class CoalescingPatcher(Generic[T]):
         self._on_failure = on_failure
         self._moot = moot
         self.pending: dict[str, T] = {}
+        #: Objects with a patch in flight, each set when that patch has finished.
+        self._in_flight: dict[str, anyio.Event] = {}
         self._wake = anyio.Event()
 
     def put(self, key: str, item: T) -> None:
@@ -73,23 +78,34 @@ class CoalescingPatcher(Generic[T]):
         """A pending item was changed in place."""
         self._wake.set()
 
+    async def sent(self, key: str) -> None:
+        """Return once no patch for *key* is in flight (at once if none is)."""
+        done = self._in_flight.get(key)
+        if done is not None:
+            await done.wait()
+
     async def run(self) -> None:
         limiter = anyio.Semaphore(self._max)
         async with anyio.create_task_group() as tg:
             while True:
                 await self._wake.wait()
                 self._wake = anyio.Event()
-                while self.pending:
-                    key = next(iter(self.pending))
-                    item = self.pending.pop(key)
-                    await limiter.acquire()
-                    tg.start_soon(self._send, item, limiter)
+                while ready := [k for k in self.pending if k not in self._in_flight]:
+                    for key in ready:
+                        await limiter.acquire()
+                        # An update may have been withdrawn while this loop waited.
+                        item = self.pending.pop(key, None)
+                        if item is None:
+                            limiter.release()
+                            continue
+                        self._in_flight[key] = anyio.Event()
+                        tg.start_soon(self._send, key, item, limiter)
 
     def _failed(self, item: T) -> None:
         if self._on_failure is not None:
             self._on_failure(item)
 
-    async def _send(self, item: T, limiter: anyio.Semaphore) -> None:
+    async def _send(self, key: str, item: T, limiter: anyio.Semaphore) -> None:
         n = self._names
         log: FilteringBoundLogger = n.log
         where = {n.field: self._where(item)}
@@ -109,3 +125,7 @@ class CoalescingPatcher(Generic[T]):
             report_unexpected(log, self._errors, n.area, n.crashed, **where)
         finally:
             limiter.release()
+            self._in_flight.pop(key).set()
+            if key in self.pending:
+                # An update that arrived while this one was in flight goes out now.
+                self._wake.set()

@@ -214,12 +214,7 @@ class PodBuilder:
         self, name: str, *, claim: str | None = None, template: str | None = None
     ) -> Self:
         """spec.resourceClaims[]: a claim by name, or one made from a template."""
-        entry: dict[str, Any] = {"name": name}
-        if claim is not None:
-            entry["resourceClaimName"] = claim
-        if template is not None:
-            entry["resourceClaimTemplateName"] = template
-        self._spec.setdefault("resourceClaims", []).append(entry)
+        self._spec.setdefault("resourceClaims", []).append(_claim_entry(name, claim, template))
         return self
 
     def claim_status(self, name: str, claim: str | None) -> Self:
@@ -424,6 +419,16 @@ def make_pod_group(name: str, namespace: str = "default") -> PodGroupBuilder:
     return PodGroupBuilder(name, namespace)
 
 
+def _claim_entry(name: str, claim: str | None, template: str | None) -> dict[str, Any]:
+    """A pod's or a PodGroup's spec.resourceClaims entry (the same fields in both)."""
+    entry: dict[str, Any] = {"name": name}
+    if claim is not None:
+        entry["resourceClaimName"] = claim
+    if template is not None:
+        entry["resourceClaimTemplateName"] = template
+    return entry
+
+
 class NativePodGroupBuilder:
     """A scheduling.k8s.io/v1beta1 PodGroup (Kubernetes 1.37's native gang API)."""
 
@@ -455,6 +460,21 @@ class NativePodGroupBuilder:
 
     def generation(self, n: int) -> Self:
         self._raw["metadata"]["generation"] = n
+        return self
+
+    def resource_claim(
+        self, name: str, *, claim: str | None = None, template: str | None = None
+    ) -> Self:
+        """A spec.resourceClaims entry naming a claim or a template (DRAWorkloadResourceClaims)."""
+        self._raw["spec"].setdefault("resourceClaims", []).append(
+            _claim_entry(name, claim, template)
+        )
+        return self
+
+    def claim_status(self, name: str, claim: str | None) -> Self:
+        """A status.resourceClaimStatuses entry: the claim generated for a template entry."""
+        statuses = self._raw.setdefault("status", {}).setdefault("resourceClaimStatuses", [])
+        statuses.append({"name": name} | ({"resourceClaimName": claim} if claim else {}))
         return self
 
     def condition(self, type_: str, status: str, reason: str, message: str = "") -> Self:

@@ -5,7 +5,9 @@ deterministic, and so compared for every claim of the scenario:
 - whether it is allocated, and the allocation's `nodeSelector` exactly (requirement and
   value order included), node names made scenario-local;
 - the devices allocated: (request, driver, pool, device), pools scenario-local;
-- the pods in `status.reservedFor`, by name (uids differ between runs).
+- the consumers in `status.reservedFor`, by name (uids differ between runs): a pod by
+  its name, another consumer (a PodGroup, DRAWorkloadResourceClaims) as
+  `<resource>/<name>`, e.g. `podgroups/g`.
 Not compared: allocationTimestamp and shareID (a time, a random uid).
 """
 
@@ -62,6 +64,12 @@ def selector_text(selector: Mapping[str, Any] | None, localize: Localize) -> str
     return orjson.dumps(_localized(selector, localize), option=orjson.OPT_SORT_KEYS).decode()
 
 
+def _consumer(ref: Mapping[str, Any]) -> str:
+    name = str(ref.get("name", ""))
+    resource = ref.get("resource", "pods")
+    return name if resource == "pods" else f"{resource}/{name}"
+
+
 def read_allocations(
     claims: Iterable[Mapping[str, Any]], localize: Localize
 ) -> dict[str, AllocationOutcome]:
@@ -69,7 +77,7 @@ def read_allocations(
     out = {}
     for c in claims:
         status = c.get("status") or {}
-        reserved = tuple(sorted(r.get("name", "") for r in status.get("reservedFor") or ()))
+        reserved = tuple(sorted(_consumer(r) for r in status.get("reservedFor") or ()))
         allocation = status.get("allocation")
         if allocation is None:
             out[c["metadata"]["name"]] = AllocationOutcome(reserved_for=reserved)

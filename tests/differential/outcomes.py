@@ -8,6 +8,7 @@ broadcaster). From it come the per-pod outcomes the comparison works on:
   message, so a later failure with other words only bumps the first Event's count: the
   first note is the one both schedulers leave readable;
 - the PodScheduled=False condition message (the latest failure, on both);
+  in both, an object key in the run's namespace (`<ns>/c`, a claim) reads `<namespace>/c`;
 - the Scheduled note with namespace, pod and node replaced by placeholders.
 For native gangs it also reads the run's PodGroups (scheduling.k8s.io/v1beta1): each
 group's PodGroupInitiallyScheduled condition (status, reason, message), with the
@@ -316,11 +317,12 @@ class Snapshot:
         note = scheduled[0] if scheduled else ""
         if note:
             note = note.replace(f"{ns}/{name}", "<pod>").replace(node, "<node>")
+        local = f"{ns}/"
         return PodOutcome(
             node=placement.local_node(node) if node else "",
             nominated=placement.local_node(status.get("nominatedNodeName", "")),
-            first_failure=failures[0] if failures else "",
-            condition=condition if not node else "",
+            first_failure=failures[0].replace(local, "<namespace>/") if failures else "",
+            condition=condition.replace(local, "<namespace>/") if not node else "",
             scheduled_note=note,
             reasons=tuple(sorted({e.get("reason", "") for e in events})),
             retry_gap=retry_gap(events),

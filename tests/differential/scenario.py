@@ -23,8 +23,12 @@ the group only in the `then` phase, after the scheduler has seen its pods), and 
 `priorityClassName` (kube-scheduler wants it equal to its pods' priority) and
 `racy_condition: true` (kube-scheduler's final condition depends on a race: not
 compared) and `disruptionMode: All|Single` (spec.disruptionMode: how group preemption may
-evict its pods). A pod may name a group the scenario does not declare (a PodGroup that never
-exists). Such scenarios say
+evict its pods); `basic: true` (and no minCount) gives the basic policy instead of a gang,
+and `resourceClaims` is the group's spec.resourceClaims (`name` and `resourceClaimName`;
+`resourceClaimTemplates` the same with `resourceClaimTemplateName`;
+DRAWorkloadResourceClaims: a pod listing the same entry shares the claim through the
+group, which the claim is then reserved for). A pod may name a group the scenario does
+not declare (a PodGroup that never exists). Such scenarios say
 `native_gang: true` (they need kube-scheduler's native gang gates). `expect_waiting` lists
 pods that must be pending without any event at the end of the first round, before
 `then` (a gang short of minCount); the run does not wait for their events, and
@@ -46,8 +50,8 @@ expect_claims.
 
 DRA: `slices` publish ResourceSlices (SliceTemplate: a node's, or a `pool` for all
 nodes, by node selector or per device); `expect_allocations` maps a ResourceClaim to the
-`nodeSelector` and `reservedFor` pods the reference must write, and makes the run
-compare every claim of the scenario (allocations.py).
+`nodeSelector` and `reservedFor` consumers (pods, `podgroups/<name>`) the reference must
+write, and makes the run compare every claim of the scenario (allocations.py).
 """
 
 from __future__ import annotations
@@ -147,6 +151,9 @@ _GROUP_KEYS = frozenset(
         "create_after_pods",
         "racy_condition",
         "disruptionMode",
+        "basic",
+        "resourceClaims",
+        "resourceClaimTemplates",
     }
 )
 _SLICE_KEYS = frozenset(
@@ -210,7 +217,8 @@ class PodGroupTemplate:
     """A native PodGroup (scheduling.k8s.io/v1beta1) of a scenario, in each side's namespace."""
 
     name: str
-    min_count: int
+    #: spec.schedulingPolicy.gang.minCount; None: the basic policy.
+    min_count: int | None
     #: spec.schedulingConstraints.topology[0].key; empty: no constraint.
     topology_key: str = ""
     #: Created in the `then` phase, once the scheduler has seen (and parked) its pods.
@@ -223,10 +231,23 @@ class PodGroupTemplate:
     #: spec.disruptionMode: "All" (its pods are preempted together) or "Single"; empty:
     #: not set (Single).
     disruption_mode: str = ""
+    #: spec.resourceClaims: (entry name, resourceClaimName) pairs, then (entry name,
+    #: resourceClaimTemplateName) pairs.
+    resource_claims: tuple[tuple[str, str], ...] = ()
+    resource_claim_templates: tuple[tuple[str, str], ...] = ()
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
-        spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": self.min_count}}}
+        policy: dict[str, Any] = (
+            {"basic": {}} if self.min_count is None else {"gang": {"minCount": self.min_count}}
+        )
+        spec: dict[str, Any] = {"schedulingPolicy": policy}
+        claims = [{"name": n, "resourceClaimName": c} for n, c in self.resource_claims]
+        claims += [
+            {"name": n, "resourceClaimTemplateName": t} for n, t in self.resource_claim_templates
+        ]
+        if claims:
+            spec["resourceClaims"] = claims
         if self.topology_key:
             spec["schedulingConstraints"] = {"topology": [{"key": self.topology_key}]}
         if self.priority_class:
@@ -548,8 +569,14 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"{where}.name: required, a PodGroup name")
     min_count = raw.get("minCount")
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+    basic = _flag(raw, "basic", where)
+    if basic:
+        if min_count is not None:
+            raise ScenarioError(f"{where}: basic and minCount exclude each other")
+    elif isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
         raise ScenarioError(f"{where}.minCount: required, an integer >= 1")
+    claims = _entries(raw, "resourceClaims", "resourceClaimName", where)
+    templates = _entries(raw, "resourceClaimTemplates", "resourceClaimTemplateName", where)
     key = raw.get("topologyKey", "")
     if not isinstance(key, str):
         raise ScenarioError(f"{where}.topologyKey: must be a node label key")
@@ -567,7 +594,21 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         priority,
         _flag(raw, "racy_condition", where),
         mode,
+        claims,
+        templates,
     )
+
+
+def _entries(
+    raw: Mapping[str, Any], key: str, field_name: str, where: str
+) -> tuple[tuple[str, str], ...]:
+    """A group's claim entries: `name` and `field_name` each."""
+    out = []
+    for i, c in enumerate(raw.get(key) or ()):
+        if not isinstance(c, Mapping) or set(c) != {"name", field_name}:
+            raise ScenarioError(f"{where}.{key}[{i}]: name and {field_name}")
+        out.append((str(c["name"]), str(c[field_name])))
+    return tuple(out)
 
 
 def _known_difference(raw: Mapping[str, Any], where: str) -> KnownDifference:
@@ -710,13 +751,21 @@ def _validate_storage(s: Scenario, where: str) -> None:
                 f"{where}: provision names {name}, not a StorageClass "
                 f"{{{{cluster:{name}}}}} of {FAKE_PROVISIONER} with WaitForFirstConsumer"
             )
-    if s.interchangeable and (s.compares_claims or s.compares_allocations):
+    # Which of interchangeable pods holds a claim is not determined, but a claim reserved
+    # for a PodGroup alone names none of them.
+    reserves_pods = any(
+        not r.startswith("podgroups/")
+        for a in s.expect_allocations.values()
+        for r in a.reserved_for
+    )
+    if s.interchangeable and (s.compares_claims or reserves_pods):
         raise ScenarioError(f"{where}: claims are not compared for interchangeable pods")
     for claim, allocation in s.expect_allocations.items():
-        unknown = allocation.reserved_for - set(s.pod_names)
+        consumers = set(s.pod_names) | {f"podgroups/{g.name}" for g in s.pod_groups}
+        unknown = allocation.reserved_for - consumers
         if unknown:
             raise ScenarioError(
-                f"{where}: expect_allocations.{claim} reserves unknown pods {sorted(unknown)}"
+                f"{where}: expect_allocations.{claim} reserves unknown consumers {sorted(unknown)}"
             )
     if s.expect_node_set is not None:
         unknown = s.expect_node_set - {n.name for n in s.nodes}

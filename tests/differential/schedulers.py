@@ -8,7 +8,10 @@ gates the local kube-apiserver serves scheduling.k8s.io/v1beta1 with): GenericWo
 adds the GangScheduling plugin (PreEnqueue, Permit) and the pod-group scheduling cycle,
 TopologyAwareWorkloadScheduling the TopologyPlacementGenerator and PodGroupPodsCount
 placement plugins. For pods without spec.schedulingGroup they change nothing. Both
-schedulers are stopped when the run's `async with` ends, whatever happened inside it.
+schedulers also run with DRAWorkloadResourceClaims (beta, off in 1.37), which changes
+nothing for a pod whose claims its PodGroup does not list: such claims are still reserved
+for the pod. Both schedulers are stopped when the run's `async with` ends, whatever
+happened inside it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from asched.localcluster import LocalCluster, find_binaries
-from asched.localcluster.components import NATIVE_GANG_GATES
+from asched.localcluster.components import NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE
 from asched.localcluster.process import ManagedProcess, spawn
 from tests.differential.profiles import (
     KUBE_PROFILE,
@@ -57,8 +60,11 @@ class Side:
 ASCHED = "asched"
 KUBE = "kube-scheduler"
 
-#: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them.
-KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in NATIVE_GANG_GATES)
+#: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them,
+#: and PodGroup claims.
+KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE))
+#: asched's --feature-gates (the native gang API needs none in asched).
+ASCHED_FEATURE_GATES = ["--feature-gates", f"{WORKLOAD_CLAIMS_GATE}=true"]
 
 
 class _AschedRunning:
@@ -89,7 +95,9 @@ async def run_scheduler(
     log_path = work_dir / f"{side.prefix}.log"
     if side.name == ASCHED:
         config = write_config(work_dir / "asched.yaml", asched_config(side.prefix))
-        async with running_asched(config, cluster.scheduler_kubeconfig, log_path) as proc:
+        async with running_asched(
+            config, cluster.scheduler_kubeconfig, log_path, ASCHED_FEATURE_GATES
+        ) as proc:
             yield _AschedRunning(proc)
         return
     config = write_config(

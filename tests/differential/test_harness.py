@@ -747,7 +747,7 @@ def test_invalid_slices_are_rejected(slice_: dict[str, Any], message: str) -> No
 
 
 def test_expect_allocations_must_name_scheduled_pods_and_say_everything() -> None:
-    with pytest.raises(ScenarioError, match=re.escape("reserves unknown pods ['p9']")):
+    with pytest.raises(ScenarioError, match=re.escape("reserves unknown consumers ['p9']")):
         scenario(expect_allocations={"c": {"nodeSelector": None, "reservedFor": ["p9"]}})
     with pytest.raises(ScenarioError, match="needs `nodeSelector`"):
         scenario(expect_allocations={"c": {"reservedFor": ["p1"]}})

@@ -15,7 +15,7 @@ import pytest
 
 from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec
 from asched.testing import dra
-from tests.builders import make_pod
+from tests.builders import make_native_pod_group, make_pod
 from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
 from tests.integration.helpers import poll
@@ -615,3 +615,82 @@ async def test_a_device_taint_rule_keeps_the_device_from_new_claims(
         await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
         bound = await _wait_bound(admin, namespace, {"p"}, within=15)
     assert bound["p"] == free
+
+
+PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
+
+
+@pytest.mark.parametrize("gate", [True, False], ids=["workload-claims", "gate-off"])
+async def test_a_podgroup_claim_is_reserved_for_the_group_across_its_pods(
+    cluster: LocalCluster,
+    *,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+    tmp_path: Path,
+    gate: bool,
+) -> None:
+    """Upstream's testWorkloadResourceClaims (test/integration/dra): a basic PodGroup
+    lists claim `shared`; its first pod gets it allocated and, with
+    DRAWorkloadResourceClaims, reserved for the PodGroup, while its own claim is reserved
+    for the pod. A second pod, created after the first is bound, finds the group's
+    reservation its own (its PreBind writes nothing to the shared claim) and is bound; the
+    shared claim stays reserved for the group alone. With the gate off each pod
+    reserves both claims for itself."""
+    (node,) = await kwok_nodes([NodeSpec("gpu")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls, f'device.driver == "{DRIVER}"'))
+    await dra_objects.create(
+        "resourceslices",
+        dra.resource_slice(unique("slice"), node, [dra.device("gpu-0"), dra.device("gpu-1")]),
+    )
+    for claim in ("shared", "own"):
+        await admin.post(
+            f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
+            dra.resource_claim(claim, dra.device_request("gpu", cls), namespace=namespace),
+        )
+    group = await admin.post(
+        PODGROUPS.format(ns=namespace),
+        make_native_pod_group("g", namespace)
+        .basic()
+        .resource_claim("shared", claim="shared")
+        .manifest(),
+    )
+
+    def member(name: str) -> dict[str, Any]:
+        pod = (
+            make_pod(name, namespace)
+            .scheduler("dra-test")
+            .scheduling_group("g")
+            .resource_claim("shared", claim="shared")
+            .resource_claim("own", claim="own")
+        )
+        return pod.manifest()
+
+    extra = ["--feature-gates", "DRAWorkloadResourceClaims=true"] if gate else None
+    async with running_asched(
+        _config(tmp_path, "dra-test"),
+        cluster.scheduler_kubeconfig,
+        tmp_path / "asched.log",
+        extra,
+    ):
+        first = await admin.post(f"/api/v1/namespaces/{namespace}/pods", member("p1"))
+        await _wait_bound(admin, namespace, {"p1"}, within=15)
+        second = await admin.post(f"/api/v1/namespaces/{namespace}/pods", member("p2"))
+        bound = await _wait_bound(admin, namespace, {"p2"}, within=15)
+    assert bound == {"p2": node}
+
+    def consumers(status: dict[str, Any]) -> list[tuple[str, str]]:
+        return sorted((r["resource"], r["uid"]) for r in status.get("reservedFor") or ())
+
+    pods = [("pods", first["metadata"]["uid"]), ("pods", second["metadata"]["uid"])]
+    shared = (await _claim(admin, namespace, "shared"))["status"]
+    own = (await _claim(admin, namespace, "own"))["status"]
+    assert shared["allocation"]["devices"]["results"][0]["pool"] == node
+    assert consumers(own) == sorted(pods)
+    if gate:
+        assert consumers(shared) == [("podgroups", group["metadata"]["uid"])]
+        assert shared["reservedFor"][0]["apiGroup"] == "scheduling.k8s.io"
+    else:
+        assert consumers(shared) == sorted(pods)

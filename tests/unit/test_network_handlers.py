@@ -128,9 +128,28 @@ class Recording(FakeClient):
         params: Mapping[str, str] | None = None,
         content_type: str = "application/json",
     ) -> Any:
+        await self.arrive()
         self.bodies.append((path.split("/")[6], body))
         await anyio.lowlevel.checkpoint()
         return {}
+
+    async def arrive(self) -> None:
+        """Called as each request starts; subclasses hold requests here."""
+
+
+class Gated(Recording):
+    """Holds every PATCH until `release` is set; `entered` is set once one has started."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = anyio.Event()
+        self.release = anyio.Event()
+        self.started = 0
+
+    async def arrive(self) -> None:
+        self.started += 1
+        self.entered.set()
+        await self.release.wait()
 
 
 async def test_pod_status_writer_nomination_only_and_merged() -> None:
@@ -155,28 +174,72 @@ async def test_pod_status_writer_nomination_only_and_merged() -> None:
     assert body_b["status"]["conditions"][0]["message"] == "no nodes"
 
 
-async def test_pod_status_writer_withdraws_a_nomination_the_binding_makes_moot() -> None:
-    # Queued behind other patches, a nomination would reach the API server after the pod's
-    # Binding, which refuses it (422); withdrawn before Bind, it is never sent.
+async def test_pod_status_writer_drops_the_updates_a_binding_supersedes() -> None:
+    # Queued behind other patches, a nomination or a PodScheduled=False of an earlier
+    # attempt would reach the API server after the pod's Binding and undo it; dropped
+    # before Bind, neither is sent.
     client = Recording()
     writer = PodStatusWriter(client, FakeClock())
     writer.set_nominated(make_pod("a").uid("ua").obj(), "n1")
-    writer.withdraw_nomination("ua")
-    # A queued condition update keeps its condition and loses only the nomination.
+    await writer.before_binding("ua")
     writer.set_unschedulable(make_pod("b").uid("ub").obj(), "Unschedulable", "no nodes")
     writer.set_nominated(make_pod("b").uid("ub").obj(), "n2")
-    writer.withdraw_nomination("ub")
-    writer.withdraw_nomination("unknown")
+    await writer.before_binding("ub")
+    await writer.before_binding("unknown")
+    writer.set_unschedulable(make_pod("d").uid("ud").obj(), "Unschedulable", "no nodes")
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
         writer.set_nominated(make_pod("c").uid("uc").obj(), "n3")
         await anyio.wait_all_tasks_blocked()
         tg.cancel_scope.cancel()
-    assert [name for name, _ in client.bodies] == ["b", "c"]
-    body_b = client.bodies[0][1]
-    assert "nominatedNodeName" not in body_b["status"]
-    assert body_b["status"]["conditions"][0]["message"] == "no nodes"
+    assert [name for name, _ in client.bodies] == ["d", "c"]
+    assert client.bodies[0][1]["status"]["conditions"][0]["message"] == "no nodes"
     assert client.bodies[1][1]["status"] == {"nominatedNodeName": "n3"}
+
+
+async def test_pod_status_writer_binding_waits_for_the_patch_in_flight() -> None:
+    # A patch already sent cannot be dropped; the Binding waits until it has been
+    # applied, so the API server never sees it after the Binding.
+    client = Gated()
+    writer = PodStatusWriter(client, FakeClock())
+    order: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_unschedulable(make_pod("a").uid("ua").obj(), "Unschedulable", "no nodes")
+        await client.entered.wait()
+
+        async def bind() -> None:
+            await writer.before_binding("ua")
+            order.append("bind")
+
+        tg.start_soon(bind)
+        await anyio.wait_all_tasks_blocked()
+        assert order == []
+        order.append("patch")
+        client.release.set()
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    assert order == ["patch", "bind"]
+
+
+async def test_coalescing_patcher_keeps_one_patch_per_object_in_flight() -> None:
+    # A newer update of an object whose patch is in flight is sent after that one
+    # finished, never beside it, so the two cannot be applied out of order.
+    client = Gated()
+    writer = PodStatusWriter(client, FakeClock())
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_unschedulable(make_pod("a").uid("ua").obj(), "Unschedulable", "first")
+        await client.entered.wait()
+        writer.set_unschedulable(make_pod("a").uid("ua").obj(), "Unschedulable", "second")
+        await anyio.wait_all_tasks_blocked()
+        assert client.started == 1
+        client.release.set()
+        await anyio.wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    assert client.started == 2
+    messages = [body["status"]["conditions"][0]["message"] for _, body in client.bodies]
+    assert messages == ["first", "second"]
 
 
 @pytest.mark.parametrize(("error", "is_bug"), [TRANSPORT, BUG])

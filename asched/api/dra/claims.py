@@ -176,6 +176,17 @@ class ConsumerRef:
 
 
 @dataclass(slots=True, frozen=True)
+class ControllerRef:
+    """The controller owner reference's identity, beside its uid: a claim a PodGroup's
+    template made is the group's, which a pod (not knowing the group's uid) recognizes
+    by these (resourceclaim.isForPodGroupByPod)."""
+
+    api_version: str
+    kind: str
+    name: str
+
+
+@dataclass(slots=True, frozen=True)
 class MatchAttribute:
     """`spec.devices.constraints[]`: the devices of `requests` (all the claim's requests
     when empty) must share one value of `attribute`, a fully qualified name. An entry
@@ -194,6 +205,7 @@ class ResourceClaim:
     deletion_timestamp: str = ""
     # uids of the controller owner references (a claim made from a template is owned by its pod).
     controller_uid: str = ""
+    controller: ControllerRef | None = None
     # Annotated as the claim of a pod's extended resources backed by DRA.
     extended_resource: bool = False
     finalizers: tuple[str, ...] = ()
@@ -377,11 +389,16 @@ def _constraints(raw: Any) -> tuple[MatchAttribute, ...]:
     return tuple(out)
 
 
-def _controller_uid(meta: dict[str, Any]) -> str:
+def _controller(meta: dict[str, Any]) -> tuple[str, ControllerRef | None]:
+    """The controller owner reference (metav1.GetControllerOf): its uid and identity."""
     for ref in meta.get("ownerReferences") or ():
         if isinstance(ref, dict) and ref.get("controller"):
-            return str(ref.get("uid") or "")
-    return ""
+            return str(ref.get("uid") or ""), ControllerRef(
+                str(ref.get("apiVersion") or ""),
+                str(ref.get("kind") or ""),
+                str(ref.get("name") or ""),
+            )
+    return "", None
 
 
 def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
@@ -404,13 +421,15 @@ def decode_resource_claim(raw: dict[str, Any]) -> ResourceClaim:
                     str(ref.get("apiGroup") or ""),
                 )
             )
+        controller_uid, controller = _controller(meta)
         return ResourceClaim(
             namespace=ns,
             name=name,
             uid=str(meta.get("uid") or ""),
             resource_version=str(meta.get("resourceVersion") or ""),
             deletion_timestamp=str(meta.get("deletionTimestamp") or ""),
-            controller_uid=_controller_uid(meta),
+            controller_uid=controller_uid,
+            controller=controller,
             extended_resource=(meta.get("annotations") or {}).get(
                 EXTENDED_RESOURCE_CLAIM_ANNOTATION
             )

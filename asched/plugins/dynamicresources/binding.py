@@ -15,6 +15,7 @@ from typing import Any
 from asched.api.dra import (
     FINALIZER,
     Allocation,
+    ConsumerRef,
     DeviceResult,
     DeviceToleration,
     ResourceClaim,
@@ -72,62 +73,127 @@ def _toleration_json(t: DeviceToleration) -> dict[str, Any]:
     return out
 
 
-def _reserved_for(claim: ResourceClaim, pod: Pod) -> list[dict[str, str]]:
+def _reserved_for(claim: ResourceClaim, consumer: ConsumerRef) -> list[dict[str, str]]:
     refs = [
         {"resource": r.resource, "name": r.name, "uid": r.uid}
         | ({"apiGroup": r.api_group} if r.api_group else {})
-        for r in claim.reserved_for
+        for r in (*claim.reserved_for, consumer)
     ]
-    refs.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
     return refs
+
+
+class ClaimBindError(Exception):
+    """bindClaim failed; the text is Go's error, which becomes PreBind's Error status."""
+
+
+# retry.DefaultRetry's Steps: how often a write that hit a conflict is tried in all.
+CONFLICT_ATTEMPTS = 5
 
 
 async def bind_claim(
     client: KubeClient,
     claim: ResourceClaim,
-    pod: Pod,
+    consumer: ConsumerRef,
     allocation: Allocation | None,
     wall_now: float,
 ) -> ResourceClaim:
-    """Write the allocation (when new, stamped `wall_now` as Go's allocationTimestamp) and
-    the pod's reservation; the claim as stored."""
+    """Go's bindClaim: write the allocation (when new, stamped `wall_now` as Go's
+    allocationTimestamp) and reserve the claim for `consumer` (the pod, or its PodGroup);
+    the claim as stored. A conflict is retried on the claim as the API server has it now
+    (retry.RetryOnConflict), so a benign concurrent change (a sibling's reservation) does
+    not fail the pod, while one that took the claim (allocated elsewhere, deleted) does,
+    with Go's words. Go sleeps about 10 ms between attempts; the GET in between is our
+    only pause, which changes when an attempt happens, not what it decides."""
+    current = claim
+    for attempt in range(CONFLICT_ATTEMPTS):
+        if attempt:
+            try:
+                raw = await client.request("GET", claim_path(claim))
+            except ApiError as exc:
+                raise ClaimBindError(
+                    f"get updated claim {claim.key} after conflict: {exc.message}"
+                ) from None
+            current = decode_resource_claim(raw)
+        try:
+            return await _bind_once(client, current, consumer, allocation, wall_now)
+        except _Conflict as exc:
+            if attempt == CONFLICT_ATTEMPTS - 1:
+                raise ClaimBindError(str(exc)) from None
+    raise AssertionError("unreachable")
+
+
+class _Conflict(Exception):
+    """A write of one attempt met a newer resourceVersion."""
+
+
+async def _bind_once(
+    client: KubeClient,
+    claim: ResourceClaim,
+    consumer: ConsumerRef,
+    allocation: Allocation | None,
+    wall_now: float,
+) -> ResourceClaim:
+    """One attempt of bindClaim's RetryOnConflict body; raises _Conflict to go again."""
+    if claim.deletion_timestamp:
+        raise ClaimBindError(f"claim {claim.key} got deleted in the meantime")
     version = claim.resource_version
-    if allocation is not None and FINALIZER not in claim.finalizers:
-        raw = await client.request(
-            "PATCH",
-            claim_path(claim),
-            body={
-                "metadata": {
-                    "resourceVersion": version,
-                    "finalizers": [*claim.finalizers, FINALIZER],
-                }
-            },
-            content_type=MERGE_PATCH,
-        )
-        version = str(raw["metadata"]["resourceVersion"])
-    status: dict[str, Any] = {"reservedFor": _reserved_for(claim, pod)}
+    if allocation is not None:
+        if claim.allocation is not None:
+            raise ClaimBindError(f"claim {claim.key} got allocated elsewhere in the meantime")
+        if FINALIZER not in claim.finalizers:
+            try:
+                raw = await client.request(
+                    "PATCH",
+                    claim_path(claim),
+                    body={
+                        "metadata": {
+                            "resourceVersion": version,
+                            "finalizers": [*claim.finalizers, FINALIZER],
+                        }
+                    },
+                    content_type=MERGE_PATCH,
+                )
+            except ApiError as exc:
+                what = f"add finalizer to claim {claim.key}: {exc.message}"
+                raise (_Conflict(what) if exc.conflict else ClaimBindError(what)) from None
+            version = str(raw["metadata"]["resourceVersion"])
+    elif claim.allocation is None:
+        # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (on in 1.37): a
+        # reservation needs the allocation it was decided on.
+        raise ClaimBindError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+    status: dict[str, Any] = {"reservedFor": _reserved_for(claim, consumer)}
     if allocation is not None:
         status["allocation"] = allocation_json(allocation)
         status["allocation"]["allocationTimestamp"] = rfc3339(wall_now)
-    raw = await client.request(
-        "PATCH",
-        claim_path(claim) + "/status",
-        body={"metadata": {"resourceVersion": version}, "status": status},
-        content_type=MERGE_PATCH,
-    )
+    try:
+        raw = await client.request(
+            "PATCH",
+            claim_path(claim) + "/status",
+            body={"metadata": {"resourceVersion": version}, "status": status},
+            content_type=MERGE_PATCH,
+        )
+    except ApiError as exc:
+        what = "add allocation and reservation" if allocation is not None else "add reservation"
+        text = f"{what} to claim {claim.key}: {exc.message}"
+        raise (_Conflict(text) if exc.conflict else ClaimBindError(text)) from None
     return decode_resource_claim(raw)
 
 
 async def unreserve_claim(client: KubeClient, claim: ResourceClaim, pod: Pod) -> None:
-    """Take the pod out of status.reservedFor (Go's Unreserve): a strategic-merge delete
-    of the pod's entry, so no other consumer is lost and no fresh copy of the claim is
+    """Take the pod out of status.reservedFor (Go's Unreserve)."""
+    await unreserve_consumer(client, claim, pod.uid)
+
+
+async def unreserve_consumer(client: KubeClient, claim: ResourceClaim, uid: str) -> None:
+    """Take one consumer (a pod, a PodGroup) out of status.reservedFor: a strategic-merge
+    delete of its entry, so no other consumer is lost and no fresh copy of the claim is
     needed; the claim's uid guards against a claim recreated under the same name."""
     await client.request(
         "PATCH",
         claim_path(claim) + "/status",
         body={
             "metadata": {"uid": claim.uid},
-            "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": uid}]},
         },
         content_type=STRATEGIC_MERGE_PATCH,
     )

@@ -31,8 +31,16 @@ Every rejection is UnschedulableAndUnresolvable (Go's statusUnschedulable); a br
 or class (a CEL error) is an Error. asched adds a PreScore that Skips pods without
 firstAvailable requests (Go's Score gives them 0 everywhere). Extended resources backed by
 DRA (a pod's `example.com/gpu: 2` that a DeviceClass provides) join as one more claim,
-made per node and created at PreBind (extended.py). PodGroupPostFilter answers as Go's
-does but frees no claim yet; PodGroup claims are not mirrored.
+made per node and created at PreBind (extended.py).
+
+Pod groups. In a pod-group cycle the members share the cycle's own state (GroupState): a
+claim whose allocation one member's Reserve put in flight is reused by the next member's
+PreFilter instead of making it wait ("in the process of being allocated"). With
+DRAWorkloadResourceClaims (beta, off in 1.37) a claim the pod's PodGroup lists in
+spec.resourceClaims the same way as the pod is reserved for the PodGroup, a reservation
+for the group counts as the pod's (PreBind has nothing to write), and a claim made from
+the group's template is accepted as the pod's. Not mirrored: PodGroupPostFilter (freeing
+the claims of a group that found no placement).
 """
 
 from __future__ import annotations
@@ -50,7 +58,10 @@ from asched.api.dra import (
     ResourceClaim,
     ResourceSlice,
 )
+from asched.api.node import Node
 from asched.api.pod import Pod
+from asched.api.workload import NativePodGroup
+from asched.base import featuregates
 from asched.client.protocol import ApiError
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
@@ -73,7 +84,7 @@ from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import PodGroupPostFilterResult
 from asched.framework.registry import PluginSpec
 from asched.framework.signatures import SignResult, unsignable
-from asched.framework.status import Status, error, skip, unresolvable, unschedulable
+from asched.framework.status import Code, Status, error, skip, unresolvable, unschedulable
 from asched.framework.types import (
     MAX_NODE_SCORE,
     NodeScore,
@@ -81,6 +92,7 @@ from asched.framework.types import (
     PostFilterResult,
     PreFilterResult,
 )
+from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.plugins.deviceclasses import DEVICE_CLASSES, is_dra_extended_resource_name, resolver
 from asched.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -90,15 +102,20 @@ from asched.plugins.dynamicresources.allocator import (
 )
 from asched.plugins.dynamicresources.args import DynamicResourcesArgs
 from asched.plugins.dynamicresources.binding import (
+    ClaimBindError,
     bind_claim,
     create_claim,
     deallocate_claim,
     delete_claim,
     patch_extended_claim_status,
+    unreserve_consumer,
 )
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
+    bindings,
+    group_claim_name,
     pod_claims,
+    pod_ref,
     reserved_for_pod,
 )
 from asched.plugins.dynamicresources.extended import (
@@ -121,7 +138,7 @@ from asched.plugins.dynamicresources.readiness import (
     wait_until_ready,
 )
 from asched.plugins.dynamicresources.releaser import ReservationReleaser
-from asched.plugins.dynamicresources.state import STATE_KEY, State
+from asched.plugins.dynamicresources.state import GROUP_STATE_KEY, STATE_KEY, GroupState, State
 from asched.plugins.dynamicresources.tracker import (
     DEVICE_TAINT_RULES,
     INFORMERS,
@@ -140,7 +157,9 @@ MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
 MSG_CANNOT_ALLOCATE = "cannot allocate all claims"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_DELETED = "deletion of ResourceClaim completed"
-MSG_GROUP_CLAIMS_FREED = "deallocation and deletion of ResourceClaims completed"
+MSG_GROUP_POST_FILTER = "deallocation and deletion of ResourceClaims completed"
+MSG_GROUP_DEALLOCATED = "deallocation of PodGroup ResourceClaim completed"
+MSG_GROUP_UNRESERVED = "ResourceClaim unreserved for PodGroup"
 # fwk.ErrNotFound: CycleState.Read of a key PreFilter never wrote.
 STATE_NOT_FOUND = "not found"
 # resourceapi.FirstAvailableDeviceRequestMaxSize: the first alternative scores this much.
@@ -169,6 +188,8 @@ class DynamicResources(
         self._handle = handle
         self.tracker = ClaimTracker(self._claim_store)
         self.releaser = ReservationReleaser(handle.client)
+        # Go's fts.EnableDRAWorkloadResourceClaims, read once.
+        self._group_claims = featuregates.enabled("DRAWorkloadResourceClaims")
 
     @property
     def name(self) -> str:
@@ -181,6 +202,8 @@ class DynamicResources(
         return ()
 
     def informers(self) -> Sequence[InformerRequest[Any]]:
+        if self._group_claims:
+            return (*INFORMERS, NATIVE_POD_GROUPS)
         return INFORMERS
 
     def _claim_store(self) -> ObjectStore[ResourceClaim]:
@@ -190,6 +213,20 @@ class DynamicResources(
     def _class(self, name: str) -> DeviceClass | None:
         store: ObjectStore[DeviceClass] = self._handle.store(DEVICE_CLASSES)
         return store.get(name)
+
+    def _pod_group(self, pod: Pod) -> NativePodGroup | None:
+        """getPodGroupSnapshot: the pod's PodGroup with the gate on, None for a pod in no
+        group; a group the scheduler does not know is Go's lister error."""
+        if not self._group_claims or not pod.scheduling_group:
+            return None
+        store: ObjectStore[NativePodGroup] = self._handle.store(NATIVE_POD_GROUPS)
+        group = store.get(f"{pod.namespace}/{pod.scheduling_group}")
+        if group is None:
+            raise ClaimLookupError(
+                "pod group object not found for pod group "
+                f"podgroup/{pod.namespace}/{pod.scheduling_group}"
+            )
+        return group
 
     def _slices(self) -> Sequence[ResourceSlice]:
         """ListWithDeviceTaintRules: the slices with the DeviceTaintRules' taints."""
@@ -202,7 +239,7 @@ class DynamicResources(
         if not pod.resource_claims:
             return None
         try:
-            pod_claims(pod, self.tracker.get)
+            pod_claims(pod, self.tracker.get, group_claims=self._group_claims)
         except ClaimLookupError as exc:
             return unresolvable(str(exc), plugin=NAME)
         return None
@@ -213,21 +250,37 @@ class DynamicResources(
     ) -> tuple[PreFilterResult | None, Status | None]:
         s = State()
         state.write(STATE_KEY, s)
+        group = _group_state(state)
+        if group is not None:
+            group.pods[pod.key] = s
         claims: list[ResourceClaim] = []
         if pod.resource_claims:
             try:
-                claims = [c for _, c in pod_claims(pod, self.tracker.get)]
+                claims = [
+                    c for _, c in pod_claims(pod, self.tracker.get, group_claims=self._group_claims)
+                ]
             except ClaimLookupError as exc:
                 return None, unresolvable(str(exc), plugin=NAME)
         n_user = len(claims)
         extended = self._pre_filter_extended(pod, s)
         if extended is not None:
             claims.append(extended)
+        if self._group_claims and pod.resource_claims:
+            try:
+                s.bindings = bindings(pod, self._pod_group(pod))
+            except ClaimLookupError as exc:
+                return None, unresolvable(str(exc), plugin=NAME)
         if not claims:
             return None, skip(NAME)
-        to_allocate = [c for c in claims if c.allocation is None]
-        for claim in to_allocate:
-            if self.tracker.pending_allocation(claim.uid) is not None:
+        to_allocate = [(i, c) for i, c in enumerate(claims) if c.allocation is None]
+        for index, claim in to_allocate:
+            # Go: a sibling of this pod-group cycle has this allocation in flight; the
+            # pod shares it rather than waiting for it to be written.
+            pending = self.tracker.pending_allocation(claim.uid)
+            if group is not None and pending is not None and claim.uid in group.pending:
+                s.shared_pending[index] = pending
+                continue
+            if pending is not None:
                 return None, unresolvable(
                     f"resource claim {claim.key} is in the process of being allocated",
                     plugin=NAME,
@@ -322,37 +375,48 @@ class DynamicResources(
             if done
             and claim.allocation is not None
             and (
-                (
-                    claim.allocation.node_selector is not None
-                    and not claim.allocation.node_selector.matches(node.labels, node.name)
-                )
+                not _usable_on(claim.allocation, node)
                 or claim_unavailable(claim, self._args.binding_timeout, wall)
             )
         ]
+        # A sibling's allocation in flight counts as the claim's (availableOnNodes).
+        unavailable += [i for i, a in s.shared_pending.items() if not _usable_on(a, node)]
         result: list[Allocation] | None = None
         if s.allocator is not None:
+            open_claims = [i for i, done in enumerate(s.allocated) if not done]
+            fresh = [i for i in open_claims if i not in s.shared_pending]
             to_allocate = [
-                node_claim if c is extended and node_claim is not None else c
-                for c in s.to_allocate()
+                node_claim if s.claims[i] is extended and node_claim is not None else s.claims[i]
+                for i in fresh
             ]
             clock = self._handle.clock
             timeout = self._args.filter_timeout
+            made: list[Allocation] | None = []
             try:
-                result = s.allocator.allocate(
-                    node.name,
-                    node.labels,
-                    to_allocate,
-                    deadline=clock.now() + timeout if timeout > 0 else None,
-                    now=clock.now,
-                )
+                if to_allocate:
+                    made = s.allocator.allocate(
+                        node.name,
+                        node.labels,
+                        to_allocate,
+                        deadline=clock.now() + timeout if timeout > 0 else None,
+                        now=clock.now,
+                    )
             except AllocationTimeout:
                 return error(f"node {node.name}: timed out trying to allocate devices", NAME)
             except AllocationError as exc:
                 return error(exc, NAME)
             except NodeAllocationFailure as exc:
                 return unresolvable(str(exc), plugin=NAME)
-            if result is None or len(result) != len(to_allocate):
+            if made is None or len(made) != len(to_allocate):
                 return unresolvable(MSG_CANNOT_ALLOCATE, plugin=NAME)
+            # One allocation per open claim, in claim order: the shared ones as they are
+            # in flight. (Go appends the shared ones after the new ones, which Reserve
+            # then pairs with the claims in claim order; asched keeps each with its own
+            # claim.)
+            new = iter(made)
+            result = [
+                s.shared_pending[i] if i in s.shared_pending else next(new) for i in open_claims
+            ]
         if unavailable:
             s.unavailable.update(unavailable)
             return unresolvable(MSG_NOT_AVAILABLE, plugin=NAME)
@@ -379,6 +443,10 @@ class DynamicResources(
             return None, error(STATE_NOT_FOUND, NAME)
         if not s.claims:
             return None, unschedulable(plugin=NAME)
+        return None, (await self._deallocate_or_delete(pod, s))[1]
+
+    async def _deallocate_or_delete(self, pod: Pod, s: State) -> tuple[bool, Status]:
+        """deallocateOrDeletePodClaims: (whether a claim was freed, the status)."""
         extended = s.extended
         for index in sorted(s.unavailable):
             claim = s.claims[index]
@@ -392,33 +460,106 @@ class DynamicResources(
             try:
                 await deallocate_claim(self._handle.client, claim)
             except ApiError as exc:
-                return None, error(exc.message, NAME)
+                return True, error(exc.message, NAME)
             log.debug("claim_deallocated", pod=pod.key, claim=claim.key)
-            return None, unschedulable(MSG_DEALLOCATED, plugin=NAME)
+            return True, unschedulable(MSG_DEALLOCATED, plugin=NAME)
         if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
             try:
                 await delete_claim(self._handle.client, extended)
             except ApiError as exc:
-                return None, error(exc.message, NAME)
+                return True, error(exc.message, NAME)
             self.tracker.forget(extended.uid)
-            return None, unschedulable(MSG_DELETED, plugin=NAME)
-        return None, unschedulable(plugin=NAME)
+            return True, unschedulable(MSG_DELETED, plugin=NAME)
+        return False, unschedulable(plugin=NAME)
 
-    # ---- PodGroupPostFilter --------------------------------------------------------
+    # ---- PodGroupPostFilter ----------------------------------------------------------
     async def pod_group_post_filter(
         self, group: PodGroupScheduling
     ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
-        """Go's PodGroupPostFilter, as far as asched goes: a group with a topology
-        constraint is left alone (Unschedulable, no reason); so is one none of whose
-        members reached PreFilter (asched keeps no per-group claim state to free). For
-        the others Go deallocates or deletes the members' unavailable claims; asched frees
-        nothing yet (its pod claims are freed by the members' own PostFilter in a later
-        single-pod cycle) but answers as Go does: Unschedulable, "deallocation and
-        deletion of ResourceClaims completed", so the next plugin (DefaultPreemption)
-        runs and the group's message reads the same."""
-        if group.info.pod_group.topology_key or not group.attempted:
+        """Go's PodGroupPostFilter, after a pod-group cycle found no placement: first, as
+        PostFilter would for each unscheduled member, free one claim of its own that some
+        node could not use (what that frees does not change the answer); if a member had
+        nothing to free, then, with DRAWorkloadResourceClaims, free a claim of the group
+        (deallocatePodGroupClaims). Answers Unschedulable "deallocation and deletion of
+        ResourceClaims completed" unless the group step says otherwise, so the next
+        plugin (DefaultPreemption) runs. A group with a topology constraint is left alone
+        (Unschedulable, no reason), and so is one none of whose members reached PreFilter
+        (Go would read no state there: the scenarios agree on no reason)."""
+        info = group.info
+        if info.pod_group.topology_key or not group.attempted:
             return None, unschedulable(plugin=NAME)
-        return None, unschedulable(MSG_GROUP_CLAIMS_FREED, plugin=NAME)
+        return None, await self._free_claims(group.state, info.pod_group, info.unscheduled)
+
+    async def _free_claims(
+        self, group_cycle: CycleState, pg: NativePodGroup, unscheduled: Sequence[Pod]
+    ) -> Status:
+        group = group_cycle.get(GROUP_STATE_KEY)
+        if group is None:
+            return error(STATE_NOT_FOUND, NAME)
+        unreserve_group = False
+        for pod in unscheduled:
+            s = group.pods.get(pod.key)
+            if s is None:
+                continue
+            found, st = await self._deallocate_or_delete(pod, s)
+            if st.code == Code.ERROR:
+                return st
+            unreserve_group = unreserve_group or not found
+        if unreserve_group and self._group_claims and unscheduled:
+            st_group = await self._free_group_claims(group, pg, unscheduled[0])
+            if st_group is not None:
+                return st_group
+        return unschedulable(MSG_GROUP_POST_FILTER, plugin=NAME)
+
+    async def _free_group_claims(
+        self, group: GroupState, pg: NativePodGroup, pod: Pod
+    ) -> Status | None:
+        """deallocatePodGroupClaims: only while no member is bound or assumed outside the
+        cycle, deallocate one claim a member could not use that is reserved for nobody or
+        for the group alone; else take the group out of `reservedFor` of one allocated
+        claim the group lists. Go picks among members and claims in map order (at random);
+        asched takes them in PreFilter order and spec.resourceClaims order."""
+        if not pod.scheduling_group:
+            return None
+        if self._handle.scheduled_in_scheduling_group(pod.namespace, pod.scheduling_group):
+            return None
+        client = self._handle.client
+        for s in group.pods.values():
+            for index in sorted(s.unavailable):
+                claim = s.claims[index]
+                holders = claim.reserved_for
+                if holders and not (len(holders) == 1 and holders[0].uid == pg.uid):
+                    continue
+                try:
+                    await deallocate_claim(client, claim)
+                except ApiError as exc:
+                    return error(exc.message, NAME)
+                log.debug("group_claim_deallocated", podgroup=pg.key, claim=claim.key)
+                return unschedulable(MSG_GROUP_DEALLOCATED, plugin=NAME)
+        for entry in pg.resource_claims:
+            try:
+                name = group_claim_name(pg, entry)
+            except ClaimLookupError as exc:
+                return error(str(exc), NAME)
+            if name is None:
+                continue
+            shared = self.tracker.get(pg.namespace, name)
+            if shared is None:
+                return error(f'could not find ResourceClaim "{pg.namespace}/{name}"', NAME)
+            if entry.template_name is not None and shared.controller_uid != pg.uid:
+                continue  # IsForPodGroup: not the claim the group's template made
+            if shared.allocation is None or not reserved_for_pod(
+                shared, pod, group=self._group_claims
+            ):
+                continue
+            try:
+                await unreserve_consumer(client, shared, pg.uid)
+            except ApiError as exc:
+                # Go logs it and goes on: the next cycle gets here again.
+                log.warning("group_claim_unreserve_failed", claim=shared.key, error=exc.message)
+                continue
+            return unresolvable(MSG_GROUP_UNRESERVED, plugin=NAME)
+        return None
 
     # ---- Score ---------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -464,9 +605,12 @@ class DynamicResources(
             if all(c is s.extended for c in s.to_allocate()):
                 return None  # the node had the extended resources itself
             return error("claim allocation not found for node", NAME)
+        group = _group_state(state)
         for claim, allocation in zip(s.to_allocate(), allocations, strict=True):
             self.tracker.signal_pending(claim.uid, allocation)
             s.reserved[claim.uid] = allocation
+            if group is not None:
+                group.pending.setdefault(claim.uid, set()).add(pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -477,9 +621,13 @@ class DynamicResources(
         s = state.get(STATE_KEY)
         if s is None:
             return
+        group = _group_state(state)
         for uid in list(s.reserved):
-            self.tracker.remove_pending(uid)
+            # The allocation stays in flight while a sibling still shares it.
+            if self.tracker.remove_pending(uid) and group is not None:
+                group.pending.pop(uid, None)
             del s.reserved[uid]
+        # A claim reserved for the pod's PodGroup stays so: other members may need it.
         for claim in s.claims[: s.n_user]:
             if claim.allocation is not None and reserved_for_pod(claim, pod):
                 self.releaser.put(claim, pod)
@@ -511,7 +659,7 @@ class DynamicResources(
             is_extended = index == s.n_user
             if is_extended and allocation is None and not current.requests:
                 continue  # the node had the extended resources itself
-            if allocation is None and reserved_for_pod(current, pod):
+            if allocation is None and reserved_for_pod(current, pod, group=self._group_claims):
                 continue
             client = self._handle.client
             claim = current
@@ -525,14 +673,20 @@ class DynamicResources(
                     claim = await create_claim(client, claim_manifest(pod, made[0].requests))
                     self.tracker.created(claim)
                     s.claims[index] = claim
-                stored = await bind_claim(client, claim, pod, allocation, self._handle.clock.wall())
+                consumer = s.bindings[index] if index < len(s.bindings) else pod_ref(pod)
+                stored = await bind_claim(
+                    client, claim, consumer, allocation, self._handle.clock.wall()
+                )
             except ApiError as exc:
                 return error(f"binding claim {claim.key}: {exc.message}", NAME)
+            except ClaimBindError as exc:
+                return error(str(exc), NAME)
             self.tracker.assume(stored)
             # Unreserve works on the claim as written (Go's state.claims.set).
             s.claims[index] = stored
             if allocation is not None:
-                self.tracker.remove_pending(uid)
+                # Written: no longer in flight, however many siblings shared it.
+                self.tracker.remove_pending(uid, force=True)
                 del s.reserved[uid]
             log.debug("claim_bound", pod=pod.key, claim=claim.key, node=node_name)
             if is_extended:
@@ -562,6 +716,25 @@ class DynamicResources(
         except BindingFailed as exc:
             return error(str(exc), NAME)
         return None
+
+
+def _usable_on(allocation: Allocation, node: Node) -> bool:
+    """The allocation's node selector (none: every node) matches the node."""
+    selector = allocation.node_selector
+    return selector is None or selector.matches(node.labels, node.name)
+
+
+def _group_state(state: CycleState) -> GroupState | None:
+    """getOrCreatePodGroupStateData: the pod-group cycle's DynamicResources state, made on
+    first use; None outside a pod-group cycle."""
+    cycle = state.pod_group_cycle
+    if cycle is None:
+        return None
+    group = cycle.get(GROUP_STATE_KEY)
+    if group is None:
+        group = GroupState()
+        cycle.write(GROUP_STATE_KEY, group)
+    return group
 
 
 SPEC = PluginSpec(NAME, DynamicResources, DynamicResourcesArgs)

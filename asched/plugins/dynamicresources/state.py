@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from asched.api.dra import Allocation, DeviceClass, ResourceClaim
+from asched.api.dra import Allocation, ConsumerRef, DeviceClass, ResourceClaim
 from asched.framework.cycle_state import StateKey
 from asched.plugins.dynamicresources.allocator import Allocator
 from asched.plugins.dynamicresources.extended import RequestMapping
@@ -37,6 +37,13 @@ class State:
     node_extended: dict[str, tuple[ResourceClaim, tuple[RequestMapping, ...]]] = field(
         default_factory=dict
     )
+    # DRAWorkloadResourceClaims: whom each of the pod's own claims is reserved for (the
+    # pod, or its PodGroup); empty with the gate off (every claim is the pod's).
+    bindings: list[ConsumerRef] = field(default_factory=list)
+    # Index of an unallocated claim -> the allocation a sibling's Reserve put in flight in
+    # this pod-group cycle, which this pod shares instead of allocating (Go's
+    # informationForClaim.allocation set in PreFilter).
+    shared_pending: dict[int, Allocation] = field(default_factory=dict)
 
     def to_allocate(self) -> list[ResourceClaim]:
         return [c for c, done in zip(self.claims, self.allocated, strict=True) if not done]
@@ -46,4 +53,18 @@ class State:
         return self.claims[self.n_user] if len(self.claims) > self.n_user else None
 
 
+@dataclass(slots=True)
+class GroupState:
+    """Go's podGroupStateData, kept in the pod-group cycle's own CycleState: the claims
+    whose allocation a member's Reserve put in flight in this cycle, with the members
+    sharing it. Gone with the cycle: a later cycle does not share what this one left in
+    flight (binding may still be writing it)."""
+
+    pending: dict[str, set[str]] = field(default_factory=dict)
+    # Each member's own state as its last PreFilter in this cycle left it, by pod key
+    # (podsStateData): PodGroupPostFilter frees what those members could not use.
+    pods: dict[str, State] = field(default_factory=dict)
+
+
 STATE_KEY: StateKey[State] = StateKey("DynamicResources")
+GROUP_STATE_KEY: StateKey[GroupState] = StateKey("DynamicResources")

@@ -127,8 +127,10 @@ class ClaimTracker:
         self._assumed: dict[str, ResourceClaim] = {}
         # uid -> a claim we created, until the informer delivers it.
         self._created: dict[str, ResourceClaim] = {}
-        # uid -> allocation decided at Reserve, not yet written (inFlightAllocations).
+        # uid -> allocation decided at Reserve, not yet written (inFlightAllocations),
+        # and how many pods' Reserve share it.
         self._in_flight: dict[str, Allocation] = {}
+        self._sharers: dict[str, int] = {}
 
     def get(self, namespace: str, name: str) -> ResourceClaim | None:
         claim = self._stores().get(f"{namespace}/{name}")
@@ -179,12 +181,25 @@ class ClaimTracker:
         return self._in_flight.get(uid)
 
     def signal_pending(self, uid: str, allocation: Allocation) -> None:
-        """SignalClaimPendingAllocation (Reserve)."""
+        """SignalClaimPendingAllocation (Reserve): a claim already in flight gains a
+        sharer (a sibling in the same pod-group cycle reused its allocation)."""
+        if uid in self._in_flight:
+            self._sharers[uid] += 1
+            return
         self._in_flight[uid] = allocation
+        self._sharers[uid] = 1
 
-    def remove_pending(self, uid: str) -> bool:
-        """MaybeRemoveClaimPendingAllocation (Unreserve, or PreBind done)."""
-        return self._in_flight.pop(uid, None) is not None
+    def remove_pending(self, uid: str, *, force: bool = False) -> bool:
+        """MaybeRemoveClaimPendingAllocation: Unreserve drops one sharer, and the
+        allocation leaves when none is left; PreBind, having written it, forces it out.
+        True when it left."""
+        if uid not in self._in_flight:
+            return False
+        if force or self._sharers[uid] == 1:
+            del self._in_flight[uid], self._sharers[uid]
+            return True
+        self._sharers[uid] -= 1
+        return False
 
     def allocated_state(self) -> AllocatedState:
         """GatherAllocatedState: every allocated claim's devices, in-flight ones too."""

@@ -11,6 +11,7 @@ from asched.api import DecodeError, decode_pod
 from asched.api.workload import (
     DISRUPTION_ALL,
     DISRUPTION_SINGLE,
+    PodGroupClaim,
     decode_native_podgroup,
     decode_workload,
 )
@@ -42,6 +43,27 @@ def test_basic_group_has_no_min_count() -> None:
     pg = make_native_pod_group("g").basic().obj()
     assert pg.min_count is None
     assert not pg.is_gang
+
+
+def test_group_resource_claims_decode() -> None:
+    """DRAWorkloadResourceClaims: spec.resourceClaims in order, template claims' names."""
+    pg = (
+        make_native_pod_group("g")
+        .resource_claim("shared", claim="c")
+        .resource_claim("per-group", template="t")
+        .claim_status("per-group", "g-per-group-x7")
+        .obj()
+    )
+    assert pg.resource_claims == (
+        PodGroupClaim("shared", claim_name="c"),
+        PodGroupClaim("per-group", template_name="t"),
+    )
+    assert pg.resource_claim_statuses == {"per-group": "g-per-group-x7"}
+
+
+def test_group_without_resource_claims() -> None:
+    pg = make_native_pod_group("g").claim_status("x", None).obj()
+    assert (pg.resource_claims, pg.resource_claim_statuses) == ((), {"x": None})
 
 
 def test_disruption_mode_all() -> None:
@@ -81,6 +103,24 @@ def test_disruption_mode_all() -> None:
             {"schedulingPolicy": {"basic": {}}, "disruptionMode": {"single": {}, "all": {}}},
             "spec.disruptionMode",
             "exactly one of single and all",
+        ),
+        (
+            {"schedulingPolicy": {"basic": {}}, "resourceClaims": {"name": "c"}},
+            "spec.resourceClaims",
+            "expected a list",
+        ),
+        (
+            {"schedulingPolicy": {"basic": {}}, "resourceClaims": [{"resourceClaimName": "c"}]},
+            "spec.resourceClaims[0].name",
+            "a DNS label is required",
+        ),
+        (
+            {
+                "schedulingPolicy": {"basic": {}},
+                "resourceClaims": [{"name": "c", "resourceClaimName": 3}],
+            },
+            "spec.resourceClaims[0].resourceClaimName",
+            "expected a non-empty name, got 3",
         ),
     ],
 )

@@ -856,3 +856,36 @@ async def test_drained_means_nothing_active_backing_off_or_in_a_cycle(env: Env) 
     b = await env.pop_and_fail(error=True)
     assert env.q.where(b.uid) == "backoff"
     assert not env.q.drained()
+
+
+# ---- a pod-group member failing outside its group cycle --------------------------------
+@pytest.mark.parametrize(
+    ("sibling", "expected"),
+    [
+        pytest.param(None, "active", id="no-sibling-queued-new-entity-in-active"),
+        pytest.param("active", "active", id="joins-sibling-in-active"),
+        pytest.param("backoff", "backoff", id="joins-sibling-in-backoff"),
+        pytest.param("unschedulable", "unschedulable", id="joins-sibling-in-the-pool"),
+    ],
+)
+async def test_a_group_member_failing_in_binding_goes_where_its_group_waits(
+    env: Env, sibling: str | None, expected: str
+) -> None:
+    """addPodGroupMember: a member whose binding cycle failed (an error, no backoff of its
+    own) joins its group's queued entity, or starts a new one in activeQ."""
+    env.q.add(make_pod("p1").obj())
+    member = await env.q.pop()
+    siblings: list[str] = []
+    if sibling is not None:
+        env.q.add(make_pod("p2").obj())
+        other = await env.q.pop()
+        siblings.append(other.uid)
+        if sibling == "active":
+            env.q.add_unschedulable_if_not_present(other, error=True, group_siblings=[])
+        else:
+            other.unschedulable_plugins = {"GangScheduling"}
+            env.q.add_unschedulable_if_not_present(other, error=sibling == "backoff")
+        assert env.q.where(other.uid) == sibling
+    env.q.add_unschedulable_if_not_present(member, error=True, group_siblings=siblings)
+    assert env.q.where(member.uid) == expected
+    assert member.consecutive_errors_count == 1

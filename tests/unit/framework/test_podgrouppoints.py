@@ -12,6 +12,7 @@ import pytest
 from asched.api import Pod
 from asched.api.workload import NativePodGroup
 from asched.framework import status as st
+from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgrouppoints import NO_FEASIBLE_PLACEMENTS, PodGroupPoints
 from asched.framework.podgroups import (
@@ -58,6 +59,7 @@ class View:
 
     info = INFO
     attempted = True
+    state = CycleState()
 
     def nodes(self) -> Sequence[NodeInfo]:
         return []

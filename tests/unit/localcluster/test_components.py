@@ -76,9 +76,12 @@ def test_controller_manager_runs_only_gc_job_resourceclaim_volume_and_sts_contro
         "persistentvolume-binder-controller",
         "statefulset-controller",
     ]
-    # The Job controller makes Workloads and PodGroups for gang Jobs (WorkloadWithJob).
+    # The Job controller makes Workloads and PodGroups for gang Jobs (WorkloadWithJob);
+    # the resourceclaim controller makes a PodGroup's claims from its templates
+    # (DRAWorkloadResourceClaims).
     assert f["--feature-gates"] == (
-        "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,WorkloadWithJob=true"
+        "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,WorkloadWithJob=true,"
+        "DRAWorkloadResourceClaims=true"
     )
     assert f["--use-service-account-credentials"] == "false"
     assert f["--leader-elect"] == "false"

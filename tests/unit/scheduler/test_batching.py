@@ -229,8 +229,12 @@ async def test_a_removed_last_node_ends_the_batch() -> None:
 
 
 def test_feature_gates_flag() -> None:
-    assert featuregates.parse("") == {"OpportunisticBatching": True}
-    assert featuregates.parse("OpportunisticBatching=false") == {"OpportunisticBatching": False}
+    defaults = {"OpportunisticBatching": True, "DRAWorkloadResourceClaims": False}
+    assert featuregates.parse("") == defaults
+    assert featuregates.parse("OpportunisticBatching=false") == defaults | {
+        "OpportunisticBatching": False
+    }
+    assert featuregates.parse("DRAWorkloadResourceClaims=true")["DRAWorkloadResourceClaims"]
     for bad, words in [
         ("Foo=true", "unrecognized feature gate: Foo"),
         ("OpportunisticBatching", "missing bool value for OpportunisticBatching"),

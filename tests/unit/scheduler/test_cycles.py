@@ -186,13 +186,13 @@ class Harness:
             limiter=asyncio.Semaphore(4),
             metrics=metrics,
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
-            withdraw_nomination=self._withdraw,
+            before_binding=self._before_binding,
             extenders=extenders,
         )
-        # (uid, bindings done when the nomination was withdrawn)
+        # (uid, bindings done when the pod's status patches were settled)
         self.withdrawn: list[tuple[str, int]] = []
 
-    def _withdraw(self, uid: str) -> None:
+    async def _before_binding(self, uid: str) -> None:
         self.withdrawn.append((uid, len(self.binder.bound)))
 
     async def schedule(self, pod: Pod) -> Assumed | None:
@@ -340,9 +340,9 @@ async def test_nominated_node_is_announced_only_before_waiting_at_permit() -> No
         assert h.fwk.waiting_pods.reject(waiting.pod.uid, "Gate", "no")
 
 
-async def test_an_unsent_nomination_is_withdrawn_before_the_pod_is_bound() -> None:
-    # The nomination is queued (set_nominated); the binding cycle withdraws whatever of it
-    # is still unsent just before Bind, since the API server refuses it on a bound pod.
+async def test_status_patches_are_settled_before_the_pod_is_bound() -> None:
+    # The nomination is queued (set_nominated); the binding cycle settles the pod's status
+    # patches just before Bind, since one that landed after the Binding would undo it.
     h = Harness()
     waiting = await h.schedule(_pod("p", permit="wait", prefer="n3"))
     assert waiting is not None

@@ -69,7 +69,12 @@ class _Queue:
         self.ended.append(self._names.get(uid, uid))
 
     def add_unschedulable_if_not_present(
-        self, qpi: QueuedPodInfo, *, error: bool = False, entity_size: int = 1
+        self,
+        qpi: QueuedPodInfo,
+        *,
+        error: bool = False,
+        entity_size: int = 1,
+        group_siblings: Sequence[str] | None = None,
     ) -> None:
         self.requeued.append((qpi.pod.name, error))
         self.done(qpi.pod.uid)

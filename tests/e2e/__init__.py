@@ -1,0 +1,1 @@
+"""Kubernetes' own [sig-scheduling] e2e specs, run against asched and kube-scheduler."""
