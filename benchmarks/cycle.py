@@ -7,6 +7,7 @@ wire, so a change to the framework runtime can be compared before and after.
 
     python -m benchmarks.cycle --nodes 5000 --pods 500 [--kind basic|spread] [--no-columnar]
     python -m benchmarks.cycle --nodes 5000 --pods 1000 --profile batchable [--no-batching]
+    python -m benchmarks.cycle --nodes 500 --pods 500 --kind antiaffinity --unique-labels
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
     python -m benchmarks.cycle --nodes 1000 --pods 1000 --profile policies   # + the six policies
     python -m benchmarks.cycle --curve 1000,5000 --kinds basic \
@@ -47,7 +48,15 @@ from benchmarks.scenarios import LOCATION_ANNOTATION
 from benchmarks.schedulers import REGION_LABEL, REGIONS
 
 ZONES = ("zone-a", "zone-b", "zone-c")
-KINDS = ("basic", "spread", "antiaffinity", "nodeaffinity", "preferred-spread")
+KINDS = (
+    "basic",
+    "spread",
+    "antiaffinity",
+    "nodeaffinity",
+    "preferred-spread",
+    "preferred-affinity",
+    "preferred-antiaffinity",
+)
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -69,7 +78,7 @@ def _node(i: int) -> dict[str, Any]:
     }
 
 
-def _pod(i: int, kind: str) -> dict[str, Any]:
+def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "schedulerName": "default-scheduler",
         "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}],
@@ -80,6 +89,17 @@ def _pod(i: int, kind: str) -> dict[str, Any]:
         term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
         spec["affinity"] = {
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    if kind in ("preferred-affinity", "preferred-antiaffinity"):
+        # scheduler_perf's pod-with-preferred-pod-(anti-)affinity, weight 1 per hostname.
+        term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+        field = "podAffinity" if kind == "preferred-affinity" else "podAntiAffinity"
+        spec["affinity"] = {
+            field: {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "podAffinityTerm": term}
+                ]
+            }
         }
     if kind == "nodeaffinity":
         # scheduler_perf's pod-with-node-affinity: two zones of three.
@@ -109,6 +129,10 @@ def _pod(i: int, kind: str) -> dict[str, Any]:
                 "labelSelector": {"matchLabels": labels},
             }
         ]
+    if unique_labels:
+        # scheduler_perf's createPods gives each pod its own `signature` label, which no
+        # term selects (podTemplateWithParams.GetPodTemplate).
+        labels = {**labels, "signature": f"signature-label-{i}"}
     return {
         "metadata": {
             "name": f"pod-{i}",
@@ -170,6 +194,7 @@ async def measure(
     *,
     profile: str = "default",
     batching: bool = True,
+    unique_labels: bool = False,
 ) -> float:
     """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes."""
     # The collector as the scheduler sets it (asched.app.run): its thresholds, and the
@@ -185,7 +210,7 @@ async def measure(
     services = _Services(snapshot)
     fwk = Framework(spec, registry, services, columnar=columnar, batching=batching)
     algo = Algorithm(0)
-    todo = [decode_pod(_pod(i, kind)) for i in range(pods)]
+    todo = [decode_pod(_pod(i, kind, unique_labels)) for i in range(pods)]
     # The first refresh clones every node into the snapshot; a running scheduler pays
     # that once at start-up, not per pod, so it stays out of the measurement.
     cache.update_snapshot(snapshot)
@@ -314,6 +339,11 @@ def main() -> None:
         action="store_false",
         help="OpportunisticBatching off (it only acts under --profile batchable)",
     )
+    ap.add_argument(
+        "--unique-labels",
+        action="store_true",
+        help="each pod gets its own `signature` label, as scheduler_perf's createPods does",
+    )
     ap.add_argument("--curve", default="", help="comma list of node counts: both paths, --kinds")
     ap.add_argument(
         "--kinds",
@@ -355,13 +385,14 @@ def main() -> None:
             args.columnar,
             profile=args.profile,
             batching=args.batching,
+            unique_labels=args.unique_labels,
         )
     )
     path = "columnar" if args.columnar else "per-node"
     print(
         f"kind={args.kind} nodes={args.nodes} pods={args.pods} path={path} "
         f"profile={args.profile} batching={'on' if args.batching else 'off'} "
-        f"ms_per_pod={per_pod * 1e3:.3f}"
+        f"unique_labels={'on' if args.unique_labels else 'off'} ms_per_pod={per_pod * 1e3:.3f}"
     )
 
 

@@ -3,8 +3,9 @@
 Each function here defines what one node contributes (the pairs its pods add); the sums
 are computed from scratch, or through a NodeMemo so that only nodes changed since the last
 cycle of a pod of the same shape are revisited. Memo keys hold everything a contribution
-depends on besides the node: the incoming pod's namespace and labels and its namespace's
-labels (a namespace relabel moves no node generation), or its resolved terms.
+depends on besides the node: the incoming pod's namespace, and its labels and its
+namespace's labels (a namespace relabel moves no node generation) restricted to the keys
+existing pods' terms read (readkeys.py), or its resolved terms.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from asched.api import Pod
 from asched.api.affinity import PodAffinityTerm
 from asched.framework.nodeinfo import NodeInfo
+from asched.plugins.interpodaffinity.readkeys import ReadKeys
 from asched.plugins.interpodaffinity.terms import (
     ResolvedTerm,
     WeightedTerm,
@@ -139,13 +141,32 @@ class _Incoming(NodeContribution):
         return tuple(out) or None
 
 
+def _shape(
+    pod: Pod,
+    ns_labels: Mapping[str, str],
+    nodes: Sequence[NodeInfo],
+    memo: MemoCache[MemoEntry] | None,
+    read_keys: ReadKeys | None,
+) -> Hashable:
+    """The incoming pod as existing pods' terms on `nodes` see it: the memo key's pod part."""
+    if memo is None:
+        return None
+    if read_keys is None:
+        return (pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()))
+    read_keys.refresh(nodes)
+    return read_keys.shape(pod, ns_labels)
+
+
 def count_existing_anti_affinity(
     pod: Pod,
     ns_labels: Mapping[str, str],
     nodes: Sequence[NodeInfo],
     memo: MemoCache[MemoEntry] | None = None,
+    read_keys: ReadKeys | None = None,
 ) -> TopologyCounts:
-    key = (pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()))
+    """`read_keys` (reading required anti-affinity terms) narrows the memo key; without it
+    the key holds all the pod's labels."""
+    key = ("existing-anti", _shape(pod, ns_labels, nodes, memo, read_keys))
     return _sum(nodes, _ExistingAntiAffinity(pod, ns_labels), memo, key)
 
 
@@ -223,11 +244,11 @@ def sum_scores(
     all_pods: bool,
     hard_weight: int,
     memo: MemoCache[MemoEntry] | None = None,
+    read_keys: ReadKeys | None = None,
 ) -> TopologyCounts:
+    """`read_keys` (reading the terms scored_terms gives) narrows the memo key."""
     key = (
-        pod.namespace,
-        frozenset(pod.labels.items()),
-        frozenset(ns_labels.items()),
+        _shape(pod, ns_labels, nodes, memo, read_keys),
         preferred,
         preferred_anti,
         all_pods,

@@ -28,6 +28,7 @@ from asched.plugins.interpodaffinity.counting import (
     count_existing_anti_affinity,
     count_incoming,
 )
+from asched.plugins.interpodaffinity.readkeys import ReadKeys
 from asched.plugins.interpodaffinity.terms import (
     ResolvedTerm,
     matches_all,
@@ -114,6 +115,7 @@ def compute_pre_filter_state(
     nodes_with_anti_affinity_pods: Sequence[NodeInfo],
     all_nodes: Sequence[NodeInfo],
     memo: MemoCache[MemoEntry] | None = None,
+    read_keys: ReadKeys | None = None,
 ) -> PreFilterState:
     return PreFilterState(
         pod,
@@ -121,7 +123,7 @@ def compute_pre_filter_state(
         anti_affinity_terms,
         namespace_labels,
         existing_anti=count_existing_anti_affinity(
-            pod, namespace_labels, nodes_with_anti_affinity_pods, memo
+            pod, namespace_labels, nodes_with_anti_affinity_pods, memo, read_keys
         ),
         affinity=count_incoming(affinity_terms, False, all_nodes, memo),
         anti=count_incoming(anti_affinity_terms, True, all_nodes, memo),

@@ -48,6 +48,11 @@ from asched.plugins.interpodaffinity.filtering import (
     filter_rows,
 )
 from asched.plugins.interpodaffinity.namespaces import NAMESPACES, Namespace, namespace_labels
+from asched.plugins.interpodaffinity.readkeys import (
+    ReadKeys,
+    required_anti_affinity_terms,
+    scored_terms,
+)
 from asched.plugins.interpodaffinity.scoring import (
     PRE_SCORE_KEY,
     PreScoreState,
@@ -88,6 +93,10 @@ class InterPodAffinity(
         # Pair counts of recent pod shapes, refreshed per cycle from changed nodes only.
         self._filter_memo: MemoCache[MemoEntry] = MemoCache()
         self._score_memo: MemoCache[MemoEntry] = MemoCache()
+        # The label keys existing pods' terms read, which decide a memo hit (readkeys.py);
+        # one per node list it is refreshed over, so that no list change recomputes them.
+        self._anti_keys = ReadKeys(required_anti_affinity_terms)
+        self._score_keys = {all_pods: ReadKeys(scored_terms) for all_pods in (False, True)}
 
     @property
     def name(self) -> str:
@@ -130,6 +139,7 @@ class InterPodAffinity(
             nodes_with_anti_affinity_pods=with_anti,
             all_nodes=nodes,  # every node of the snapshot, as in kube-scheduler
             memo=self._filter_memo,
+            read_keys=self._anti_keys,
         )
         if not s.existing_anti and not affinity and not anti:
             return None, skip(NAME)
@@ -203,6 +213,7 @@ class InterPodAffinity(
             all_pods=has_constraints,
             hard_weight=self._args.hard_pod_affinity_weight,
             memo=self._score_memo,
+            read_keys=self._score_keys[has_constraints],
         )
         if not topology_score:
             return skip(NAME)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from asched.framework.status import Code, Status
 from asched.framework.types import NodeScore
 from asched.plugins import interpodaffinity as ipa
 from asched.plugins.interpodaffinity.args import Args
-from asched.plugins.interpodaffinity.counting import sum_scores
+from asched.plugins.interpodaffinity.counting import count_existing_anti_affinity, sum_scores
 from asched.plugins.interpodaffinity.filtering import (
     ERR_AFFINITY,
     ERR_ANTI_AFFINITY,
@@ -37,6 +38,11 @@ from asched.plugins.interpodaffinity.namespaces import (
     namespace_labels,
 )
 from asched.plugins.interpodaffinity.plugin import InterPodAffinity
+from asched.plugins.interpodaffinity.readkeys import (
+    ReadKeys,
+    required_anti_affinity_terms,
+    scored_terms,
+)
 from asched.plugins.interpodaffinity.scoring import PRE_SCORE_KEY
 from asched.plugins.interpodaffinity.terms import (
     WeightedTerm,
@@ -794,21 +800,56 @@ def _churn_node(rng: random.Random, name: str) -> Node:
     return b.obj()
 
 
+# Terms that read the key "tier" without naming a value, or a namespace label by an
+# expression: a memo keyed by the labels' projection must still tell pods apart by them.
+_TIER_EXPRESSIONS = [
+    [{"key": "tier", "operator": "Exists"}],
+    [{"key": "tier", "operator": "DoesNotExist"}],
+    [{"key": "tier", "operator": "NotIn", "values": ["front"]}],
+]
+_NS_SELECTORS = [
+    {"matchLabels": {"env": "prod"}},
+    {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]},
+    {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["x"]}]},
+]
+
+
 def _churn_pod(rng: random.Random, name: str, node_name: str) -> Pod:
     b = make_pod(name, rng.choice(["default", "default", "other"]))
-    b = b.labels(rng.choice([DB, WEB, {"app": "cache"}])).node(node_name)
+    labels = rng.choice([DB, WEB, {"app": "cache"}])
+    if rng.random() < 0.3:
+        labels = {**labels, "tier": rng.choice(["front", "back"])}
+    b = b.labels(labels).node(node_name)
     roll = rng.random()
-    if roll < 0.25:
+    if roll < 0.2:
         b = b.pod_affinity(rng.choice([HOST, ZONE]), rng.choice([WEB, DB]), anti=True)
-    elif roll < 0.35:
+    elif roll < 0.3:
+        b = b.pod_affinity(ZONE, WEB, anti=True, namespace_selector=rng.choice(_NS_SELECTORS))
+    elif roll < 0.4:
+        # A required anti-affinity term, or a preferred one of either kind, that reads tier.
         b = b.pod_affinity(
-            ZONE, WEB, anti=True, namespace_selector={"matchLabels": {"env": "prod"}}
+            rng.choice([HOST, ZONE]),
+            rng.choice([None, WEB]),
+            match_expressions=rng.choice(_TIER_EXPRESSIONS),
+            anti=rng.random() < 0.7,
+            weight=rng.choice([0, 0, 4]),
+            namespace_selector=rng.choice([None, {}, *_NS_SELECTORS]),
         )
-    elif roll < 0.45:
+    elif roll < 0.5:
         b = b.pod_affinity(ZONE, WEB)
-    elif roll < 0.55:
+    elif roll < 0.6:
         b = b.pod_affinity(ZONE, WEB, weight=rng.randint(1, 9), anti=rng.random() < 0.5)
     return b.obj()
+
+
+def _relabel(rng: random.Random, pod: Pod, seq: int) -> Pod:
+    """The pod with a label of its own (as scheduler_perf's signature label), and at random
+    a tier label that some existing pods' terms read."""
+    labels = {**pod.labels, "signature": f"sig-{seq}"}
+    tier = rng.choice([None, "front", "back"])
+    if tier is not None:
+        labels["tier"] = tier
+    return replace(pod, labels=labels)
 
 
 _CHURN_INCOMING = [
@@ -839,13 +880,18 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
     (where the memo finds changed rows from the generation column)."""
     rng = random.Random(5)
     churn = Churn(rng, _churn_node, _churn_pod)
-    # The default namespace is relabelled now and then: that moves no node generation.
+    # The default namespace is relabelled now and then: that moves no node generation. A
+    # label no term reads ("uid") varies with it.
     stores = [
         FakeStore([Namespace("other", {"team": "x"}), Namespace("default", labels)])
-        for labels in ({}, {"env": "prod"})
+        for labels in ({}, {"env": "prod"}, {"uid": "1"}, {"env": "prod", "uid": "2"})
     ]
     filter_memo: MemoCache[Any] = MemoCache()
     score_memo: MemoCache[Any] = MemoCache()
+    # As the plugin holds them: one per node list they are refreshed over.
+    anti_keys = ReadKeys(required_anti_affinity_terms)
+    score_keys = {all_pods: ReadKeys(scored_terms) for all_pods in (False, True)}
+    seq = 0
     for _ in range(150):
         churn.step()
         store = rng.choice(stores)
@@ -860,7 +906,9 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
             assert [ni.name for ni in with_anti] == [
                 ni.name for ni in snap if ni.pods_with_required_anti_affinity
             ]
-        for pod in _CHURN_INCOMING:
+        for template in _CHURN_INCOMING:
+            seq += 1
+            pod = _relabel(rng, template, seq)
             a = pod.affinity
             kw: dict[str, Any] = {
                 "affinity_terms": resolve_all(
@@ -873,14 +921,16 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
                 "nodes_with_anti_affinity_pods": with_anti,
                 "all_nodes": snap,
             }
-            got = compute_pre_filter_state(pod, memo=filter_memo, **kw)
+            got = compute_pre_filter_state(pod, memo=filter_memo, read_keys=anti_keys, **kw)
             want = compute_pre_filter_state(pod, **kw)
             assert (got.existing_anti, got.affinity, got.anti) == (
                 want.existing_anti,
                 want.affinity,
                 want.anti,
             )
-        for pod in _SCORING_INCOMING:
+        for template in _SCORING_INCOMING:
+            seq += 1
+            pod = _relabel(rng, template, seq)
             a = pod.affinity
             pref = a.pod_affinity.preferred if a and a.pod_affinity else ()
             anti = a.pod_anti_affinity.preferred if a and a.pod_anti_affinity else ()
@@ -897,7 +947,8 @@ def test_memoized_counts_equal_a_full_recount(columnar: bool) -> None:
                 "all_pods": all_pods,
                 "hard_weight": 1,
             }
-            assert sum_scores(pod, memo=score_memo, **kw) == sum_scores(pod, **kw)
+            got_scores = sum_scores(pod, memo=score_memo, read_keys=score_keys[all_pods], **kw)
+            assert got_scores == sum_scores(pod, **kw)
 
 
 def test_state_mutations_do_not_reach_the_memo() -> None:
@@ -909,3 +960,75 @@ def test_state_mutations_do_not_reach_the_memo() -> None:
     fresh = CycleState()
     pl.pre_filter(fresh, _ANTI_DB, infos)
     assert fresh.read(PRE_FILTER_KEY).anti == {ZONE: {"z2": 1}}
+
+
+def test_labels_no_term_reads_hit_the_memo() -> None:
+    """Pods that differ only in a label no existing term reads share one memo entry; a
+    label a term reads by Exists (present or absent) makes another."""
+    guards = [
+        make_pod("g1").labels({"app": "guard"}).node("n1").pod_affinity(HOST, WEB, anti=True).obj(),
+        make_pod("g2")
+        .labels({"app": "guard"})
+        .node("n3")
+        .pod_affinity(ZONE, None, match_expressions=_TIER_EXPRESSIONS[0], anti=True)
+        .obj(),
+    ]
+    infos = cluster(THREE, guards)
+    memo: MemoCache[Any] = MemoCache()
+    keys = ReadKeys(required_anti_affinity_terms)
+    counts = [
+        count_existing_anti_affinity(
+            incoming({**WEB, "signature": f"sig-{i}", **tier}).obj(),
+            {"uid": str(i)},
+            infos,
+            memo,
+            keys,
+        )
+        for i, tier in enumerate([{}, {}, {}, {"tier": "front"}, {"tier": "back"}])
+    ]
+    assert counts[:3] == [{HOST: {"n1": 1}}] * 3
+    assert counts[3:] == [{HOST: {"n1": 1}, ZONE: {"z2": 1}}] * 2
+    # One entry without tier, one with tier=front, one with tier=back.
+    assert len(memo) == 3
+
+
+@pytest.mark.parametrize(
+    ("anti", "weight"),
+    [
+        pytest.param(True, 0, id="required-anti"),
+        pytest.param(False, 0, id="required-affinity"),
+        pytest.param(False, 5, id="preferred-affinity"),
+        pytest.param(True, 5, id="preferred-anti"),
+    ],
+)
+@pytest.mark.parametrize("expressions", _TIER_EXPRESSIONS, ids=["exists", "not-exists", "notin"])
+def test_every_term_kind_reads_its_keys(
+    anti: bool, weight: int, expressions: list[dict[str, Any]]
+) -> None:
+    """One existing term that reads tier only through an expression: pods that differ in
+    tier alone must not share a memo entry, whichever kind of term it is."""
+    existing = (
+        make_pod("e")
+        .labels(DB)
+        .node("n1")
+        .pod_affinity(ZONE, None, match_expressions=expressions, anti=anti, weight=weight)
+        .obj()
+    )
+    infos = cluster(THREE, [existing])
+    anti_memo: MemoCache[Any] = MemoCache()
+    score_memo: MemoCache[Any] = MemoCache()
+    anti_keys, score_keys = ReadKeys(required_anti_affinity_terms), ReadKeys(scored_terms)
+    kw: dict[str, Any] = {
+        "preferred": (),
+        "preferred_anti": (),
+        "ns_labels": {},
+        "nodes": infos,
+        "all_pods": False,
+        "hard_weight": 1,
+    }
+    for i, tier in enumerate([{}, {"tier": "front"}, {}, {"tier": "back"}, {"tier": "front"}]):
+        pod = incoming({**WEB, "signature": f"sig-{i}", **tier}).obj()
+        got = count_existing_anti_affinity(pod, {}, infos, anti_memo, anti_keys)
+        assert got == count_existing_anti_affinity(pod, {}, infos)
+        got = sum_scores(pod, memo=score_memo, read_keys=score_keys, **kw)
+        assert got == sum_scores(pod, **kw)
