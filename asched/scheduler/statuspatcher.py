@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 from structlog.typing import FilteringBoundLogger
 
+from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors, report_unexpected
 from asched.client.protocol import REQUEST_ERRORS, ApiError, KubeClient, failure_fields
 
@@ -78,11 +79,11 @@ class CoalescingPatcher(Generic[T]):
         """A pending item was changed in place."""
         self._wake.set()
 
-    async def sent(self, key: str) -> None:
-        """Return once no patch for *key* is in flight (at once if none is)."""
+    async def sent(self, key: str, clock: Clock, within: float) -> bool:
+        """Wait until no patch for *key* is in flight, at most `within` seconds on
+        `clock`; whether none is."""
         done = self._in_flight.get(key)
-        if done is not None:
-            await done.wait()
+        return done is None or await clock.wait(done, within)
 
     async def run(self) -> None:
         limiter = anyio.Semaphore(self._max)

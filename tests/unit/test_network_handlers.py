@@ -23,7 +23,7 @@ from asched.metrics import Metrics
 from asched.plugins.coscheduling.status import PodGroupStatusWriter
 from asched.recorder import EventRecorder
 from asched.scheduler.podgroupstatus import PodGroupConditionWriter
-from asched.scheduler.podstatus import PodStatusWriter
+from asched.scheduler.podstatus import IN_FLIGHT_WAIT_SECONDS, PodStatusWriter
 from asched.testing import FakeClient
 from tests.builders import make_native_pod_group, make_pod, make_pod_group
 
@@ -220,6 +220,34 @@ async def test_pod_status_writer_binding_waits_for_the_patch_in_flight() -> None
         await anyio.wait_all_tasks_blocked()
         tg.cancel_scope.cancel()
     assert order == ["patch", "bind"]
+
+
+async def test_pod_status_writer_binding_waits_for_a_patch_in_flight_only_so_long() -> None:
+    # A patch stuck behind a rate limiter must not hold a gang member's Binding for
+    # seconds: after IN_FLIGHT_WAIT_SECONDS the Binding goes on.
+    client = Gated()
+    clock = FakeClock()
+    writer = PodStatusWriter(client, clock)
+    bound = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        writer.set_unschedulable(make_pod("a").uid("ua").obj(), "Unschedulable", "no nodes")
+        await client.entered.wait()
+
+        async def bind() -> None:
+            await writer.before_binding("ua")
+            bound.set()
+
+        tg.start_soon(bind)
+        await anyio.wait_all_tasks_blocked()
+        clock.advance(IN_FLIGHT_WAIT_SECONDS - 0.01)
+        await anyio.wait_all_tasks_blocked()
+        assert not bound.is_set()
+        clock.advance(0.01)
+        await anyio.wait_all_tasks_blocked()
+        assert bound.is_set()
+        client.release.set()
+        tg.cancel_scope.cancel()
 
 
 async def test_coalescing_patcher_keeps_one_patch_per_object_in_flight() -> None:
