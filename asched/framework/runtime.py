@@ -442,27 +442,40 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo
     ) -> Status | None:
-        for name, ext in self._extensions(state):
-            try:
-                st = ext.add_pod(state, pod_to_schedule, pod_to_add, node_info)
-            except Exception as exc:
-                self._reports.crashed(plugin=name, point="AddPod", pod=pod_to_schedule.key)
-                st = error(exc, name)
-            if st is not None and not st.is_success():
-                return wrap_error(f'running AddPod on PreFilter plugin "{name}"', st, name)
-        return None
+        """RunPreFilterExtensionAddPod: every extension sees `pod_to_add` join the node."""
+        return self._run_extension(
+            "AddPod",
+            state,
+            pod_to_schedule,
+            lambda ext: ext.add_pod(state, pod_to_schedule, pod_to_add, node_info),
+        )
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo
     ) -> Status | None:
+        """RunPreFilterExtensionRemovePod: every extension sees `pod_to_remove` leave."""
+        return self._run_extension(
+            "RemovePod",
+            state,
+            pod_to_schedule,
+            lambda ext: ext.remove_pod(state, pod_to_schedule, pod_to_remove, node_info),
+        )
+
+    def _run_extension(
+        self,
+        point: str,
+        state: CycleState,
+        pod_to_schedule: Pod,
+        call: Callable[[PreFilterExtensions], Status | None],
+    ) -> Status | None:
         for name, ext in self._extensions(state):
             try:
-                st = ext.remove_pod(state, pod_to_schedule, pod_to_remove, node_info)
+                st = call(ext)
             except Exception as exc:
-                self._reports.crashed(plugin=name, point="RemovePod", pod=pod_to_schedule.key)
+                self._reports.crashed(plugin=name, point=point, pod=pod_to_schedule.key)
                 st = error(exc, name)
             if st is not None and not st.is_success():
-                return wrap_error(f'running RemovePod on PreFilter plugin "{name}"', st, name)
+                return wrap_error(f'running {point} on PreFilter plugin "{name}"', st, name)
         return None
 
     # ---- PostFilter ----------------------------------------------------------------
