@@ -290,7 +290,7 @@ class Metrics:
         )
         self._gc_full_unreachable = Counter(
             "asched_gc_full_collection_unreachable_objects",
-            "Unreachable objects found by the periodic full collection (gctune.Sweeper): "
+            "Unreachable objects found by the full collections (gctune.Sweeper): "
             "cyclic garbage the young sweeps froze while it was still alive, plus any "
             "found since the last sweep. Its rate is what freezing would leak without it.",
             registry=r,

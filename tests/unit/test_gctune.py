@@ -147,3 +147,117 @@ def test_a_cycle_frozen_alive_is_found_by_the_full_collection_once_it_dies() -> 
         assert found >= 1
     finally:
         gc.unfreeze()
+
+
+def test_a_grown_frozen_generation_brings_a_full_collection_when_idle_after_the_gap() -> None:
+    """A fault's cyclic garbage is frozen alive and dies frozen: once the frozen generation
+    grew by `full_growth` of what the last full collection left (and `full_growth_min`),
+    a full collection runs at the next idle check, long before `full_every`."""
+    now = [0.0]
+    fake = _FakeGc()
+    frozen = [0]
+    busy = [False]
+    counted: list[float] = []
+
+    def count() -> int:
+        counted.append(now[0])
+        return frozen[0]
+
+    sweeper = Sweeper(
+        lambda: now[0],
+        probe_every=1.0,
+        full_every=3600.0,
+        full_growth=0.05,
+        full_growth_min=1000,
+        full_min_gap=60.0,
+        full_check_every=10.0,
+        idle=lambda: not busy[0],
+        collect=fake.collect,
+        freeze=fake.freeze,
+        unfreeze=fake.unfreeze,
+        frozen=count,
+    )
+
+    def full_at(t: float) -> bool:
+        return _ticks(sweeper, fake, now, (t,))[0][1] is not None
+
+    frozen[0] = 100_000  # the caches, frozen at sync
+    assert not full_at(30.0)  # within the gap: not even counted
+    assert counted == []
+    assert full_at(60.0)  # grew from nothing: the first full collection
+    assert counted == [60.0, 60.0]  # checked, then what the collection left
+    frozen[0] = 104_000  # +4 %: under 5 % of 100,000
+    assert not full_at(119.0)  # within the gap after the full collection
+    assert not full_at(120.0)
+    frozen[0] = 106_000  # +6 %
+    assert not full_at(125.0)  # counted at 120: the next count is at 130
+    busy[0] = True
+    assert not full_at(130.0)  # busy: not counted, no collection
+    assert counted[-1] == 120.0
+    busy[0] = False
+    assert full_at(131.0)
+    assert not full_at(3000.0)  # no growth since: nothing until the hourly one
+    assert full_at(3731.0)
+
+
+@pytest.mark.parametrize(
+    ("baseline", "grown_to", "collects"),
+    [
+        pytest.param(2_000, 2_900, False, id="small-heap-under-the-floor"),
+        pytest.param(2_000, 3_100, True, id="small-heap-over-the-floor"),
+        pytest.param(1_000_000, 1_040_000, False, id="large-heap-under-5pct"),
+        pytest.param(1_000_000, 1_060_000, True, id="large-heap-over-5pct"),
+        pytest.param(1_000_000, 900_000, False, id="shrunk"),
+    ],
+)
+def test_the_growth_that_brings_a_full_collection_is_5pct_or_the_floor(
+    baseline: int, grown_to: int, collects: bool
+) -> None:
+    now = [0.0]
+    fake = _FakeGc()
+    frozen = [baseline]
+    sweeper = _sweeper(
+        fake,
+        now,
+        full_growth=0.05,
+        full_growth_min=1000,
+        full_min_gap=60.0,
+        frozen=lambda: frozen[0],
+    )
+    assert _ticks(sweeper, fake, now, (60.0,))[0][1] is not None  # sets the baseline
+    frozen[0] = grown_to
+    assert (_ticks(sweeper, fake, now, (120.0,))[0][1] is not None) == collects
+
+
+def test_garbage_stranded_frozen_is_freed_by_the_growth_rule_with_the_real_gc() -> None:
+    """Cycles that die after a sweep froze them (a fault's exceptions and their frames)
+    are freed at the next idle check once there are enough of them, not an hour later."""
+    now = [0.0]
+    sweeper = Sweeper(
+        lambda: now[0],
+        probe_every=1.0,
+        full_every=3600.0,
+        full_growth=0.05,
+        full_growth_min=5000,
+        full_min_gap=60.0,
+        full_check_every=10.0,
+    )
+    try:
+        now[0] = 1.0
+        sweeper.tick()  # freezes what the test process holds (thousands of objects)
+        now[0] = 60.0
+        assert sweeper.tick() is not None  # that growth: the first full collection
+        kept = [_Cycle() for _ in range(20_000)]
+        ref = weakref.ref(kept[0])
+        now[0] = 61.0
+        sweeper.tick()  # alive at the sweep: frozen
+        del kept
+        gc.collect()
+        assert ref() is not None  # dead, frozen: no ordinary collection frees it
+        now[0] = 120.0
+        found = sweeper.tick()
+        assert found is not None
+        assert found >= 20_000
+        assert ref() is None
+    finally:
+        gc.unfreeze()
