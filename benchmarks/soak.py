@@ -28,7 +28,10 @@ What it reports (a JSON document, also logged):
 - pods lost (target 0): pods of the population still unbound once the churn stopped and
   asched had `SETTLE_S` seconds to catch up; double bindings (a pod seen on a second
   node); nodes whose bound pods request more CPU than they have;
-- asched's exit code on the final SIGTERM (0 expected), and the faults with their times.
+- asched's exit code on the final SIGTERM (0 expected), and the faults with their times;
+- the full garbage collections of the measured process (asched.gctune.Sweeper): how many,
+  how long they held the loop, and the unreachable objects they found (the cyclic
+  garbage a fault leaves frozen).
 
 The first fault restarts asched so that the process measured from the warm-up to the end
 lives through every later fault: a restart resets RSS and the lag histogram.
@@ -60,7 +63,7 @@ from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from benchmarks import procstat
 from benchmarks.churn import Churn, ensure_priority_class
 from benchmarks.observer import BindObserver
-from benchmarks.promtext import Histogram, parse_histogram
+from benchmarks.promtext import Histogram, counter_by_label, parse_histogram, parse_histograms
 from benchmarks.runner import export_asched
 from benchmarks.schedulers import (
     SCHEDULER_NAMES,
@@ -75,6 +78,8 @@ log = structlog.get_logger(__name__)
 
 NAMESPACE = "soak"
 LOOP_LAG = "asched_event_loop_lag_seconds"
+GC_PAUSE = "asched_gc_pause_seconds"
+GC_UNREACHABLE = "asched_gc_full_collection_unreachable_objects"
 NODE_CPU = "4"
 POD_CPU = "500m"
 RSS_EVERY_S = 10.0
@@ -106,6 +111,23 @@ class Scrape:
     at: float
     pid: int
     lag: Histogram
+    # Full collections so far (the generation-2 pauses) and the objects they found.
+    full_gc: Histogram | None = None
+    full_gc_unreachable: float = 0.0
+
+
+def full_gc_summary(scrapes: Sequence[Scrape]) -> dict[str, Any]:
+    """The full collections of the process of the last scrape, from its last scrape."""
+    if not scrapes:
+        return {}
+    last = scrapes[-1]
+    full = last.full_gc
+    count = int(full.total) if full is not None else 0
+    return {
+        "full_gc_collections": count,
+        "full_gc_seconds_mean": (full.sum / full.total) if full is not None and count else 0.0,
+        "full_gc_unreachable_objects": int(last.full_gc_unreachable),
+    }
 
 
 def lag_p99_per_window(
@@ -183,7 +205,9 @@ class Soak:
             return
         lag = parse_histogram(text, LOOP_LAG)
         if lag is not None:
-            self.scrapes.append(Scrape(time.time(), proc.pid, lag))
+            full = parse_histograms(text, GC_PAUSE, by="generation").get("2")
+            unreachable = counter_by_label(text, GC_UNREACHABLE).get("", 0.0)
+            self.scrapes.append(Scrape(time.time(), proc.pid, lag, full, unreachable))
 
     # -- background loops ------------------------------------------------------------------
 
@@ -433,6 +457,7 @@ async def run_soak(args: argparse.Namespace) -> dict[str, Any]:
                 soak.scrapes, soak.started, ended, LAG_WINDOW_S
             )
             document["faults"] = soak.faults
+            document.update(full_gc_summary(soak.scrapes))
             document["harness_request_failures"] = soak.request_failures
             document["pods_created"] = next(soak.counter)
     document["loadavg_end"] = list(os.getloadavg())

@@ -13,6 +13,7 @@ from benchmarks.soak import (
     ETCD_PAUSE,
     WATCH_EXPIRY,
     Scrape,
+    full_gc_summary,
     lag_p99_per_window,
     schedule,
 )
@@ -59,3 +60,23 @@ def test_a_window_without_scrapes_is_nan() -> None:
     first, second = lag_p99_per_window(scrapes, 0.0, 20.0, 10.0)
     assert not math.isnan(first)
     assert math.isnan(second)
+
+
+def test_the_full_collections_are_those_of_the_last_scrape() -> None:
+    full = Histogram(BOUNDS, (0.0, 1.0, 3.0, 3.0), 3.0, 0.09)
+    scrapes = [
+        Scrape(1.0, 1, hist(0, 0, 0, 0), Histogram(BOUNDS, (1, 1, 1, 1), 1.0, 0.001), 40.0),
+        Scrape(2.0, 2, hist(0, 0, 0, 0), full, 1500.0),
+    ]
+    assert full_gc_summary(scrapes) == {
+        "full_gc_collections": 3,
+        "full_gc_seconds_mean": pytest.approx(0.03),
+        "full_gc_unreachable_objects": 1500,
+    }
+    none_yet = full_gc_summary([Scrape(1.0, 1, hist(0, 0, 0, 0))])
+    assert none_yet == {
+        "full_gc_collections": 0,
+        "full_gc_seconds_mean": 0.0,
+        "full_gc_unreachable_objects": 0,
+    }
+    assert full_gc_summary([]) == {}
