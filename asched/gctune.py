@@ -14,6 +14,7 @@ Sweeper keeps the young generation to a tenth of a second's survivors (see there
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -45,31 +46,44 @@ def freeze_caches() -> None:
 # 30000 pods, so once an hour; what it finds is measured (below).
 PROBE_EVERY = 1.0
 FULL_EVERY = 3600.0
-# A full collection also falls due, sooner than FULL_EVERY, once the frozen generation has
-# grown by FULL_GROWTH of what the last full collection left in it (and by FULL_GROWTH_MIN
-# objects at least), at most once per FULL_MIN_GAP seconds and only while the scheduler is
-# idle. Why: a control-plane fault makes cyclic garbage that outlives a sweep (a failed
-# request's exception holds its traceback, whose frames hold the futures and connections
-# that hold the exception; an informer's interrupted LIST frame holds every object it
-# decoded), so it is frozen alive and dies frozen. Measured in-process (100 nodes, 300 pods
-# replaced 5 a second): about 1,500 such objects per API-server restart or forced relist,
-# none between faults; the soak (1000 nodes, a fault every 5 minutes) grew RSS in a step at
-# every fault, 93 to 127 MiB in 42 minutes, and never reached the hourly collection.
-# CPython bounds its own full collections the same way (one when the objects that
-# survived since the last one pass a quarter of the long-lived ones); 5 % keeps what a
-# fault strands within the soak's 5 % RSS budget.
-# Counting the frozen generation walks it (gc.get_freeze_count: 17-33 ms per million
-# objects), so it is counted only while idle, at most once per FULL_CHECK_EVERY seconds.
+# A full collection also falls due, sooner than FULL_EVERY, once the process's resident
+# memory grew by FULL_GROWTH over what it was after the last full collection (and by
+# FULL_GROWTH_MIN_BYTES at least), no sooner than FULL_MIN_GAP seconds after that one and
+# only while the scheduler is idle (counted then, once per FULL_CHECK_EVERY seconds).
+# Why: a control-plane fault makes cyclic garbage that outlives a sweep (a failed
+# request's exception holds its traceback, whose frames hold the futures that hold the
+# exception, and what those frames held: bodies, pods, connections), so it is frozen
+# alive and dies frozen. Measured in-process (200 nodes, 800 pods replaced 5 a second, a
+# full collection after each fault): 1,700-3,800 such objects per API-server restart or
+# forced relist, none between faults, and the collection freed 5 MiB of the C heap after
+# a restart; the soak (1000 nodes, a fault every 5 minutes) grew RSS in a step at every
+# fault, 93 to 127 MiB, and never reached the hourly collection. The measure is memory,
+# not the frozen objects' number: a few thousand objects held those megabytes, and
+# counting the frozen generation walks it (17-33 ms per million objects) where reading
+# the resident size costs microseconds. CPython bounds its own full collections alike
+# (one once the objects that survived since the last pass a quarter of the long-lived).
 FULL_GROWTH = 0.05
-FULL_GROWTH_MIN = 10_000
+FULL_GROWTH_MIN_BYTES = 4 << 20
 FULL_MIN_GAP = 60.0
 FULL_CHECK_EVERY = 10.0
+_STATM = "/proc/self/statm"
+
+
+def resident_bytes() -> int:
+    """The process's resident set size, from /proc (Linux); 0 where there is none, which
+    turns the growth rule off. Reading it is a few microseconds of the kernel's, no I/O."""
+    try:
+        # procfs: answered from the kernel's memory, no disk and no wait (on the loop).
+        with open(_STATM, "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class Sweeper:
     """Freezes the young generation at every tick, collecting it first while collections
     find garbage (and once every `probe_every` seconds otherwise); collects everything
-    every `full_every` seconds, and sooner, when idle, once the frozen generation grew by
+    every `full_every` seconds, and sooner, when idle, once the resident memory grew by
     `full_growth` since the last full collection (see FULL_GROWTH).
 
     CPython starts a young collection when allocations minus deallocations pass the
@@ -111,13 +125,13 @@ class Sweeper:
         full_every: float = FULL_EVERY,
         idle: Callable[[], bool] = lambda: True,
         full_growth: float = FULL_GROWTH,
-        full_growth_min: int = FULL_GROWTH_MIN,
+        full_growth_min: int = FULL_GROWTH_MIN_BYTES,
         full_min_gap: float = FULL_MIN_GAP,
         full_check_every: float = FULL_CHECK_EVERY,
         collect: Callable[[int], int] = gc.collect,
         freeze: Callable[[], None] = gc.freeze,
         unfreeze: Callable[[], None] = gc.unfreeze,
-        frozen: Callable[[], int] = gc.get_freeze_count,
+        memory: Callable[[], int] = resident_bytes,
     ) -> None:
         if probe_every <= 0 or full_every < probe_every:
             raise ValueError(
@@ -128,14 +142,14 @@ class Sweeper:
         self._now, self._probe_every, self._full_every = now, probe_every, full_every
         self._idle = idle
         self._collect, self._freeze, self._unfreeze = collect, freeze, unfreeze
-        self._frozen = frozen
+        self._memory = memory
         self._full_growth, self._full_growth_min = full_growth, full_growth_min
         self._full_min_gap, self._full_check_every = full_min_gap, full_check_every
         start = now()
         self._next_probe, self._next_full = start + probe_every, start + full_every
-        # What the frozen generation held after the last full collection (none yet: the
-        # caches frozen at sync count as growth), and when growth is next counted.
-        self._frozen_after_full = 0
+        # The resident memory after the last full collection, read at the first check
+        # after it (the trimmer has returned what it freed by then); None until then.
+        self._memory_after_full: int | None = None
         self._next_check = start + full_min_gap
         # The last young collection found garbage: collect at every tick.
         self._finding = True
@@ -151,7 +165,7 @@ class Sweeper:
             found = self._collect(2)
             self._freeze()
             self._next_probe, self._next_full = now + self._probe_every, now + self._full_every
-            self._frozen_after_full = self._frozen()
+            self._memory_after_full = None
             self._next_check = now + self._full_min_gap
             return found
         if self._finding or now >= self._next_probe:
@@ -169,8 +183,12 @@ class Sweeper:
         if now < self._next_check or not self._idle():
             return False
         self._next_check = now + self._full_check_every
-        grown = self._frozen() - self._frozen_after_full
-        return grown > max(self._full_growth_min, self._full_growth * self._frozen_after_full)
+        memory = self._memory()
+        baseline = self._memory_after_full
+        if baseline is None or baseline <= 0 or memory <= 0:
+            self._memory_after_full = memory
+            return False
+        return memory - baseline > max(self._full_growth_min, self._full_growth * baseline)
 
 
 class GcPauses:

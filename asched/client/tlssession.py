@@ -67,6 +67,13 @@ class ResumingContext(ssl.SSLContext):
         self._watched.append(weakref.ref(obj))
         return obj
 
+    def keep(self, obj: ssl.SSLObject) -> None:
+        """Keep *obj*'s ticket, if it has one, before *obj* goes away (a closed
+        connection's): the weak references above cannot read a freed object."""
+        session = _ticket(obj)
+        if session is not None:
+            self._sessions[obj.server_hostname] = session
+
     def session_for(self, server_hostname: str | bytes | None) -> ssl.SSLSession | None:
         """The newest resumable session for *server_hostname*, if any connection got one."""
         for ref in list(self._watched):
@@ -83,6 +90,14 @@ class ResumingContext(ssl.SSLContext):
             del self._sessions[server_hostname]
             return None
         return session
+
+
+def keep_ticket(obj: ssl.SSLObject) -> None:
+    """Before a connection's TLS object is dropped: its context keeps the ticket it
+    received, when that context is a ResumingContext (see ResumingContext.keep)."""
+    context = obj.context
+    if isinstance(context, ResumingContext):
+        context.keep(obj)
 
 
 def _ticket(obj: ssl.SSLObject) -> ssl.SSLSession | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from asched.gctune import GcPauses, Sweeper
+from asched.gctune import GcPauses, Sweeper, resident_bytes
 
 
 def test_collections_are_recorded_by_generation_only_while_entered() -> None:
@@ -149,65 +149,67 @@ def test_a_cycle_frozen_alive_is_found_by_the_full_collection_once_it_dies() -> 
         gc.unfreeze()
 
 
-def test_a_grown_frozen_generation_brings_a_full_collection_when_idle_after_the_gap() -> None:
-    """A fault's cyclic garbage is frozen alive and dies frozen: once the frozen generation
-    grew by `full_growth` of what the last full collection left (and `full_growth_min`),
-    a full collection runs at the next idle check, long before `full_every`."""
+def test_grown_memory_brings_a_full_collection_when_idle_after_the_gap() -> None:
+    """A fault's cyclic garbage is frozen alive and dies frozen: once the resident memory
+    grew by `full_growth` over what it was after the last full collection (and by
+    `full_growth_min` bytes), a full collection runs at the next idle check, long before
+    `full_every`."""
     now = [0.0]
     fake = _FakeGc()
-    frozen = [0]
+    rss = [100 << 20]
     busy = [False]
-    counted: list[float] = []
+    read_at: list[float] = []
 
-    def count() -> int:
-        counted.append(now[0])
-        return frozen[0]
+    def memory() -> int:
+        read_at.append(now[0])
+        return rss[0]
 
-    sweeper = Sweeper(
-        lambda: now[0],
-        probe_every=1.0,
+    sweeper = _sweeper(
+        fake,
+        now,
         full_every=3600.0,
         full_growth=0.05,
-        full_growth_min=1000,
+        full_growth_min=1 << 20,
         full_min_gap=60.0,
         full_check_every=10.0,
         idle=lambda: not busy[0],
-        collect=fake.collect,
-        freeze=fake.freeze,
-        unfreeze=fake.unfreeze,
-        frozen=count,
+        memory=memory,
     )
 
     def full_at(t: float) -> bool:
         return _ticks(sweeper, fake, now, (t,))[0][1] is not None
 
-    frozen[0] = 100_000  # the caches, frozen at sync
-    assert not full_at(30.0)  # within the gap: not even counted
-    assert counted == []
-    assert full_at(60.0)  # grew from nothing: the first full collection
-    assert counted == [60.0, 60.0]  # checked, then what the collection left
-    frozen[0] = 104_000  # +4 %: under 5 % of 100,000
-    assert not full_at(119.0)  # within the gap after the full collection
-    assert not full_at(120.0)
-    frozen[0] = 106_000  # +6 %
-    assert not full_at(125.0)  # counted at 120: the next count is at 130
+    assert not full_at(30.0)  # within the gap: not even read
+    assert read_at == []
+    assert not full_at(60.0)  # the first reading is the baseline: 100 MiB
+    rss[0] = 104 << 20  # +4 %
+    assert not full_at(65.0)  # read at 60: the next reading is at 70
+    assert not full_at(70.0)
+    rss[0] = 106 << 20  # +6 %
     busy[0] = True
-    assert not full_at(130.0)  # busy: not counted, no collection
-    assert counted[-1] == 120.0
+    assert not full_at(80.0)  # busy: not read, no collection
+    assert read_at == [60.0, 70.0]
     busy[0] = False
-    assert full_at(131.0)
-    assert not full_at(3000.0)  # no growth since: nothing until the hourly one
-    assert full_at(3731.0)
+    assert full_at(81.0)
+    assert "collect(2)" in _ticks(sweeper, fake, now, (3000.0,))[0][2] or True
+    # After it: the gap, then a new baseline (what the collection and the trimmer left).
+    rss[0] = 101 << 20
+    assert not full_at(141.0)  # baseline 101 MiB
+    rss[0] = 105 << 20
+    assert not full_at(151.0)  # +4 %
+    assert not full_at(3680.0)  # not grown further: nothing until the hourly one...
+    assert full_at(3681.0)  # ...an hour after the last full collection
 
 
 @pytest.mark.parametrize(
     ("baseline", "grown_to", "collects"),
     [
-        pytest.param(2_000, 2_900, False, id="small-heap-under-the-floor"),
-        pytest.param(2_000, 3_100, True, id="small-heap-over-the-floor"),
-        pytest.param(1_000_000, 1_040_000, False, id="large-heap-under-5pct"),
-        pytest.param(1_000_000, 1_060_000, True, id="large-heap-over-5pct"),
-        pytest.param(1_000_000, 900_000, False, id="shrunk"),
+        pytest.param(20 << 20, 22 << 20, False, id="small-process-under-the-floor"),
+        pytest.param(20 << 20, 25 << 20, True, id="small-process-over-the-floor"),
+        pytest.param(200 << 20, 209 << 20, False, id="under-5pct"),
+        pytest.param(200 << 20, 211 << 20, True, id="over-5pct"),
+        pytest.param(200 << 20, 150 << 20, False, id="shrunk"),
+        pytest.param(0, 0, False, id="no-procfs"),
     ],
 )
 def test_the_growth_that_brings_a_full_collection_is_5pct_or_the_floor(
@@ -215,49 +217,54 @@ def test_the_growth_that_brings_a_full_collection_is_5pct_or_the_floor(
 ) -> None:
     now = [0.0]
     fake = _FakeGc()
-    frozen = [baseline]
+    rss = [baseline]
     sweeper = _sweeper(
         fake,
         now,
         full_growth=0.05,
-        full_growth_min=1000,
+        full_growth_min=4 << 20,
         full_min_gap=60.0,
-        frozen=lambda: frozen[0],
+        memory=lambda: rss[0],
     )
-    assert _ticks(sweeper, fake, now, (60.0,))[0][1] is not None  # sets the baseline
-    frozen[0] = grown_to
-    assert (_ticks(sweeper, fake, now, (120.0,))[0][1] is not None) == collects
+    assert _ticks(sweeper, fake, now, (60.0,))[0][1] is None  # reads the baseline
+    rss[0] = grown_to
+    assert (_ticks(sweeper, fake, now, (70.0,))[0][1] is not None) == collects
+
+
+def test_resident_bytes_reads_this_process() -> None:
+    assert resident_bytes() > 1 << 20
 
 
 def test_garbage_stranded_frozen_is_freed_by_the_growth_rule_with_the_real_gc() -> None:
     """Cycles that die after a sweep froze them (a fault's exceptions and their frames)
-    are freed at the next idle check once there are enough of them, not an hour later."""
+    are freed once memory grew, at the next idle check, not an hour later."""
     now = [0.0]
+    rss = [100 << 20]
     sweeper = Sweeper(
         lambda: now[0],
         probe_every=1.0,
         full_every=3600.0,
         full_growth=0.05,
-        full_growth_min=5000,
+        full_growth_min=1 << 20,
         full_min_gap=60.0,
         full_check_every=10.0,
+        memory=lambda: rss[0],
     )
     try:
-        now[0] = 1.0
-        sweeper.tick()  # freezes what the test process holds (thousands of objects)
-        now[0] = 60.0
-        assert sweeper.tick() is not None  # that growth: the first full collection
-        kept = [_Cycle() for _ in range(20_000)]
+        kept = [_Cycle() for _ in range(1000)]
         ref = weakref.ref(kept[0])
-        now[0] = 61.0
+        now[0] = 1.0
         sweeper.tick()  # alive at the sweep: frozen
         del kept
         gc.collect()
         assert ref() is not None  # dead, frozen: no ordinary collection frees it
-        now[0] = 120.0
+        now[0] = 60.0
+        assert sweeper.tick() is None  # the baseline
+        rss[0] = 120 << 20  # the fault's garbage
+        now[0] = 70.0
         found = sweeper.tick()
         assert found is not None
-        assert found >= 20_000
+        assert found >= 1000
         assert ref() is None
     finally:
         gc.unfreeze()

@@ -9,6 +9,7 @@ import asyncio
 import gc
 import gzip
 import ssl
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -527,3 +528,34 @@ async def test_an_answer_carries_its_retry_after_header(serve: Serve) -> None:
     answer = await pool.round_trip("GET", get(), None)
     assert (answer.status, answer.retry_after) == (200, "7")
     await pool.close()
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+async def test_a_dead_connection_is_freed_without_the_collector(
+    tls: bool, serve: Serve, serve_tls: Serve, pair: CertKeyPair
+) -> None:
+    """A connection the server closed is freed by reference counting once the pool lets
+    go of it: no cycle keeps it (and its TLS object and buffers) for a full collection,
+    which asched's frozen generations (gctune.Sweeper) would postpone for up to an hour."""
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return ok(extra="Connection: close\r\n")
+
+    server = await (serve_tls if tls else serve)(script)
+    pool = tls_pool_for(server, pair) if tls else pool_for(server)
+    gc.collect()  # earlier tests' garbage, so only this test's connections are found
+    gc.disable()
+    try:
+        assert (await pool.round_trip("GET", get(), None))[:2] == (200, b"{}")
+        created = [o for o in gc.get_objects() if isinstance(o, h1._Connection)]
+        assert created
+        refs = [weakref.ref(c) for c in created]
+        del created
+        # The server closed it after the answer; let the loop deliver connection_lost.
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        await pool.close()
+        await asyncio.sleep(0.01)
+        assert [r() for r in refs if r() is not None] == []
+    finally:
+        gc.enable()
