@@ -48,8 +48,10 @@ def unclosed_transports() -> list[str]:
     for obj in gc.get_objects():
         if not isinstance(obj, asyncio.Transport):
             continue
-        sock = obj.get_extra_info("socket")
-        # The transport's loop is private; a transport that finished closing has none.
+        # Private, both: the socket of the transports that own one (the selector loop's;
+        # a TLS transport wraps one of those), dropped once closed, and the loop, which
+        # a transport that finished closing has no more.
+        sock = getattr(obj, "_sock", None)
         loop = getattr(obj, "_loop", None)
         if sock is None or sock.fileno() == -1 or loop is None or not loop.is_closed():
             continue
