@@ -39,7 +39,14 @@ from asched.api.podgroup import (
 )
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors, report_unexpected
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient, failure_fields
+from asched.client.protocol import (
+    REQUEST_ERRORS,
+    ApiError,
+    FailureKind,
+    KubeClient,
+    failure_fields,
+    failure_kind,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -222,13 +229,15 @@ class PodGroupStatusWriter:
             )
             written.fields.update(patch)
             log.debug("podgroup_status_written", podgroup=key, **patch)
-        except ApiError as exc:
-            if exc.not_found or exc.conflict:
+        except REQUEST_ERRORS as exc:
+            # One classification (asched.client.protocol.FailureKind): a group gone (404)
+            # or recreated under the same name (409, the uid precondition) has nothing
+            # left to write; any other failure is retried at the group's next slot.
+            if failure_kind(exc) is FailureKind.CONFLICT or (
+                isinstance(exc, ApiError) and exc.not_found
+            ):
                 self.forget(key)
                 return
-            log.warning("podgroup_status_update_failed", podgroup=key, **failure_fields(exc))
-            self._retry(key, extra)
-        except TRANSPORT_ERRORS as exc:  # retried at the group's next slot
             log.warning("podgroup_status_update_failed", podgroup=key, **failure_fields(exc))
             self._retry(key, extra)
         except Exception:

@@ -9,7 +9,7 @@ import pytest
 
 from asched.api.podgroup import PodGroup
 from asched.base.clock import FakeClock
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, TransportError
 from asched.plugins.coscheduling.status import (
     MemberCounts,
     PodGroupStatusWriter,
@@ -171,6 +171,34 @@ async def test_a_missing_group_is_dropped(how: str) -> None:
     await w.flush()
     assert w.pending() == 0
     assert client.requests == []
+
+
+@pytest.mark.parametrize(
+    ("error", "retried"),
+    [
+        pytest.param(ApiError(409, "Conflict", "uid"), False, id="conflict-recreated"),
+        pytest.param(ApiError(404, "NotFound", "gone"), False, id="not-found"),
+        pytest.param(ApiError(500, "InternalError", "etcd"), True, id="server-error"),
+        pytest.param(ApiError(429, "TooManyRequests", "slow"), True, id="throttled"),
+        pytest.param(ApiError(422, "Invalid", "bad"), True, id="invalid"),
+        pytest.param(TransportError("PATCH x: reset", broken=True), True, id="transport"),
+        pytest.param(TransportError("PATCH x: slow", timeout=True), True, id="timeout"),
+        pytest.param(ConnectionResetError("reset"), True, id="unwrapped-oserror"),
+    ],
+)
+async def test_a_failed_write_is_dropped_or_retried_by_its_kind(
+    error: Exception, retried: bool
+) -> None:
+    w, source, client, clock = _writer()
+    client.errors.append(error)
+    pg = _pg()
+    source.set(pg, {"phase": "Scheduling"})
+    w.mark(pg.key)
+    await w.flush()
+    assert w.pending() == (1 if retried else 0)
+    clock.advance(1.0)
+    await w.flush()
+    assert _written(client) == ([{"phase": "Scheduling"}] if retried else [])
 
 
 async def test_run_writes_in_batches() -> None:
