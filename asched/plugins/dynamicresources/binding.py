@@ -10,6 +10,8 @@ the binding instead of being overwritten, as Go's update with conflict retry end
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from asched.api.dra import (
@@ -25,7 +27,14 @@ from asched.api.labels import node_selector_json
 from asched.api.meta import rfc3339
 from asched.api.pod import Pod
 from asched.api.quantity import format_quantity
-from asched.client.protocol import ApiError, KubeClient
+from asched.client.protocol import (
+    ApiError,
+    FailureKind,
+    KubeClient,
+    RequestError,
+    failure_message,
+    request_context,
+)
 
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
@@ -107,12 +116,9 @@ async def bind_claim(
     current = claim
     for attempt in range(CONFLICT_ATTEMPTS):
         if attempt:
-            try:
+            # A failure propagates, classified by the framework, in Go's words.
+            with request_context(f"get updated claim {claim.key} after conflict"):
                 raw = await client.request("GET", claim_path(claim))
-            except ApiError as exc:
-                raise ClaimBindError(
-                    f"get updated claim {claim.key} after conflict: {exc.message}"
-                ) from None
             current = decode_resource_claim(raw)
         try:
             return await _bind_once(client, current, consumer, allocation, wall_now)
@@ -141,7 +147,7 @@ async def _bind_once(
         if claim.allocation is not None:
             raise ClaimBindError(f"claim {claim.key} got allocated elsewhere in the meantime")
         if FINALIZER not in claim.finalizers:
-            try:
+            with _conflict_retried(f"add finalizer to claim {claim.key}"):
                 raw = await client.request(
                     "PATCH",
                     claim_path(claim),
@@ -153,9 +159,6 @@ async def _bind_once(
                     },
                     content_type=MERGE_PATCH,
                 )
-            except ApiError as exc:
-                what = f"add finalizer to claim {claim.key}: {exc.message}"
-                raise (_Conflict(what) if exc.conflict else ClaimBindError(what)) from None
             version = str(raw["metadata"]["resourceVersion"])
     elif claim.allocation is None:
         # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (on in 1.37): a
@@ -165,18 +168,30 @@ async def _bind_once(
     if allocation is not None:
         status["allocation"] = allocation_json(allocation)
         status["allocation"]["allocationTimestamp"] = rfc3339(wall_now)
-    try:
+    what = "add allocation and reservation" if allocation is not None else "add reservation"
+    with _conflict_retried(f"{what} to claim {claim.key}"):
         raw = await client.request(
             "PATCH",
             claim_path(claim) + "/status",
             body={"metadata": {"resourceVersion": version}, "status": status},
             content_type=MERGE_PATCH,
         )
-    except ApiError as exc:
-        what = "add allocation and reservation" if allocation is not None else "add reservation"
-        text = f"{what} to claim {claim.key}: {exc.message}"
-        raise (_Conflict(text) if exc.conflict else ClaimBindError(text)) from None
     return decode_resource_claim(raw)
+
+
+@contextlib.contextmanager
+def _conflict_retried(what: str) -> Iterator[None]:
+    """A write of bindClaim's: a conflict (409) is _Conflict, for RetryOnConflict to try
+    again on the claim as stored; any other failure propagates with *what* it was doing
+    (Go's fmt.Errorf("...: %w")), for the framework to classify by its kind (counted,
+    logged once, an Error status with that text)."""
+    try:
+        with request_context(what):
+            yield
+    except RequestError as exc:
+        if exc.kind is not FailureKind.CONFLICT:
+            raise
+        raise _Conflict(failure_message(exc)) from None
 
 
 async def unreserve_claim(client: KubeClient, claim: ResourceClaim, pod: Pod) -> None:

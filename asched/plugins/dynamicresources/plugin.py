@@ -668,13 +668,13 @@ class DynamicResources(
                 self.tracker.created(claim)
                 s.claims[index] = claim
             consumer = s.bindings[index] if index < len(s.bindings) else pod_ref(pod)
-            # A failed write propagates with what was being written (Go's bindClaim wraps
-            # its errors alike): the framework's PreBind runner classifies it.
+            # A failed write propagates with what bind_claim was writing, in Go's words:
+            # the framework's PreBind runner classifies it by kind. What the claim itself
+            # refuses (deleted, taken, conflicts past RetryOnConflict) is ClaimBindError.
             try:
-                with request_context(f"binding claim {claim.key}"):
-                    stored = await bind_claim(
-                        client, claim, consumer, allocation, self._handle.clock.wall()
-                    )
+                stored = await bind_claim(
+                    client, claim, consumer, allocation, self._handle.clock.wall()
+                )
             except ClaimBindError as exc:
                 return error(str(exc), NAME)
             self.tracker.assume(stored)

@@ -931,17 +931,55 @@ async def test_post_filter_lets_a_failed_deallocation_reach_the_framework(
     )
 
 
-async def test_pre_bind_lets_a_cut_claim_write_reach_the_framework_with_the_claim() -> None:
-    # An answer the server gave (409, 422, ...) is bind_claim's ClaimBindError, in Go's
-    # words; a write with no answer propagates, for the framework to classify.
-    failure = TransportError("PATCH c: connection closed")
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(TransportError("PATCH c: connection closed"), id="transport"),
+        pytest.param(ApiError(500, "InternalError", "etcd is sad"), id="server-error"),
+        pytest.param(ApiError(422, "Invalid", "bad allocation"), id="invalid"),
+    ],
+)
+async def test_pre_bind_lets_a_failed_claim_write_reach_the_framework_in_gos_words(
+    failure: Exception,
+) -> None:
+    # Whatever the kind (no answer, or an answer other than a conflict), the failure
+    # propagates for the framework to classify, carrying what bindClaim was writing as
+    # Go's fmt.Errorf wraps it.
     w = one_gpu()
     pod = claim_pod()
     state = reserved_on_n1(w, pod)
     w.handle._client = Refusing(failure)
     with pytest.raises(type(failure)) as raised:
         await w.plugin.pre_bind(state, pod, "n1")
-    assert failure_message(raised.value).startswith("binding claim default/c: ")
+    assert raised.value is failure
+    text = failure.message if isinstance(failure, ApiError) else str(failure)
+    assert failure_message(raised.value) in (
+        f"add finalizer to claim default/c: {text}",
+        f"add allocation and reservation to claim default/c: {text}",
+    )
+
+
+async def test_pre_bind_retries_a_conflict_on_the_claim_as_stored() -> None:
+    # RetryOnConflict: a 409 is tried again after a GET of the claim; here the GET fails
+    # too, and that failure propagates with Go's words for it.
+    message = 'resourceclaims "c": the object has been modified'
+
+    class Conflicting(RecordingClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Any:
+            self.patches.append((f"{method} {path}", kw.get("body")))
+            raise ApiError(409, "Conflict", message)  # a new answer each time
+
+    w = one_gpu()
+    pod = claim_pod()
+    state = reserved_on_n1(w, pod)
+    client = Conflicting()
+    w.handle._client = client
+    with pytest.raises(ApiError) as raised:
+        await w.plugin.pre_bind(state, pod, "n1")
+    assert failure_message(raised.value) == (
+        f"get updated claim default/c after conflict: {message}"
+    )
+    assert [call.split(" ")[0] for call, _ in client.patches] == ["PATCH", "GET"]
 
 
 async def test_post_filter_of_a_pod_without_claims_has_nothing_to_say() -> None:
