@@ -62,7 +62,7 @@ from asched.api.node import Node
 from asched.api.pod import Pod
 from asched.api.workload import NativePodGroup
 from asched.base import featuregates
-from asched.client.protocol import ApiError, request_context
+from asched.client.protocol import REQUEST_ERRORS, failure_fields, request_context
 from asched.framework.cycle_state import CycleState
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
@@ -526,10 +526,9 @@ class DynamicResources(
                 holders = claim.reserved_for
                 if holders and not (len(holders) == 1 and holders[0].uid == pg.uid):
                     continue
-                try:
-                    await deallocate_claim(client, claim)
-                except ApiError as exc:
-                    return error(exc.message, NAME)
+                # As for a pod's claim (above): a failed write propagates, and the
+                # framework's PostFilter runner classifies it (Go's statusError).
+                await deallocate_claim(client, claim)
                 log.debug("group_claim_deallocated", podgroup=pg.key, claim=claim.key)
                 return unschedulable(MSG_GROUP_DEALLOCATED, plugin=NAME)
         for entry in pg.resource_claims:
@@ -550,9 +549,9 @@ class DynamicResources(
                 continue
             try:
                 await unreserve_consumer(client, shared, pg.uid)
-            except ApiError as exc:
-                # Go logs it and goes on: the next cycle gets here again.
-                log.warning("group_claim_unreserve_failed", claim=shared.key, error=exc.message)
+            except REQUEST_ERRORS as exc:
+                # Go logs any error and goes on: the next cycle gets here again.
+                log.warning("group_claim_unreserve_failed", claim=shared.key, **failure_fields(exc))
                 continue
             return unresolvable(MSG_GROUP_UNRESERVED, plugin=NAME)
         return None

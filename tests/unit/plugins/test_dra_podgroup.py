@@ -8,12 +8,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+import structlog.testing
 
 from asched.api import Pod
 from asched.api.dra import ConsumerRef, ResourceClaim, decode_resource_claim
 from asched.api.workload import NativePodGroup, decode_native_podgroup
 from asched.base import featuregates
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, TransportError, failure_kind
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import PodGroupAssignments, PodGroupInfo
@@ -31,7 +32,7 @@ from asched.plugins.dynamicresources.tracker import ClaimTracker
 from asched.testing import dra
 from asched.testing.builders import make_native_pod_group, make_pod
 from asched.testing.fakes import FakeClient, filled_store
-from tests.unit.plugins.test_dynamicresources import World, gpu, gpu_slice
+from tests.unit.plugins.test_dynamicresources import RecordingClient, World, gpu, gpu_slice
 
 GROUP_REF = {"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "g"}
 
@@ -437,6 +438,56 @@ async def test_group_post_filter_takes_the_group_out_of_a_claim_others_hold() ->
             "status": {"reservedFor": [{"$patch": "delete", "uid": pg.uid}]},
         }
     ]
+
+
+class _Refusing(RecordingClient):
+    """Records each write, then fails it with `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    async def request(self, method: str, path: str, **kw: Any) -> Any:
+        self.patches.append((path, kw.get("body")))
+        raise self.error
+
+
+@pytest.mark.usefixtures("group_claims")
+async def test_a_failed_group_deallocation_reaches_the_framework() -> None:
+    # Go's statusError: the framework's PostFilter runner classifies it by kind.
+    pg = group(("gpu", "c"))
+    w = group_world(pg, c_status=on_n2(pg))
+    failure = ApiError(500, "InternalError", "etcd")
+    w.handle._client = _Refusing(failure)
+    p1 = member("p1", ("gpu", "c"))
+    with pytest.raises(ApiError) as raised:
+        await w.plugin.pod_group_post_filter(GroupView(pg, failed_group_cycle(w, p1), p1))
+    assert raised.value is failure
+
+
+@pytest.mark.usefixtures("group_claims")
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(TransportError("PATCH c/status: connection closed"), id="transport"),
+        pytest.param(ApiError(500, "InternalError", "etcd"), id="server-error"),
+    ],
+)
+async def test_a_failed_group_unreserve_is_logged_and_passed_over(failure: Exception) -> None:
+    # Go logs any error there and goes on: the next cycle comes back to it.
+    pg = group(("gpu", "c"))
+    other = {"resource": "pods", "name": "q", "uid": "q-uid"}
+    w = group_world(pg, c_status=on_n2(pg, other))
+    client = _Refusing(failure)
+    w.handle._client = client
+    p1 = member("p1", ("gpu", "c"))
+    with structlog.testing.capture_logs() as logs:
+        st = await group_post_filter(w, GroupView(pg, failed_group_cycle(w, p1), p1))
+    assert st.message() == "deallocation and deletion of ResourceClaims completed"
+    assert len(client.patches) == 1
+    (line,) = [r for r in logs if r["event"] == "group_claim_unreserve_failed"]
+    assert line["log_level"] == "warning"
+    assert line["kind"] == failure_kind(failure)
 
 
 @pytest.mark.usefixtures("group_claims")
