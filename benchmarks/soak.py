@@ -480,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    args.work_dir = args.out / f"soak-{args.nodes}n-{args.pods}p-{stamp}"
+    # Absolute: asched runs in a directory of its own and is given paths under this one.
+    args.work_dir = args.out.resolve() / f"soak-{args.nodes}n-{args.pods}p-{stamp}"
     args.work_dir.mkdir(parents=True)
     document = anyio.run(run_soak, args)
     summary = {k: v for k, v in document.items() if k not in ("rss_samples", "plan")}
