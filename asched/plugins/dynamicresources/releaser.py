@@ -17,7 +17,14 @@ import structlog
 
 from asched.api.dra import ResourceClaim
 from asched.api.pod import Pod
-from asched.client.protocol import TRANSPORT_ERRORS, ApiError, KubeClient, failure_fields
+from asched.client.protocol import (
+    REQUEST_ERRORS,
+    ApiError,
+    FailureKind,
+    KubeClient,
+    failure_fields,
+    failure_kind,
+)
 from asched.plugins.dynamicresources.binding import delete_claim, unreserve_claim
 
 log = structlog.get_logger(__name__)
@@ -61,9 +68,7 @@ class ReservationReleaser:
     async def _delete(self, claim: ResourceClaim) -> None:
         try:
             await delete_claim(self._client, claim)
-        except ApiError as exc:
-            log.warning("claim_delete_failed", claim=claim.key, **failure_fields(exc))
-        except TRANSPORT_ERRORS as exc:
+        except REQUEST_ERRORS as exc:
             log.warning("claim_delete_failed", claim=claim.key, **failure_fields(exc))
         else:
             log.debug("claim_deleted", claim=claim.key)
@@ -71,15 +76,16 @@ class ReservationReleaser:
     async def _write(self, claim: ResourceClaim, pod: Pod) -> None:
         try:
             await unreserve_claim(self._client, claim, pod)
-        except ApiError as exc:
-            # 404 / uid conflict: the claim is gone, nothing holds the pod any more.
-            if not (exc.not_found or exc.conflict):
+        except REQUEST_ERRORS as exc:
+            # By its kind (asched.client.protocol.FailureKind): a conflict (the uid
+            # precondition) or a 404 means the claim is gone and nothing holds the pod any
+            # more; any other failure is logged once with its kind.
+            gone = failure_kind(exc) is FailureKind.CONFLICT or (
+                isinstance(exc, ApiError) and exc.not_found
+            )
+            if not gone:
                 log.warning(
                     "claim_unreserve_failed", claim=claim.key, pod=pod.key, **failure_fields(exc)
                 )
-        except TRANSPORT_ERRORS as exc:
-            log.warning(
-                "claim_unreserve_failed", claim=claim.key, pod=pod.key, **failure_fields(exc)
-            )
         else:
             log.debug("claim_unreserved", claim=claim.key, pod=pod.key)

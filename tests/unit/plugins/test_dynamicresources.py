@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 import pytest
+import structlog.testing
 
 from asched.api import Pod
 from asched.api.dra import (
@@ -17,7 +18,7 @@ from asched.api.dra import (
     decode_resource_slice,
 )
 from asched.api.errors import DecodeError
-from asched.client.protocol import ApiError, TransportError, failure_message
+from asched.client.protocol import ApiError, TransportError, failure_kind, failure_message
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ActionType, EventResource, QueueingHint
 from asched.framework.status import Code, Status
@@ -1051,6 +1052,33 @@ async def test_unreserve_write_failure_is_logged_not_raised() -> None:
     await w.plugin.releaser.flush()
     assert len(failing.patches) == 1
     assert w.plugin.releaser.pending == {}
+
+
+@pytest.mark.parametrize(
+    ("failure", "warned"),
+    [
+        pytest.param(ApiError(409, "Conflict", "uid"), False, id="conflict-claim-recreated"),
+        pytest.param(ApiError(404, "NotFound", "gone"), False, id="not-found"),
+        pytest.param(ApiError(500, "InternalError", "etcd"), True, id="server-error"),
+        pytest.param(ApiError(422, "Invalid", "bad"), True, id="invalid"),
+        pytest.param(TransportError("PATCH c: reset", broken=True), True, id="transport"),
+        pytest.param(ConnectionResetError("reset"), True, id="unwrapped-oserror"),
+    ],
+)
+async def test_an_unreserve_write_failure_is_dropped_and_logged_by_its_kind(
+    failure: Exception, warned: bool
+) -> None:
+    claim = allocated(dra.resource_claim("c", dra.device_request("gpu", "gpu")), "n1", "gpu-0")
+    pod = make_pod("p").uid("pod-uid").resource_claim("gpu", claim="c").obj()
+    releaser = ReservationReleaser(Refusing(failure))
+    releaser.put(decode_resource_claim(_held(claim, "pod-uid")), pod)
+    with structlog.testing.capture_logs() as logs:
+        await releaser.flush()
+    assert releaser.pending == {}
+    lines = [r for r in logs if r["event"] == "claim_unreserve_failed"]
+    assert [(r["log_level"], r["kind"]) for r in lines] == (
+        [("warning", failure_kind(failure))] if warned else []
+    )
 
 
 # ---- CEL runtime errors in cel-go's words -----------------------------------------------
