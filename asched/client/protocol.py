@@ -160,6 +160,15 @@ def request_context(what: str) -> Iterator[None]:
         raise
 
 
+def write_target_gone(exc: BaseException) -> bool:
+    """Whether a failed write found its object gone: a 404, or a 409 on the write's uid
+    precondition (the name now belongs to a new object). A writer of status for an object
+    (a PodGroup's, a claim's reservedFor) then has nothing left to write."""
+    return failure_kind(exc) is FailureKind.CONFLICT or (
+        isinstance(exc, ApiError) and exc.not_found
+    )
+
+
 def failure_message(exc: BaseException) -> str:
     """A request failure's text for a Status: the API server's message (or the transport
     error's), after the contexts `request_context` added, outermost first."""

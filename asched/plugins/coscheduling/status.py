@@ -39,14 +39,7 @@ from asched.api.podgroup import (
 )
 from asched.base.clock import Clock
 from asched.base.errors import UnexpectedErrors, report_unexpected
-from asched.client.protocol import (
-    REQUEST_ERRORS,
-    ApiError,
-    FailureKind,
-    KubeClient,
-    failure_fields,
-    failure_kind,
-)
+from asched.client.protocol import REQUEST_ERRORS, KubeClient, failure_fields, write_target_gone
 
 log = structlog.get_logger(__name__)
 
@@ -233,9 +226,7 @@ class PodGroupStatusWriter:
             # One classification (asched.client.protocol.FailureKind): a group gone (404)
             # or recreated under the same name (409, the uid precondition) has nothing
             # left to write; any other failure is retried at the group's next slot.
-            if failure_kind(exc) is FailureKind.CONFLICT or (
-                isinstance(exc, ApiError) and exc.not_found
-            ):
+            if write_target_gone(exc):
                 self.forget(key)
                 return
             log.warning("podgroup_status_update_failed", podgroup=key, **failure_fields(exc))

@@ -17,14 +17,7 @@ import structlog
 
 from asched.api.dra import ResourceClaim
 from asched.api.pod import Pod
-from asched.client.protocol import (
-    REQUEST_ERRORS,
-    ApiError,
-    FailureKind,
-    KubeClient,
-    failure_fields,
-    failure_kind,
-)
+from asched.client.protocol import REQUEST_ERRORS, KubeClient, failure_fields, write_target_gone
 from asched.plugins.dynamicresources.binding import delete_claim, unreserve_claim
 
 log = structlog.get_logger(__name__)
@@ -80,10 +73,7 @@ class ReservationReleaser:
             # By its kind (asched.client.protocol.FailureKind): a conflict (the uid
             # precondition) or a 404 means the claim is gone and nothing holds the pod any
             # more; any other failure is logged once with its kind.
-            gone = failure_kind(exc) is FailureKind.CONFLICT or (
-                isinstance(exc, ApiError) and exc.not_found
-            )
-            if not gone:
+            if not write_target_gone(exc):
                 log.warning(
                     "claim_unreserve_failed", claim=claim.key, pod=pod.key, **failure_fields(exc)
                 )

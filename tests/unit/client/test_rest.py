@@ -28,6 +28,7 @@ from asched.client.protocol import (
     TransportError,
     failure_fields,
     failure_kind,
+    write_target_gone,
 )
 from asched.client.rest import RestClient, resource_of
 from asched.client.retry import RetryPolicy, retry_after_seconds
@@ -457,6 +458,21 @@ async def test_no_answer_is_a_transport_failure_counted_by_resource() -> None:
 def test_failure_kind(error: Exception, kind: FailureKind | None) -> None:
     assert failure_kind(error) is kind
     assert failure_fields(error)["kind"] == (kind.value if kind else "bug")
+
+
+@pytest.mark.parametrize(
+    ("error", "gone"),
+    [
+        pytest.param(ApiError(404, "NotFound", "x"), True, id="not-found"),
+        pytest.param(ApiError(409, "Conflict", "uid"), True, id="uid-precondition"),
+        pytest.param(ApiError(410, "Gone", "x"), False, id="expired-version"),
+        pytest.param(ApiError(500, "InternalError", "x"), False, id="server-error"),
+        pytest.param(TransportError("reset"), False, id="transport"),
+        pytest.param(KeyError("bug"), False, id="bug"),
+    ],
+)
+def test_write_target_gone(error: Exception, gone: bool) -> None:
+    assert write_target_gone(error) is gone
 
 
 @pytest.mark.parametrize(
