@@ -13,7 +13,12 @@ What it guarantees:
 - At most `limit` connections; a caller beyond that waits for one to come back.
 - A connection is reused only after its previous answer was read completely and the
   server did not ask to close it; one that went idle longer than IDLE_SECONDS is closed
-  rather than reused (kube-apiserver's own idle timeout is 90 s, set in its secure serving).
+  rather than reused (kube-apiserver's own idle timeout is 90 s, set in its secure serving),
+  and closed too, without waiting for a reuse, by the next request after that (the
+  longest-idle are checked first). At most MAX_IDLE connections are kept idle, as
+  client-go's transport keeps 25 per host (transport/cache.go idleConnsPerHost): a burst
+  that opened up to `limit` (binds retried after a control-plane fault) does not leave
+  them all open, each with its TLS state, for as long as a trickle of requests lasts.
 - A request cancelled or timed out mid-flight closes its connection: nobody else may read
   the remains of its answer.
 - `round_trip(..., timeout=T)` fails with TimeoutError once T seconds passed without an
@@ -50,6 +55,7 @@ import httptools
 from asched.client import tlssession
 
 IDLE_SECONDS = 60.0
+MAX_IDLE = 25
 _T = TypeVar("_T")
 _REPLAYABLE = frozenset({"GET", "OPTIONS"})
 
@@ -334,9 +340,11 @@ class H1Pool:
         connect_timeout: float,
         now: Callable[[], float] = time.monotonic,
         sweep_every: float = 1.0,
+        max_idle: int = MAX_IDLE,
     ) -> None:
         self._endpoint = endpoint
         self._limit = max(1, limit)
+        self._max_idle = max(1, max_idle)
         self._connect_timeout = connect_timeout
         self._idle: list[_Connection] = []
         self._open = 0  # connected or connecting
@@ -439,7 +447,8 @@ class H1Pool:
     async def _acquire(self, *, fresh: bool, deadline: float | None = None) -> _Connection:
         if self._closed:
             raise H1Error("client closed")
-        now = time.monotonic()
+        now = self._now()
+        self._close_expired(now)
         while self._idle and not fresh:
             conn = self._idle.pop()
             if conn.reusable and now - conn.idle_since < IDLE_SECONDS:
@@ -505,9 +514,21 @@ class H1Pool:
                 return
         if conn is None:
             self._open -= 1
+        elif self._closed or len(self._idle) >= self._max_idle:
+            conn.abort()
+            self._open -= 1
         else:
-            conn.idle_since = time.monotonic()
+            conn.idle_since = self._now()
             self._idle.append(conn)
+
+    def _close_expired(self, now: float) -> None:
+        """Close the idle connections unused for IDLE_SECONDS. Requests take the most
+        recently returned (the list's end), so the longest-idle sit at its start, where
+        nothing else would ever look at them."""
+        idle = self._idle
+        while idle and (now - idle[0].idle_since >= IDLE_SECONDS or not idle[0].reusable):
+            idle.pop(0).abort()
+            self._open -= 1
 
     def _free_slot(self) -> None:
         """A connection is gone: its slot goes to a waiter (who connects anew) or is freed."""

@@ -559,3 +559,57 @@ async def test_a_dead_connection_is_freed_without_the_collector(
         assert [r() for r in refs if r() is not None] == []
     finally:
         gc.enable()
+
+
+async def test_a_burst_leaves_at_most_max_idle_connections_open(serve: Serve) -> None:
+    """client-go keeps 25 idle connections per host: what a burst opened beyond that is
+    closed as it comes back, not kept (with its TLS state) while a trickle lasts."""
+    gate = asyncio.Event()
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        await gate.wait()
+        return ok()
+
+    server = await serve(script)
+    endpoint = h1.endpoint(f"http://127.0.0.1:{server.port}", False, None)
+    pool = h1.H1Pool(endpoint, limit=12, connect_timeout=5.0, max_idle=3)
+    burst = [asyncio.create_task(pool.round_trip("GET", get(), None)) for _ in range(12)]
+    for _ in range(100):
+        if server.open_now == 12:
+            break
+        await asyncio.sleep(0.01)
+    assert server.open_now == 12
+    gate.set()
+    assert all(answer[0] == 200 for answer in await asyncio.gather(*burst))
+    assert pool.open_connections == 3
+    for _ in range(100):
+        if server.open_now == 3:
+            break
+        await asyncio.sleep(0.01)
+    assert server.open_now == 3
+    await pool.close()
+
+
+async def test_connections_idle_past_the_limit_are_closed_by_the_next_request(
+    serve: Serve,
+) -> None:
+    """Requests reuse the most recently returned connection; the longest-idle ones are
+    closed once IDLE_SECONDS passed, though no request would ever have taken them."""
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        await asyncio.sleep(0.05)
+        return ok()
+
+    server = await serve(script)
+    now = Now()
+    pool = timed_pool(server, now, limit=3)
+    await asyncio.gather(*(pool.round_trip("GET", get(), None) for _ in range(3)))
+    assert pool.open_connections == 3
+    now.t += 30
+    await pool.round_trip("GET", get(), None)  # reuses one; two stay idle since t0
+    assert pool.open_connections == 3
+    now.t += h1.IDLE_SECONDS - 10  # the two: idle 60 s; the reused one: 30 s
+    await pool.round_trip("GET", get(), None)
+    assert pool.open_connections == 1
+    assert server.connections == 3  # the reused one served it: none was opened
+    await pool.close()
