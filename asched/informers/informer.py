@@ -187,6 +187,11 @@ class Informer(Generic[T]):
                         failed.clear()
                     rv = page.resource_version
                     for raw in page.items:
+                        kept = self._unchanged(raw)
+                        if kept is not None:
+                            fresh[kept[0]] = kept[1]
+                            handled += 1
+                            continue
                         decoded = self._decode(raw)
                         if decoded is None:
                             failed.add(meta_key(raw))
@@ -215,6 +220,22 @@ class Informer(Generic[T]):
         self._set_synced()
         self._log.info("informer_listed", objects=len(self.store), resource_version=rv)
         return True
+
+    def _unchanged(self, raw: dict[str, Any]) -> tuple[str, tuple[T, str]] | None:
+        """The stored object and its resourceVersion when a relisted *raw* object is the
+        version the store holds: it is not decoded again. A relist after a fault lists
+        every object, nearly all unchanged; decoding them all built a second copy of the
+        cache beside it (4000 pods and 1000 nodes in the soak) only for `_replace` to
+        skip them, a transient peak of the heap that RSS kept. Only with the default key:
+        a custom one needs the decoded object."""
+        if self._key is not None:
+            return None
+        key = meta_key(raw)
+        rv = _rv_of(raw)
+        if not rv or self.store.resource_version(key) != rv:
+            return None
+        obj = self.store.get(key)
+        return None if obj is None else (key, (obj, rv))
 
     async def _replace(self, fresh: dict[str, tuple[T, str]], failed: set[str]) -> None:
         store = self.store

@@ -231,6 +231,39 @@ async def test_relist_with_nothing_changed_emits_nothing(api: FakeApi) -> None:
         assert rig.handler.take() == []
 
 
+async def test_a_relist_decodes_only_what_changed(api: FakeApi) -> None:
+    """Objects the store holds at the listed resourceVersion are not decoded again: a
+    relist after a fault would otherwise build a second copy of the cache."""
+    decoded: list[str] = []
+
+    def counting(raw: dict[str, Any]) -> Pod:
+        decoded.append(raw["metadata"]["name"])
+        return decode_pod(raw)
+
+    for name in ("a", "b", "c"):
+        api.put(pod(name))
+    clock = FakeClock()
+    handler = Recorder()
+    informer: Informer[Pod] = Informer(
+        api, "/api/v1/pods", counting, handler, clock=clock, rng=random.Random(1)
+    )
+    async with running(Rig(api, clock, handler, informer)) as rig:
+        assert sorted(decoded) == ["a", "b", "c"]
+        before = dict(rig.informer.store._items)
+        decoded.clear()
+        rig.handler.take()
+        rig.end_watch()
+        rig.api.advance(3)
+        rig.api.compact()
+        await settle()
+        assert len(rig.api.list_calls) == 2
+        assert decoded == []
+        assert rig.handler.take() == []
+        # The very objects the handler holds, not equal copies.
+        assert all(rig.informer.store.get(k) is v for k, v in before.items())
+        rig.assert_in_step()
+
+
 @pytest.mark.parametrize(
     "error",
     [
