@@ -134,7 +134,7 @@ NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling", "Work
 #: it on; a scheduler still needs its own gate to act on it.
 WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
 #: The gates the local kube-apiserver and kube-controller-manager run with.
-CLUSTER_GATES = (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE)
+CLUSTER_GATES = (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE, "CompositePodGroup")
 
 
 def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list[str]:
@@ -164,7 +164,7 @@ def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list
         # Kubernetes 1.37's native gang API (Workload, PodGroup and pods'
         # spec.schedulingGroup) is served only with its group version and gates on; the
         # topology-aware constraints are alpha. Both are off in a stock 1.37 cluster.
-        f"--runtime-config={NATIVE_GANG_API}=true",
+        f"--runtime-config={NATIVE_GANG_API}=true,scheduling.k8s.io/v1alpha3=true",
         f"--feature-gates={','.join(f'{g}=true' for g in CLUSTER_GATES)}",
         "--profiling=false",
         "--v=1",

@@ -62,7 +62,9 @@ KUBE = "kube-scheduler"
 
 #: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them,
 #: and PodGroup claims.
-KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE))
+KUBE_FEATURE_GATES = ",".join(
+    f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE, "CompositePodGroup")
+)
 #: asched's --feature-gates (the native gang API needs none in asched).
 ASCHED_FEATURE_GATES = ["--feature-gates", f"{WORKLOAD_CLAIMS_GATE}=true"]
 
