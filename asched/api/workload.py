@@ -84,6 +84,9 @@ class NativePodGroup:
     workload_name: str = ""
     template_name: str = ""
     conditions: tuple[Condition, ...] = ()
+    # spec.parentCompositePodGroupName (same namespace), "" for a root group. The API
+    # server keeps it only with the CompositePodGroup gate on; asched reads it only then.
+    parent: str = ""
     # spec.resourceClaims, in spec order, and status.resourceClaimStatuses (entry name ->
     # generated claim name, None when the controller decided none was needed).
     resource_claims: tuple[PodGroupClaim, ...] = ()
@@ -273,6 +276,10 @@ def decode_native_podgroup(raw: dict[str, Any]) -> NativePodGroup:
             workload_name=str(ref.get("workloadName") or ""),
             template_name=str(ref.get("templateName") or ""),
             conditions=_conditions(raw.get("status")),
+            parent=_optional_name(
+                spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"
+            )
+            or "",
             resource_claims=_claims(spec.get("resourceClaims"), "spec.resourceClaims"),
             resource_claim_statuses=_claim_statuses(raw.get("status")),
         )

@@ -145,6 +145,7 @@ _POD_KEYS = frozenset(
 _GROUP_KEYS = frozenset(
     {
         "name",
+        "parent",
         "minCount",
         "topologyKey",
         "priorityClassName",
@@ -235,6 +236,9 @@ class PodGroupTemplate:
     #: resourceClaimTemplateName) pairs.
     resource_claims: tuple[tuple[str, str], ...] = ()
     resource_claim_templates: tuple[tuple[str, str], ...] = ()
+    #: spec.parentCompositePodGroupName (a CompositePodGroup of the scenario's `objects`);
+    #: the API then requires a workloadRef, which names workload "w", template "t".
+    parent: str = ""
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
@@ -254,6 +258,9 @@ class PodGroupTemplate:
             spec["priorityClassName"] = self.priority_class
         if self.disruption_mode:
             spec["disruptionMode"] = {self.disruption_mode.lower(): {}}
+        if self.parent:
+            spec["parentCompositePodGroupName"] = self.parent
+            spec["workloadRef"] = {"workloadName": "w", "templateName": "t"}
         return {
             "apiVersion": POD_GROUP_API,
             "kind": "PodGroup",
@@ -561,6 +568,13 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     )
 
 
+def _name(raw: Mapping[str, Any], key: str, where: str) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}.{key}: must be an object name")
+    return value
+
+
 def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{where}: must be a mapping with name and minCount")
@@ -596,6 +610,7 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         mode,
         claims,
         templates,
+        _name(raw, "parent", where),
     )
 
 
