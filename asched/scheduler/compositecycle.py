@@ -28,15 +28,18 @@ every PodGroup in the root's tree with it (GroupCycle.run hands over here). Then
    status), and gets its PodGroupInitiallyScheduled condition. No condition is written
    on a CompositePodGroup: 1.37.2 writes none.
 
-Not covered: topology constraints on a composite (the cycle fails with an Error naming
-them instead of placing the tree wrongly); the tree's order of children is by name
-where Go's is random.
+A composite's placements come from the profile's PlacementGenerate plugin (Go's
+TopologyPlacementGenerator: one per domain of its topology key, pinned to the domain of
+the subtree's scheduled pods), its children are placed inside the placement, and the
+PlacementScore plugins rank the feasible ones by every successful PodGroup's
+assignments; asched's tie rule (placement.py) replaces Go's random draw. The tree's
+order of children is by name where Go's is random.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -47,7 +50,7 @@ from asched.api.workload import REASON_SCHEDULER_ERROR, NativePodGroup
 from asched.framework.cycle_state import CycleState
 from asched.framework.grouptree import GroupForest, GroupNode
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.podgroups import PodGroupInfo
+from asched.framework.podgroups import Placement, PodGroupAssignments, PodGroupInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
@@ -55,19 +58,16 @@ from asched.scheduler import placement
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
     Member,
+    Outcome,
     World,
     as_error,
     group_status,
+    restore,
     with_reason,
 )
 from asched.scheduler.groupwhatif import GroupWhatIf
 
 log = structlog.get_logger(__name__)
-
-TOPOLOGY_NOT_COVERED = (
-    "asched does not place CompositePodGroups with topology constraints yet: "
-    "composite pod group {name!r} has topology key {key!r}"
-)
 
 #: GroupCycle's placement algorithm for one PodGroup (podGroupSchedulingPlacementAlgorithm):
 #: the members end with the chosen placement's outcome, nothing assumed.
@@ -92,30 +92,20 @@ class CompositeCycle:
         *,
         forest: Callable[[], GroupForest],
         placements: Placements,
+        scheduled: Callable[[NativePodGroup, Sequence[Member]], list[Pod]],
     ) -> None:
         """`forest` reads the hierarchy from the informer stores; `placements` is the
-        group cycle's placement algorithm for one PodGroup."""
+        group cycle's placement algorithm for one PodGroup; `scheduled` a PodGroup's pods
+        bound or assumed outside the cycle."""
         self._forest = forest
         self._placements = placements
+        self._scheduled = scheduled
 
     def root_of(self, pg: NativePodGroup) -> CompositePodGroup | None:
         return self._forest().root_composite(pg.namespace, pg.parent)
 
     def tree(self, root: CompositePodGroup) -> GroupNode:
         return self._forest().tree(root)
-
-    @staticmethod
-    def uncovered(tree: GroupNode) -> str:
-        """Why asched cannot place this tree the way Go would, "" when it can."""
-
-        def walk(node: GroupNode) -> str:
-            if node.composite is not None and node.composite.topology_key:
-                return TOPOLOGY_NOT_COVERED.format(
-                    name=node.composite.name, key=node.composite.topology_key
-                )
-            return next((w for c in node.children if (w := walk(c))), "")
-
-        return walk(tree)
 
     @staticmethod
     def validate(root: CompositePodGroup, pods: Sequence[Pod]) -> str:
@@ -175,28 +165,128 @@ class CompositeCycle:
         results: dict[str, Box],
         world: World,
     ) -> tuple[Status, bool]:
-        """compositePodGroupSchedulingPlacementAlgorithm with its one placement (no
-        topology key: the parent's nodes) around compositePodGroupSchedulingDefaultAlgorithm.
-        On success the subtree's placed members stay assumed; otherwise none does."""
-        sub: dict[str, Box] = {}
-        st, any_scheduled = await self._composite_default(fwk, node, members, sub, world)
-        if st.code != Code.SUCCESS:
-            self._release(fwk, node, members, world)
-            any_scheduled = False
-        if st.code == Code.ERROR:
-            # The placement wrapper returns the error alone: the children's results of
-            # this placement are not kept.
+        """compositePodGroupSchedulingPlacementAlgorithm: the composite's placements (the
+        profile's PlacementGenerate plugin; one, the parent's nodes, without a topology
+        key), compositePodGroupSchedulingDefaultAlgorithm in each, everything released
+        after each, and the best feasible one (PlacementScore, when more than one) assumed
+        again. On success the chosen subtree's placed members stay assumed; otherwise
+        none does."""
+        info = self._info(node, members)
+        placements, gst = fwk.pod_group_points.run_placement_generate(info, world.nodes())
+        if gst is not None:
+            # Go returns the plugins' status as it is ("no feasible placements found").
+            st = group_status(Code.ERROR, gst.message()) if gst.code == Code.ERROR else gst
             results[node.key] = Box(st)
             return st, False
-        results.update(sub)
-        if st.code != Code.SUCCESS:
-            st = group_status(
+        subtree = [m for pg in node.leaves() for m in members[pg.key]]
+        first: tuple[Status, dict[str, Box], list[Outcome]] | None = None
+        feasible: list[tuple[placement.Candidate, dict[str, Box], list[Outcome], bool]] = []
+        for where in placements:
+            inside = PlacementWorld(world, where)
+            sub: dict[str, Box] = {}
+            st, any_scheduled = await self._composite_default(fwk, node, members, sub, inside)
+            outcomes = [m.outcome() for m in subtree]
+            if st.code == Code.SUCCESS:
+                cpu, mem = placement.leftover(where, world.nodes())
+                placed = sum(1 for m in subtree if m.assumed is not None)
+                candidate = placement.Candidate(where, placed, cpu, mem)
+                feasible.append((candidate, sub, outcomes, any_scheduled))
+            # placementRevertFns.revert(): the next placement starts from the same world.
+            self._release(fwk, node, members, world)
+            if st.code == Code.ERROR:
+                restore(subtree, outcomes)
+                results[node.key] = Box(st)
+                return st, False
+            if first is None:
+                first = (st, sub, outcomes)
+        if not feasible:
+            assert first is not None
+            st, sub, outcomes = first
+            restore(subtree, outcomes)
+            # "It is critical to copy the entire anyResultSubtree into results": the
+            # children keep their own statuses (and the members their FitErrors).
+            results.update(sub)
+            wrapped = group_status(
                 Code.UNSCHEDULABLE,
                 POD_GROUP_UNSCHEDULABLE,
-                (f"0/1 placements are available, first placement status: {as_error(st)}",),
+                (
+                    f"0/{len(placements)} placements are available, first placement "
+                    f"status: {as_error(st)}",
+                ),
             )
+            results[node.key] = Box(wrapped)
+            return wrapped, False
+        chosen = feasible[0]
+        if len(feasible) > 1:
+            # findBestCompositePodGroupPlacement: the proposed assignments of every
+            # successful PodGroup of each placement.
+            proposed = [
+                PodGroupAssignments(c.placement, self._assignments(node, sub, members, o))
+                for c, sub, o, _ in feasible
+            ]
+            totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
+            if sst is not None:
+                restore(subtree, feasible[0][2])
+                st = group_status(Code.ERROR, sst.message())
+                results[node.key] = Box(st)
+                return st, False
+            best = placement.best([c for c, _, _, _ in feasible], totals)
+            chosen = next(f for f in feasible if f[0] is best)
+        candidate, sub, outcomes, any_scheduled = chosen
+        restore(subtree, outcomes)
+        # assumeSubtreeWithRevert: the chosen placement's successful PodGroups again.
+        for pg in successful_leaves(node, sub):
+            ms = members[pg.key]
+            for m in ms:
+                if not m.node:
+                    continue
+                rst = world.assume(fwk, m, bound_to(m.qpi.pod, m.node))
+                if rst is not None:
+                    self._release(fwk, node, members, world)
+                    st = group_status(Code.ERROR, f"failed to assume the subtree: {rst.message()}")
+                    results[node.key] = Box(st)
+                    return st, False
+                m.assumed = bound_to(m.qpi.pod, m.node)
+        results.update(sub)
+        log.debug(
+            "composite_pod_group_placement",
+            composite=node.name,
+            placement=candidate.placement.name,
+            feasible=len(feasible),
+            candidates=len(placements),
+        )
+        st = group_status(Code.SUCCESS)
         results[node.key] = Box(st)
         return st, any_scheduled
+
+    def _info(self, node: GroupNode, members: Mapping[str, list[Member]]) -> PodGroupInfo:
+        """The composite as the group-level plugins see it (Go's PodGroupInfo of a
+        CompositePodGroup): its topology key, the subtree's scheduled pods
+        (GetPodGroupStates' ScheduledPods) and the subtree's queued pods."""
+        assert node.composite is not None
+        scheduled: list[Pod] = []
+        unscheduled: list[Pod] = []
+        for pg in node.leaves():
+            scheduled += self._scheduled(pg, members[pg.key])
+            unscheduled += [m.qpi.pod for m in members[pg.key]]
+        return PodGroupInfo(as_group(node.composite), tuple(scheduled), tuple(unscheduled))
+
+    @staticmethod
+    def _assignments(
+        node: GroupNode,
+        sub: Mapping[str, Box],
+        members: Mapping[str, list[Member]],
+        outcomes: Sequence[Outcome],
+    ) -> dict[str, str]:
+        """makeCompositePodGroupAssignments: pod uid -> node of the successful leaves."""
+        subtree = [m for pg in node.leaves() for m in members[pg.key]]
+        by_uid = {m.qpi.uid: o.node for m, o in zip(subtree, outcomes, strict=True)}
+        return {
+            m.qpi.uid: by_uid[m.qpi.uid]
+            for pg in successful_leaves(node, sub)
+            for m in members[pg.key]
+            if by_uid[m.qpi.uid]
+        }
 
     async def _composite_default(
         self,
@@ -314,7 +404,7 @@ class CompositeCycle:
             results = await self.schedule(f, tree, members, world)
             return results[tree.key].status, None
 
-        info = PodGroupInfo(preemptor(root), (), tuple(m.qpi.pod for m in everyone))
+        info = PodGroupInfo(as_group(root), (), tuple(m.qpi.pod for m in everyone))
         return GroupWhatIf(fwk, info, everyone, nodes, place)
 
 
@@ -323,18 +413,51 @@ def composite_not_found(name: str) -> str:
     return f'compositepodgroups.scheduling.k8s.io "{name}" not found'
 
 
-def preemptor(root: CompositePodGroup) -> NativePodGroup:
-    """The composite as a group preemptor sees it (newPodGroupPreemptor of a
-    CompositePodGroup): its namespace, name, uid, priority and disruption mode."""
+def as_group(cpg: CompositePodGroup) -> NativePodGroup:
+    """The composite as the group-level plugins read a group: for PlacementGenerate and
+    PlacementScore its topology key, for a group preemptor (newPodGroupPreemptor of a
+    CompositePodGroup) its namespace, name, uid, priority and disruption mode."""
     return NativePodGroup(
-        namespace=root.namespace,
-        name=root.name,
-        uid=root.uid,
-        generation=root.generation,
-        min_count=root.min_group_count,
-        disruption_mode=root.disruption_mode,
-        priority=root.priority,
+        namespace=cpg.namespace,
+        name=cpg.name,
+        uid=cpg.uid,
+        generation=cpg.generation,
+        min_count=cpg.min_group_count,
+        topology_key=cpg.topology_key,
+        disruption_mode=cpg.disruption_mode,
+        priority=cpg.priority,
     )
+
+
+def successful_leaves(node: GroupNode, results: Mapping[str, Box]) -> Iterator[NativePodGroup]:
+    """successfulLeafResults: the PodGroups that succeeded with every ancestor up to
+    `node`; a subtree without a result, or not successful, is skipped."""
+    box = results.get(node.key)
+    if box is None or box.status.code != Code.SUCCESS:
+        return
+    if node.pod_group is not None:
+        yield node.pod_group
+        return
+    for child in node.children:
+        yield from successful_leaves(child, results)
+
+
+class PlacementWorld:
+    """A world seen through one placement of a composite: its children are placed on the
+    placement's nodes only (Go's snapshot.AssumePlacement); assumptions go to the parent."""
+
+    def __init__(self, parent: World, where: Placement) -> None:
+        self._parent = parent
+        self._where = where
+
+    def nodes(self) -> Sequence[NodeInfo]:
+        return self._where.nodes(self._parent.nodes())
+
+    def assume(self, fwk: Framework, m: Member, pod: Pod) -> Status | None:
+        return self._parent.assume(fwk, m, pod)
+
+    def release(self, fwk: Framework, m: Member) -> None:
+        self._parent.release(fwk, m)
 
 
 def members_by_group(

@@ -133,7 +133,11 @@ class GroupCycle:
         self._to_binding = to_binding
         self._metrics = metrics
         self._composite = (
-            None if forest is None else CompositeCycle(forest=forest, placements=self._placements)
+            None
+            if forest is None
+            else CompositeCycle(
+                forest=forest, placements=self._placements, scheduled=self._scheduled
+            )
         )
 
     @staticmethod
@@ -237,9 +241,7 @@ class GroupCycle:
         if not live:
             return
         scheduled = [p for leaf in leaves for p in self._members(leaf.namespace, leaf.name)]
-        problem = cc.uncovered(tree) or cc.validate(
-            root, [q.pod for q in live] + [p for p in scheduled if p.node_name]
-        )
+        problem = cc.validate(root, [q.pod for q in live] + [p for p in scheduled if p.node_name])
         if problem:
             for qpi in live:
                 self._outcomes.failed(

@@ -9,6 +9,7 @@ small fake plugins (a per-group quorum and a one-pod-per-node filter).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from asched.api import Pod
@@ -23,7 +24,12 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.grouptree import GroupForest
 from asched.framework.interfaces import PodGroupScheduling
 from asched.framework.nodeinfo import NodeInfo
-from asched.framework.podgroups import PodGroupPostFilterResult
+from asched.framework.podgroups import (
+    Placement,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    whole,
+)
 from asched.framework.registry import PluginSpec
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.status import Status
@@ -39,6 +45,7 @@ from tests.unit.framework.fakes import FakeServices, Recorder, registry
 GROUPS: Store[NativePodGroup] = Store()
 COMPOSITES: Store[CompositePodGroup] = Store()
 POST_FILTER: list[PodGroupScheduling] = []
+GENERATED: list[str] = []
 
 
 def _quorum(need: int, scheduled: int, remaining: int) -> Status | None:
@@ -92,6 +99,28 @@ class OnePerNode:
         return None
 
 
+class Racks:
+    """PlacementGenerate: one placement per `rack` label value when the group has a
+    topology key (TopologyPlacementGenerator's rule), else the parent's nodes."""
+
+    name = "Racks"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def generate_placements(
+        self, group: PodGroupInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[Sequence[Placement], Status | None]:
+        GENERATED.append(group.pod_group.name)
+        if not group.pod_group.topology_key:
+            return [whole(nodes)], None
+        racks: dict[str, list[int]] = {}
+        for i, ni in enumerate(nodes):
+            assert ni.node is not None
+            racks.setdefault(ni.node.labels["rack"], []).append(i)
+        return [Placement(r, tuple(rows)) for r, rows in sorted(racks.items())], None
+
+
 class NoVictims:
     name = "NoVictims"
 
@@ -118,12 +147,13 @@ class Conditions:
 
 
 class Harness:
-    def __init__(self, nodes: int) -> None:
+    def __init__(self, nodes: int, racks: Sequence[str] = ()) -> None:
         POST_FILTER.clear()
+        GENERATED.clear()
         GROUPS.__init__()  # type: ignore[misc]
         COMPOSITES.__init__()  # type: ignore[misc]
         reg = registry()
-        for cls in (Quorum, OnePerNode, NoVictims):
+        for cls in (Quorum, OnePerNode, NoVictims, Racks):
             reg.register(PluginSpec(cls.name, cls))
         plugins = {
             "queueSort": [("Sort", 0)],
@@ -131,12 +161,14 @@ class Harness:
             "permit": [("Quorum", 0)],
             "bind": [("Binder", 0)],
             "podGroupPostFilter": [("NoVictims", 0)],
+            "placementGenerate": [("Racks", 0)],
         }
         self.fwk = Framework(ProfileSpec("test", plugins, {}), reg, FakeServices())
         self.clock = FakeClock()
         self.cache = Cache()
         for i in range(nodes):
-            self.cache.add_node(make_node(f"n{i}").obj())
+            rack = racks[i] if racks else "r"
+            self.cache.add_node(make_node(f"n{i}").label("rack", rack).obj())
         self.queue = SchedulingQueue(
             self.fwk.less, self.clock, pre_enqueue=lambda pod: None, hints={}
         )
@@ -150,6 +182,7 @@ class Harness:
             clock=self.clock,
         )
         self.bound: list[str] = []
+        self.assumed: list[Assumed] = []
         self.cycle = GroupCycle(
             frameworks={"test": self.fwk},
             cache=self.cache,
@@ -169,9 +202,14 @@ class Harness:
 
     def _bind(self, a: Assumed) -> None:
         self.bound.append(a.qpi.pod.name)
+        self.assumed.append(a)
 
-    def composite(self, name: str, min_group_count: int, parent: str = "") -> None:
+    def composite(
+        self, name: str, min_group_count: int, parent: str = "", topology: str = ""
+    ) -> None:
         b = make_composite_pod_group(name).min_group_count(min_group_count)
+        if topology:
+            b = b.topology(topology)
         cpg = (b.parent(parent) if parent else b).obj()
         COMPOSITES.upsert(cpg.key, cpg, "1")
 
@@ -275,3 +313,37 @@ async def test_members_must_carry_the_root_priority() -> None:
         "all pods in a single pod group should have the same priority as the pod group's "
         "priority, got 0 and 5",
     )
+
+
+async def test_a_composite_with_a_topology_key_lands_in_the_one_rack_that_holds_it() -> None:
+    """Rack r1 has two nodes (one pod each), r2 four: only r2 holds both gangs. The
+    composite's placements are generated once, each gang's inside each rack."""
+    h = Harness(nodes=6, racks=["r1", "r1", "r2", "r2", "r2", "r2"])
+    h.composite("cg", 2, topology="rack")
+    h.gang("g1", "cg", 2)
+    h.gang("g2", "cg", 2)
+    await h.run()
+    assert sorted(h.bound) == ["g1-0", "g1-1", "g2-0", "g2-1"]
+    placed = {a.pod.node_name for a in h.assumed}
+    assert placed == {"n2", "n3", "n4", "n5"}
+    # cg's placements once, then each gang's inside each rack it is tried in.
+    assert GENERATED[0] == "cg"
+    assert GENERATED.count("cg") == 1
+    assert set(GENERATED[1:]) == {"g1", "g2"}
+
+
+async def test_no_rack_holds_the_composite_so_nothing_is_bound() -> None:
+    h = Harness(nodes=4, racks=["r1", "r1", "r2", "r2"])
+    h.composite("cg", 2, topology="rack")
+    h.gang("g1", "cg", 2)
+    h.gang("g2", "cg", 2)
+    await h.run()
+    assert h.bound == []
+    # The first rack's simulation is the one reported: g1 filled r1, so it reports the
+    # composite's status; g2 fit nowhere in r1 (only r1's two nodes counted).
+    assert h.conditions.pods["g1-0"] == (
+        "pod group is unschedulable, 0/2 placements are available, first placement status: "
+        "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    )
+    assert h.conditions.pods["g2-0"] == "0/2 nodes are available: 2 node full."
+    assert h.conditions.groups["g2"][:2] == ("False", "Unschedulable")
