@@ -25,6 +25,8 @@ from asched.api.workload import (
     _fail,
     _obj,
     _optional_name,
+    _policy,
+    _priority,
     _topology,
 )
 
@@ -61,22 +63,6 @@ class CompositePodGroup:
         return ObjectRef(KIND, self.namespace, self.name, self.uid, API_VERSION)
 
 
-def _composite_policy(raw: Any, path: str) -> int | None:
-    """schedulingPolicy -> minGroupCount (gang) or None (basic); exactly one is set."""
-    policy = _obj(raw, path)
-    gang, basic = policy.get("gang"), policy.get("basic")
-    if (gang is None) == (basic is None):
-        raise ValueError(f"{path}: exactly one of basic and gang must be set")
-    if gang is None:
-        return None
-    count = _obj(gang, f"{path}.gang").get("minGroupCount")
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise ValueError(f"{path}.gang.minGroupCount: expected an integer, got {count!r}")
-    if count < 1:
-        raise ValueError(f"{path}.gang.minGroupCount: must be a positive integer, got {count}")
-    return count
-
-
 def decode_composite_podgroup(raw: dict[str, Any]) -> CompositePodGroup:
     """Decode a scheduling.k8s.io/v1alpha3 CompositePodGroup; raises DecodeError naming
     the field."""
@@ -85,9 +71,6 @@ def decode_composite_podgroup(raw: dict[str, Any]) -> CompositePodGroup:
     try:
         spec = _obj(raw.get("spec"), "spec")
         ref = _obj(spec.get("workloadRef"), "spec.workloadRef")
-        priority = spec.get("priority")
-        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-            raise ValueError(f"spec.priority: expected an integer, got {priority!r}")
         return CompositePodGroup(
             namespace=str(meta.get("namespace") or ""),
             name=str(meta.get("name") or ""),
@@ -99,12 +82,12 @@ def decode_composite_podgroup(raw: dict[str, Any]) -> CompositePodGroup:
                 spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"
             )
             or "",
-            min_group_count=_composite_policy(
-                spec.get("schedulingPolicy"), "spec.schedulingPolicy"
+            min_group_count=_policy(
+                spec.get("schedulingPolicy"), "spec.schedulingPolicy", "minGroupCount"
             ),
             topology_key=_topology(spec.get("schedulingConstraints"), "spec.schedulingConstraints"),
             disruption_mode=_disruption(spec.get("disruptionMode"), "spec.disruptionMode"),
-            priority=priority,
+            priority=_priority(spec),
             workload_name=str(ref.get("workloadName") or ""),
             template_name=str(ref.get("templateName") or ""),
             conditions=_conditions(raw.get("status")),

@@ -63,6 +63,7 @@ from asched.scheduler.groupstate import (
     as_error,
     group_status,
     restore,
+    validate_pods,
     with_reason,
 )
 from asched.scheduler.groupwhatif import GroupWhatIf
@@ -111,20 +112,8 @@ class CompositeCycle:
     def validate(root: CompositePodGroup, pods: Sequence[Pod]) -> str:
         """validatePodGroup over the tree: `pods` are its queued pods first, then the
         scheduled ones; the first pod's scheduler name and the root's priority rule."""
-        scheduler = pods[0].scheduler_name if pods else ""
         priority = root.priority if root.priority is not None else 0
-        for p in pods:
-            if p.scheduler_name != scheduler:
-                return (
-                    "all pods in a single pod group should have the same .spec.schedulerName "
-                    f'set, got: "{p.scheduler_name}" and "{scheduler}"'
-                )
-            if p.priority != priority:
-                return (
-                    "all pods in a single pod group should have the same priority as the pod "
-                    f"group's priority, got {p.priority} and {priority}"
-                )
-        return ""
+        return validate_pods(pods, pods[0].scheduler_name if pods else "", priority)
 
     # ---- the recursive algorithm ------------------------------------------------------
     async def schedule(
@@ -149,11 +138,7 @@ class CompositeCycle:
             # success status."
             root.status = group_status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         # The deferred revert: the simulation leaves nothing assumed.
-        for ms in members.values():
-            for m in reversed(ms):
-                if m.assumed is not None:
-                    world.release(fwk, m)
-                    m.assumed = None
+        self._release(fwk, tree, members, world)
         self._complete(tree, results, Box(group_status(Code.SUCCESS)), members)
         return results
 
@@ -338,17 +323,25 @@ class CompositeCycle:
         st, chosen = await self._placements(fwk, node.pod_group, members, world)
         if st.code != Code.SUCCESS or chosen is None:
             return st, False
+        failed = self._assume(fwk, members, world)
+        if failed is not None:
+            self._release_members(fwk, members, world)
+            return failed, False
+        return st, chosen.placed > 0
+
+    @staticmethod
+    def _assume(fwk: Framework, members: Sequence[Member], world: World) -> Status | None:
+        """assumeAndReserveWithRevert of each member that has a node; the first Reserve
+        failure comes back as the subtree's Error (the caller releases the rest)."""
         for m in members:
             if not m.node:
                 continue
-            rst = world.assume(fwk, m, bound_to(m.qpi.pod, m.node))
+            pod = bound_to(m.qpi.pod, m.node)
+            rst = world.assume(fwk, m, pod)
             if rst is not None:
-                self._release_members(fwk, members, world)
-                return group_status(
-                    Code.ERROR, f"failed to assume the subtree: {rst.message()}"
-                ), False
-            m.assumed = bound_to(m.qpi.pod, m.node)
-        return st, chosen.placed > 0
+                return group_status(Code.ERROR, f"failed to assume the subtree: {rst.message()}")
+            m.assumed = pod
+        return None
 
     def _release(
         self, fwk: Framework, node: GroupNode, members: Mapping[str, list[Member]], world: World

@@ -70,6 +70,7 @@ from asched.scheduler.groupstate import (
     as_error,
     group_status,
     restore,
+    validate_pods,
     with_reason,
 )
 from asched.scheduler.groupwhatif import GroupWhatIf
@@ -298,18 +299,7 @@ class GroupCycle:
         pods = [q.pod for q in live] + [
             p for p in self._members(pg.namespace, pg.name) if p.node_name
         ]
-        for p in pods:
-            if p.scheduler_name != scheduler:
-                return (
-                    "all pods in a single pod group should have the same .spec.schedulerName "
-                    f'set, got: "{p.scheduler_name}" and "{scheduler}"'
-                )
-            if p.priority != priority:
-                return (
-                    "all pods in a single pod group should have the same priority as the pod "
-                    f"group's priority, got {p.priority} and {priority}"
-                )
-        return ""
+        return validate_pods(pods, scheduler, priority)
 
     def _scheduled(self, pg: NativePodGroup, members: Sequence[Member]) -> list[Pod]:
         """Members already bound or assumed outside this cycle (ScheduledPods)."""

@@ -90,6 +90,16 @@ def placement_message(min_count: int, scheduled: int, remaining: int) -> tuple[b
     )
 
 
+def _feasible(min_count: int, scheduled: int, remaining: int) -> Status | None:
+    """GangScheduling.PlacementFeasible once getMinCount has answered."""
+    possible, message = placement_message(min_count, scheduled, remaining)
+    if not possible:
+        return unschedulable(message)
+    if scheduled < min_count:
+        return wait(message)
+    return None
+
+
 def _pod(obj: object | None) -> Pod | None:
     return obj if isinstance(obj, Pod) else None
 
@@ -230,13 +240,9 @@ class GangScheduling(
     ) -> Status | None:
         pg = self.pod_group(namespace, group)
         # getMinCount: a basic group needs one member.
-        min_count = 1 if pg is None or pg.min_count is None else pg.min_count
-        possible, message = placement_message(min_count, scheduled, remaining)
-        if not possible:
-            return unschedulable(message)
-        if scheduled < min_count:
-            return wait(message)
-        return None
+        return _feasible(
+            1 if pg is None or pg.min_count is None else pg.min_count, scheduled, remaining
+        )
 
     def composite_placement_feasible(
         self, namespace: str, composite: str, scheduled: int, remaining: int
@@ -244,13 +250,8 @@ class GangScheduling(
         """PlacementFeasible for a CompositePodGroup: getMinCount is its minGroupCount
         (1 for basic), counted in children; the wording is the same as for pods."""
         cpg = self._forest().composite(namespace, composite)
-        min_count = 1 if cpg is None or cpg.min_group_count is None else cpg.min_group_count
-        possible, message = placement_message(min_count, scheduled, remaining)
-        if not possible:
-            return unschedulable(message)
-        if scheduled < min_count:
-            return wait(message)
-        return None
+        need = 1 if cpg is None or cpg.min_group_count is None else cpg.min_group_count
+        return _feasible(need, scheduled, remaining)
 
     # ---- Permit ---------------------------------------------------------------------
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
