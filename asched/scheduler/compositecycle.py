@@ -254,7 +254,9 @@ class CompositeCycle:
         for pg in node.leaves():
             scheduled += self._scheduled(pg, members[pg.key])
             unscheduled += [m.qpi.pod for m in members[pg.key]]
-        return PodGroupInfo(as_group(node.composite), tuple(scheduled), tuple(unscheduled))
+        return PodGroupInfo(
+            as_group(node.composite), tuple(scheduled), tuple(unscheduled), composite=True
+        )
 
     @staticmethod
     def _assignments(
@@ -397,7 +399,7 @@ class CompositeCycle:
             results = await self.schedule(f, tree, members, world)
             return results[tree.key].status, None
 
-        info = PodGroupInfo(as_group(root), (), tuple(m.qpi.pod for m in everyone))
+        info = PodGroupInfo(as_group(root), (), tuple(m.qpi.pod for m in everyone), composite=True)
         return GroupWhatIf(fwk, info, everyone, nodes, place)
 
 

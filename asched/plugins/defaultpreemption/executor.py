@@ -129,11 +129,16 @@ class Executor:
         *,
         group: tuple[str, str] | None = None,
         pods: Sequence[Pod] = (),
+        kind: str = "podgroup",
+        held: Sequence[str] = (),
     ) -> None:
         """prepareCandidateAsync: record the preemptor and queue the work for run().
 
         For a pod group (actuatePodGroupPreemption) `group` is its (key, uid), `preemptor`
-        one of its members carrying the group's priority, and `pods` its members."""
+        one of its members carrying the group's priority, and `pods` its members; `kind`
+        is how the victims' event names it ("podgroup", or "compositepodgroup" for a
+        CompositePodGroup root, whose PodGroups' keys are `held`: their members wait for
+        this preemption as a group's do)."""
         victims = tuple(v for v in candidate.victims if v.deletion_timestamp is None)
         if not victims:
             return  # every victim is terminating already: nothing to wait for
@@ -142,8 +147,9 @@ class Executor:
             kind, uid, members = "pod", preemptor.uid, (preemptor,)
         else:
             key, uid = group
-            kind, members = "podgroup", tuple(pods)
-            self._groups[key] = uid
+            members = tuple(pods)
+            for k in (key, *held):
+                self._groups[k] = uid
         self._preempting.add(uid)
         self._jobs.append(_Job(candidate, preemptor, victims, kind, uid, members))
         self._wake.set()

@@ -88,9 +88,15 @@ class GroupPreemption:
         if members and members[0].preemption_policy == "Never":
             return None, self._status(Code.UNSCHEDULABLE, NOT_ELIGIBLE_NEVER)
         nodes = group.nodes()
+        # The PodGroups whose members this is: the group itself, or a composite's.
+        groups = sorted({p.scheduling_group for p in members}) if info.composite else [pg.name]
         # The members as the informer has them now: their nominations may be newer than
         # the queued copies (Go reads them from the pod group snapshot).
-        latest = {p.uid: p for p in self._handle.pods_in_scheduling_group(pg.namespace, pg.name)}
+        latest = {
+            p.uid: p
+            for name in groups
+            for p in self._handle.pods_in_scheduling_group(pg.namespace, name)
+        }
         now = [latest.get(p.uid, p) for p in members]
         if _ongoing_preemption(now, nodes, priority):
             current = {p.uid: p.nominated_node_name for p in now}
@@ -123,7 +129,13 @@ class GroupPreemption:
         preemptor = replace(members[0], priority=priority)
         candidate = Candidate(DOMAIN_NAME, victims, chosen.num_pdb_violations)
         self._executor.prepare_candidate_async(
-            candidate, preemptor, group=(pg.key, pg.uid), pods=list(members)
+            candidate,
+            preemptor,
+            group=(pg.key, pg.uid),
+            pods=list(members),
+            # The victims' event names the root: "Preempted by compositepodgroup <uid>".
+            kind="compositepodgroup" if info.composite else "podgroup",
+            held=[f"{pg.namespace}/{name}" for name in groups] if info.composite else (),
         )
         found = FOUND.format(count=len(victims))
         return PodGroupPostFilterResult(dict(placed)), self._status(Code.SUCCESS, found)
