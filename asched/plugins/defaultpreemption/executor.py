@@ -248,7 +248,8 @@ class Executor:
             # asched does.
             message += f" (in {SCHEDULER_NAME} memory)."
         else:
-            if not await self._mark_disruption_target(preemptor, victim):
+            kind = by.partition(" ")[0]
+            if not await self._mark_disruption_target(preemptor, victim, kind):
                 return False
             try:
                 await h.client.request(
@@ -277,14 +278,16 @@ class Executor:
         )
         return in_memory
 
-    async def _mark_disruption_target(self, preemptor: Pod, victim: Pod) -> bool:
-        """Add DisruptionTarget to the victim's conditions; False when the victim is gone."""
+    async def _mark_disruption_target(self, preemptor: Pod, victim: Pod, kind: str) -> bool:
+        """Add DisruptionTarget to the victim's conditions; False when the victim is gone.
+        `kind` names the preemptor as Go's preemptor.Type() does (pod, podgroup,
+        compositepodgroup)."""
         condition = {
             "type": DISRUPTION_TARGET,
             "status": "True",
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-            "priority pod",
+            f"priority {kind}",
             "lastTransitionTime": rfc3339(self._handle.clock.wall()),
         }
         try:
