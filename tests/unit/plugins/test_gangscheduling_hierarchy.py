@@ -155,3 +155,15 @@ def test_a_new_pod_of_one_gang_wakes_the_whole_tree_once_it_is_ready() -> None:
     cpg_add = regs[-1].hint
     assert cpg_add is not None
     assert cpg_add(pods[0], None, make_composite_pod_group("cg").obj()) == QueueingHint.QUEUE
+
+
+def test_with_the_gate_off_a_parent_is_ignored() -> None:
+    """podGroupHasParent is false with CompositePodGroup off: the gang alone decides."""
+    featuregates.set_current(featuregates.DEFAULTS)
+    pods = [member("a1", "g1"), member("a2", "g1")]
+    p, _ = tree(pods, parent="gone")
+    assert p.pre_enqueue(pods[0]) is None
+    assert [r.event.resource for r in p.events_to_register()].count(
+        EventResource.COMPOSITE_POD_GROUP
+    ) == 0
+    assert p.informers()[-1].resource != COMPOSITE_POD_GROUPS.resource
