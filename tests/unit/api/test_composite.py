@@ -10,8 +10,7 @@ import pytest
 from asched.api import DecodeError
 from asched.api.composite import decode_composite_podgroup
 from asched.api.workload import DISRUPTION_SINGLE
-from asched.testing.builders import make_composite_pod_group
-from tests.builders import make_native_pod_group
+from tests.builders import make_composite_pod_group, make_native_pod_group
 
 
 def test_gang_composite_decodes() -> None:

@@ -7,8 +7,7 @@ from asched.api.composite import CompositePodGroup
 from asched.api.workload import NativePodGroup
 from asched.framework.grouptree import GroupForest, entity_key
 from asched.informers.store import Store
-from asched.testing.builders import make_composite_pod_group
-from tests.builders import make_native_pod_group
+from tests.builders import make_composite_pod_group, make_native_pod_group
 
 
 def _forest(groups: list[NativePodGroup], composites: list[CompositePodGroup]) -> GroupForest:

@@ -18,8 +18,7 @@ from asched.framework.status import Code
 from asched.framework.waiting import WaitingPod
 from asched.framework.workloads import COMPOSITE_POD_GROUPS, NATIVE_POD_GROUPS
 from asched.plugins.gangscheduling import PERMIT_TIMEOUT_SECONDS, GangScheduling
-from asched.testing.builders import make_composite_pod_group
-from tests.builders import make_native_pod_group, make_pod
+from tests.builders import make_composite_pod_group, make_native_pod_group, make_pod
 from tests.unit.plugins.fakes import FakeHandle
 
 

@@ -38,8 +38,7 @@ from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.cycle import Assumed
 from asched.scheduler.groupcycle import GroupCycle
 from asched.scheduler.outcome import Outcomes
-from asched.testing.builders import make_composite_pod_group
-from tests.builders import make_native_pod_group, make_node, make_pod
+from tests.builders import make_composite_pod_group, make_native_pod_group, make_node, make_pod
 from tests.unit.framework.fakes import FakeServices, Recorder, registry
 
 GROUPS: Store[NativePodGroup] = Store()
