@@ -220,18 +220,12 @@ class CompositeCycle:
         candidate, sub, outcomes, any_scheduled = chosen
         restore(subtree, outcomes)
         # assumeSubtreeWithRevert: the chosen placement's successful PodGroups again.
-        for pg in successful_leaves(node, sub):
-            ms = members[pg.key]
-            for m in ms:
-                if not m.node:
-                    continue
-                rst = world.assume(fwk, m, bound_to(m.qpi.pod, m.node))
-                if rst is not None:
-                    self._release(fwk, node, members, world)
-                    st = group_status(Code.ERROR, f"failed to assume the subtree: {rst.message()}")
-                    results[node.key] = Box(st)
-                    return st, False
-                m.assumed = bound_to(m.qpi.pod, m.node)
+        chosen_members = [m for pg in successful_leaves(node, sub) for m in members[pg.key]]
+        failed = self._assume(fwk, chosen_members, world)
+        if failed is not None:
+            self._release(fwk, node, members, world)
+            results[node.key] = Box(failed)
+            return failed, False
         results.update(sub)
         log.debug(
             "composite_pod_group_placement",
