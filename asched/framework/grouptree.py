@@ -80,21 +80,27 @@ class GroupForest:
     def composite(self, namespace: str, name: str) -> CompositePodGroup | None:
         return self._composites.get(f"{namespace}/{name}")
 
+    def ancestors(self, namespace: str, parent: str) -> Iterator[CompositePodGroup]:
+        """The composites above a group whose parent is `parent`, nearest first, as far as
+        they are observed (a loop ends the walk; TraverseHierarchyUp)."""
+        seen: set[str] = set()
+        name = parent
+        while name and name not in seen:
+            seen.add(name)
+            cpg = self.composite(namespace, name)
+            if cpg is None:
+                return
+            yield cpg
+            name = cpg.parent
+
     def root_composite(self, namespace: str, parent: str) -> CompositePodGroup | None:
         """The root CompositePodGroup above a group whose parent is `parent`, or None when
         a composite on the way is missing or the chain loops
         (getRootLookupInfoForParentCPG)."""
-        seen: set[str] = set()
-        name = parent
-        while name not in seen:
-            seen.add(name)
-            cpg = self.composite(namespace, name)
-            if cpg is None:
-                return None
-            if not cpg.parent:
-                return cpg
-            name = cpg.parent
-        return None
+        last: CompositePodGroup | None = None
+        for cpg in self.ancestors(namespace, parent):
+            last = cpg
+        return last if last is not None and not last.parent else None
 
     def tree(self, root: CompositePodGroup) -> GroupNode:
         """The root's hierarchy as the stores have it now (buildPodGroupInfoForCPG); a

@@ -547,6 +547,11 @@ class CompositePodGroupBuilder:
         self._raw["spec"]["priority"] = value
         return self
 
+    def disruption_all(self) -> Self:
+        """spec.disruptionMode {all: {}}: preempted only together."""
+        self._raw["spec"]["disruptionMode"] = {"all": {}}
+        return self
+
     def raw(self) -> dict[str, Any]:
         return copy.deepcopy(self._raw)
 
