@@ -241,8 +241,8 @@ class GroupCycle:
                 live.append(qpi)
         if not live:
             return
-        scheduled = [p for leaf in leaves for p in self._members(leaf.namespace, leaf.name)]
-        problem = cc.validate(root, [q.pod for q in live] + [p for p in scheduled if p.node_name])
+        in_tree = [p for leaf in leaves for p in self._members(leaf.namespace, leaf.name)]
+        problem = cc.validate(root, [q.pod for q in live] + [p for p in in_tree if p.node_name])
         if problem:
             for qpi in live:
                 self._outcomes.failed(
@@ -253,6 +253,13 @@ class GroupCycle:
         fwk.begin_cycle()
         self._cache.update_snapshot(self._snapshot)
         members = members_by_group(tree, live, start, lambda a, b: _compare(fwk, a, b))
+        placed_in_tree = {m.qpi.uid for ms in members.values() for m in ms}
+        for qpi in live:
+            if qpi.uid not in placed_in_tree:
+                # Its PodGroup was cut from the tree (a parent loop): it cannot be tried
+                # with it; back to the queue like a group whose hierarchy changed.
+                msg = composite_not_found(pg.parent)
+                self._outcomes.failed(qpi, fwk.profile_name, start, msg, error=True, nominated="")
         results = await cc.schedule(fwk, tree, members, LiveWorld(self._cache, self._snapshot))
         root_status = results[tree.key].status
         if root_status.code == Code.SUCCESS:
