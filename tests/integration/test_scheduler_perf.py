@@ -38,6 +38,10 @@ def perf_root() -> Path:
         ("SchedulingBasic/5Nodes", {}, 10, False),
         ("SchedulingBasic/5Nodes", {}, 10, True),
         ("podgroup/gangscheduling/GangScheduling/10Nodes_3Gangs", {}, 9, False),
+        # Their gates reach asched as they are: SchedulerAsyncAPICalls=false, then
+        # GenericWorkload and TopologyAwareWorkloadScheduling on.
+        ("PreemptionBasic/5Nodes", {}, 25, False),
+        ("podgroup/tas/TopologyAwareScheduling/10Nodes_3Gangs", {}, 9, False),
         (
             "SchedulingWithResourceClaimTemplate/2000pods_200nodes",
             {"nodesWithDRA": 2, "initClaims": 6, "measurePods": 6},
@@ -45,7 +49,7 @@ def perf_root() -> Path:
             False,
         ),
     ],
-    ids=["basic", "basic-backlog", "gangs", "dra-allocated-claims"],
+    ids=["basic", "basic-backlog", "gangs", "preemption", "tas", "dra-allocated-claims"],
 )
 async def test_tiny_workload_runs_against_asched(
     perf_root: Path,
