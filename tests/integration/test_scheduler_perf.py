@@ -48,8 +48,18 @@ def perf_root() -> Path:
             6,
             False,
         ),
+        # 10 pods kept for 10 s: more than 10 created means scheduled pods were replaced.
+        ("SchedulingWithResourceClaimTemplate/empty_500nodes", {"nodesWithDRA": 2}, 11, False),
     ],
-    ids=["basic", "basic-backlog", "gangs", "preemption", "tas", "dra-allocated-claims"],
+    ids=[
+        "basic",
+        "basic-backlog",
+        "gangs",
+        "preemption",
+        "tas",
+        "dra-allocated-claims",
+        "dra-steady-state",
+    ],
 )
 async def test_tiny_workload_runs_against_asched(
     perf_root: Path,
