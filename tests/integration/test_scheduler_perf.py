@@ -38,14 +38,28 @@ def perf_root() -> Path:
         ("SchedulingBasic/5Nodes", {}, 10, False),
         ("SchedulingBasic/5Nodes", {}, 10, True),
         ("podgroup/gangscheduling/GangScheduling/10Nodes_3Gangs", {}, 9, False),
+        # Their gates reach asched as they are: SchedulerAsyncAPICalls=false, then
+        # GenericWorkload and TopologyAwareWorkloadScheduling on.
+        ("PreemptionBasic/5Nodes", {}, 25, False),
+        ("podgroup/tas/TopologyAwareScheduling/10Nodes_3Gangs", {}, 9, False),
         (
             "SchedulingWithResourceClaimTemplate/2000pods_200nodes",
             {"nodesWithDRA": 2, "initClaims": 6, "measurePods": 6},
             6,
             False,
         ),
+        # 10 pods kept for 10 s: more than 10 created means scheduled pods were replaced.
+        ("SchedulingWithResourceClaimTemplate/empty_500nodes", {"nodesWithDRA": 2}, 11, False),
     ],
-    ids=["basic", "basic-backlog", "gangs", "dra-allocated-claims"],
+    ids=[
+        "basic",
+        "basic-backlog",
+        "gangs",
+        "preemption",
+        "tas",
+        "dra-allocated-claims",
+        "dra-steady-state",
+    ],
 )
 async def test_tiny_workload_runs_against_asched(
     perf_root: Path,
