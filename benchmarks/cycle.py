@@ -31,6 +31,7 @@ import anyio
 
 from asched import gctune
 from asched.api import Pod, decode_node, decode_pod
+from asched.api.dra import decode_device_class, decode_resource_claim, decode_resource_slice
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import RealClock
@@ -41,6 +42,9 @@ from asched.framework.listers import InformerRequest, ObjectStore, SnapshotListe
 from asched.framework.runtime import Framework
 from asched.framework.services import RuntimeMetrics
 from asched.informers import Store
+from asched.plugins.deviceclasses import DEVICE_CLASSES
+from asched.plugins.dynamicresources.state import STATE_KEY as DRA_STATE_KEY
+from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS, RESOURCE_SLICES
 from asched.scheduler.algorithm import Algorithm
 from benchmarks import profiles
 from benchmarks.profiles import PROFILES
@@ -56,7 +60,13 @@ KINDS = (
     "preferred-spread",
     "preferred-affinity",
     "preferred-antiaffinity",
+    "dra",
 )
+#: The dra kind (scheduler_perf's SchedulingWithResourceClaimTemplate): each node has one
+#: ResourceSlice of this many devices, as templates/resourceslice-basic-devices.yaml.
+DRA_DEVICES = 10
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DRA_CLASS = "test-class"
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -129,6 +139,10 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
                 "labelSelector": {"matchLabels": labels},
             }
         ]
+    if kind == "dra":
+        # The claim is named directly rather than made from a template: the template's
+        # claim is an ordinary claim by the time the scheduler sees it.
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"claim-{i}"}]
     if unique_labels:
         # scheduler_perf's createPods gives each pod its own `signature` label, which no
         # term selects (podTemplateWithParams.GetPodTemplate).
@@ -144,6 +158,95 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
         },
         "spec": spec,
     }
+
+
+def _dra_objects(nodes: int, pods: int) -> dict[str, list[tuple[str, Any]]]:
+    """The dra kind's cluster as scheduler_perf's templates make it (resourceslice-basic-
+    devices.yaml, deviceclass.yaml, one claim of one request per pod): store key and
+    decoded object, by informer resource."""
+    attributes = {
+        "driver": {"string": "xe"},
+        "driverVersion": {"version": "1.2.3"},
+        "family": {"string": "Arc Pro B-Series"},
+        "health": {"string": "Healthy"},
+        "model": {"string": "B60"},
+        "pciId": {"string": "0xe211"},
+        "sriov": {"bool": True},
+        "type": {"string": "gpu"},
+    }
+    slices = [
+        decode_resource_slice(
+            {
+                "metadata": {"name": f"resourceslice-{i}"},
+                "spec": {
+                    "pool": {
+                        "name": f"resourceslice-{i}",
+                        "generation": 1,
+                        "resourceSliceCount": 1,
+                    },
+                    "driver": DRA_DRIVER,
+                    "nodeName": f"node-{i}",
+                    "devices": [
+                        {
+                            "name": f"basic-device-{d}",
+                            "attributes": {
+                                **attributes,
+                                "resource.k8s.io/pciRoot": {"string": str(d % 2)},
+                                "pciAddress": {"string": f"0000:0{d}:00.0"},
+                                "pciRoot": {"string": f"0{d % 2}"},
+                            },
+                            "capacity": {
+                                "memory": {"value": "24480Mi"},
+                                "millicores": {"value": "1k"},
+                            },
+                        }
+                        for d in range(DRA_DEVICES)
+                    ],
+                },
+            }
+        )
+        for i in range(nodes)
+    ]
+    cls = decode_device_class(
+        {
+            "metadata": {"name": DRA_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]},
+        }
+    )
+    claims = [
+        decode_resource_claim(
+            {
+                "metadata": {
+                    "name": f"claim-{i}",
+                    "namespace": "bench",
+                    "uid": f"cu-{i}",
+                    "resourceVersion": "1",
+                },
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "req-0", "exactly": {"deviceClassName": DRA_CLASS}}]
+                    }
+                },
+            }
+        )
+        for i in range(pods)
+    ]
+    return {
+        RESOURCE_SLICES.resource: [(s.name, s) for s in slices],
+        DEVICE_CLASSES.resource: [(cls.name, cls)],
+        RESOURCE_CLAIMS.resource: [(c.key, c) for c in claims],
+    }
+
+
+def _dra_allocate(services: _Services, state: CycleState, node_name: str, cycle: int) -> None:
+    """What Reserve and PreBind leave behind once the pod's claim is written: the claim
+    allocated in the claim informer's store, so the next pod sees its devices in use."""
+    allocation = state.get(DRA_STATE_KEY).node_allocations[node_name][0]
+    store = services.stores[RESOURCE_CLAIMS.resource]
+    key = f"bench/claim-{cycle - 1}"
+    claim = store.get(key)
+    assert claim is not None
+    store.upsert(key, replace(claim, allocation=allocation), str(cycle + 1))
 
 
 class _Services:
@@ -211,6 +314,12 @@ async def measure(
     fwk = Framework(spec, registry, services, columnar=columnar, batching=batching)
     algo = Algorithm(0)
     todo = [decode_pod(_pod(i, kind, unique_labels)) for i in range(pods)]
+    if kind == "dra":
+        for resource, objects in _dra_objects(nodes, pods).items():
+            store = services.stores[resource] = Store()
+            for key, obj in objects:
+                store.upsert(key, obj, "1")
+            store.mark_synced()
     # The first refresh clones every node into the snapshot; a running scheduler pays
     # that once at start-up, not per pod, so it stays out of the measurement.
     cache.update_snapshot(snapshot)
@@ -218,7 +327,10 @@ async def measure(
     start = time.process_time()
     for cycle, pod in enumerate(todo, 1):
         cache.update_snapshot(snapshot)
-        result = await algo.schedule_pod(fwk, CycleState(), pod, snapshot.node_infos(), cycle=cycle)
+        state = CycleState()
+        result = await algo.schedule_pod(fwk, state, pod, snapshot.node_infos(), cycle=cycle)
+        if kind == "dra":
+            _dra_allocate(services, state, result.suggested_host, cycle)
         placed = replace(pod, node_name=result.suggested_host)
         cache.assume_pod(placed)
         services.pods.append(placed)
