@@ -17,8 +17,10 @@ wire, so a change to the framework runtime can be compared before and after.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import json
+import pstats
 import statistics
 import subprocess
 import sys
@@ -298,8 +300,10 @@ async def measure(
     profile: str = "default",
     batching: bool = True,
     unique_labels: bool = False,
+    cprofile: str = "",
 ) -> float:
-    """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes."""
+    """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes; with
+    `cprofile`, the cycles run under cProfile, their stats written to that file."""
     # The collector as the scheduler sets it (asched.app.run): its thresholds, and the
     # caches frozen once filled. Without that, whether one full collection of the whole
     # heap (about 50 ms at 15000 nodes) lands inside a short run depended on how many
@@ -324,6 +328,9 @@ async def measure(
     # that once at start-up, not per pod, so it stays out of the measurement.
     cache.update_snapshot(snapshot)
     gctune.freeze_caches()
+    profiler = cProfile.Profile() if cprofile else None
+    if profiler is not None:
+        profiler.enable()
     start = time.process_time()
     for cycle, pod in enumerate(todo, 1):
         cache.update_snapshot(snapshot)
@@ -334,7 +341,13 @@ async def measure(
         placed = replace(pod, node_name=result.suggested_host)
         cache.assume_pod(placed)
         services.pods.append(placed)
-    return (time.process_time() - start) / pods
+    spent = (time.process_time() - start) / pods
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(cprofile)
+        calls = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
+        print(f"cprofile={cprofile} calls_per_pod={calls / pods:.0f}")
+    return spent
 
 
 #: The curve's paths: (name, columnar, profile). "batched" is the columnar path under the
@@ -456,6 +469,9 @@ def main() -> None:
         action="store_true",
         help="each pod gets its own `signature` label, as scheduler_perf's createPods does",
     )
+    ap.add_argument(
+        "--cprofile", default="", help="write a cProfile of the measured cycles to this file"
+    )
     ap.add_argument("--curve", default="", help="comma list of node counts: both paths, --kinds")
     ap.add_argument(
         "--kinds",
@@ -498,6 +514,7 @@ def main() -> None:
             profile=args.profile,
             batching=args.batching,
             unique_labels=args.unique_labels,
+            cprofile=args.cprofile,
         )
     )
     path = "columnar" if args.columnar else "per-node"
