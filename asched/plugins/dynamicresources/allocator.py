@@ -56,9 +56,11 @@ from asched.plugins.dynamicresources.capacity import (
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
 from asched.plugins.dynamicresources.devicememo import DeviceMemo
+from asched.plugins.dynamicresources.outcomes import Inputs
 from asched.plugins.dynamicresources.pools import (
     Candidate,
     DeviceID,
+    NodePools,
     Pool,
     PoolKey,
     SliceIndex,
@@ -122,6 +124,10 @@ class Allocator:
         self._allocated = allocated
         self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self._memo = self._slices.memo
+        self._outcomes = self._slices.outcomes
+        # Claim shapes of this pod's claims by their identities (and the claims, so an
+        # identity is not reused while it is a key).
+        self._shapes: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], int | None]] = {}
         self._node: tuple[str, Mapping[str, str]] = ("", {})
 
     def allocate(
@@ -140,9 +146,62 @@ class Allocator:
         of its own.
         """
         self._node = (node_name, labels)
-        pools = self._slices.pools(node_name, labels)
+        gathered = self._slices.node(node_name, labels)
+        pools = gathered.pools
         if not pools:
             return None
+        reuse = self._reusable(gathered, claims)
+        if reuse is not None:
+            found, kept = self._outcomes.get(node_name, *reuse)
+            if found:
+                return None if kept is None else list(kept)
+        allocations = self._allocate(node_name, pools, claims, deadline, now)
+        if reuse is not None:
+            self._outcomes.put(node_name, *reuse, allocations)
+        return allocations
+
+    def _reusable(
+        self, gathered: NodePools, claims: Sequence[ResourceClaim]
+    ) -> tuple[int, Inputs] | None:
+        """The claim shape and inputs under which the node's outcome is kept
+        (outcomes.py), None when it must be searched for this pod alone."""
+        devices = gathered.plain_devices
+        if devices is None:
+            return None
+        shape = self._shape(claims)
+        if shape is None:
+            return None
+        a = self._allocated
+        if (a.shared or a.capacity) and any(d in a.shared or d in a.capacity for d in devices):
+            return None  # shares of a device that is no longer shared: search
+        classes = tuple(
+            self._classes(sub.device_class_name)
+            for claim in claims
+            for req in claim.requests
+            for sub in ((req.exactly,) if req.exactly is not None else req.first_available)
+        )
+        return shape, Inputs(gathered, classes, tuple(d in a.devices for d in devices))
+
+    def _shape(self, claims: Sequence[ResourceClaim]) -> int | None:
+        """The claims' shape number, worked out once per pod (the claims are the same
+        objects on every node, but for a per-node extended-resource claim)."""
+        key = tuple(map(id, claims))
+        hit = self._shapes.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], claims, strict=True)):
+            return hit[1]
+        shape = self._outcomes.shape(tuple((c.requests, c.constraints) for c in claims))
+        self._shapes[key] = (tuple(claims), shape)
+        return shape
+
+    def _allocate(
+        self,
+        node_name: str,
+        pools: list[Pool],
+        claims: Sequence[ResourceClaim],
+        deadline: float | None,
+        now: Callable[[], float],
+    ) -> list[Allocation] | None:
+        """Go's Allocate for one node: the search over its pools."""
         requests = [
             self._alternatives(i, claim, req, pools)
             for i, claim in enumerate(claims)

@@ -30,6 +30,7 @@ from fractions import Fraction
 from asched.api.dra import Device, ResourceSlice
 from asched.api.labels import NodeSelector
 from asched.plugins.dynamicresources.devicememo import DeviceMemo
+from asched.plugins.dynamicresources.outcomes import NodeOutcomes
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolKey = tuple[str, str]  # (driver, pool)
@@ -63,6 +64,32 @@ class Pool:
     @property
     def usable(self) -> bool:
         return not (self.incomplete or self.invalid)
+
+
+class NodePools:
+    """One node's pools, and whether the allocator may keep its outcomes there
+    (outcomes.py): `plain_devices` lists the node's devices when every pool is usable,
+    has no counter sets and no devices of other nodes, and no device is shared, consumes
+    counters or selects its own nodes; otherwise it is None."""
+
+    __slots__ = ("plain_devices", "pools")
+
+    def __init__(self, pools: list[Pool]) -> None:
+        self.pools = pools
+        self.plain_devices: tuple[DeviceID, ...] | None = None
+        if all(_plain(p) for p in pools):
+            self.plain_devices = tuple(c.id for p in pools for c in p.devices)
+
+
+def _plain(pool: Pool) -> bool:
+    if not pool.usable or pool.counter_sets or pool.other_devices:
+        return False
+    return not any(
+        c.device.allow_multiple_allocations
+        or c.device.consumes_counters
+        or c.slice.per_device_node_selection
+        for c in pool.devices
+    )
 
 
 def node_matches(
@@ -113,8 +140,9 @@ class SliceIndex:
 
     def __init__(self, slices: Sequence[ResourceSlice]) -> None:
         self.memo = DeviceMemo()
+        self.outcomes = NodeOutcomes()
         # node name -> (its labels when gathered, its pools).
-        self._node_pools: dict[str, tuple[dict[str, str], list[Pool]]] = {}
+        self._node_pools: dict[str, tuple[dict[str, str], NodePools]] = {}
         # pool -> generation -> how many slices the cluster has of it (checkSlicesInPool).
         self._generations: dict[PoolKey, dict[int, int]] = {}
         self._by_pool: dict[PoolKey, list[ResourceSlice]] = {}
@@ -130,13 +158,17 @@ class SliceIndex:
                 self._shared.append(s)
 
     def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
-        """Go's GatherPools for one node, remembered until the node's labels change."""
+        """Go's GatherPools for one node."""
+        return self.node(node_name, labels).pools
+
+    def node(self, node_name: str, labels: Mapping[str, str]) -> NodePools:
+        """The node's pools, gathered again only when its labels change."""
         kept = self._node_pools.get(node_name)
         if kept is not None and kept[0] == labels:
             return kept[1]
-        pools = self._gather(node_name, labels)
-        self._node_pools[node_name] = (dict(labels), pools)
-        return pools
+        gathered = NodePools(self._gather(node_name, labels))
+        self._node_pools[node_name] = (dict(labels), gathered)
+        return gathered
 
     def _gather(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
         targeting: dict[PoolKey, list[ResourceSlice]] = {}
