@@ -180,7 +180,7 @@ class Allocator:
             for req in claim.requests
             for sub in ((req.exactly,) if req.exactly is not None else req.first_available)
         )
-        return shape, Inputs(gathered, classes, tuple(d in a.devices for d in devices))
+        return shape, Inputs(gathered, classes, tuple(map(a.devices.__contains__, devices)))
 
     def _shape(self, claims: Sequence[ResourceClaim]) -> int | None:
         """The claims' shape number, worked out once per pod (the claims are the same

@@ -376,17 +376,19 @@ class DynamicResources(
             if extended.allocation is None:
                 requests, mappings = requests_and_mappings(pod, wanted, s.classes)
                 node_claim = replace(extended, requests=requests)
-        wall = self._handle.clock.wall()
-        unavailable = [
-            i
-            for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
-            if done
-            and claim.allocation is not None
-            and (
-                not _usable_on(claim.allocation, node)
-                or claim_unavailable(claim, self._args.binding_timeout, wall)
-            )
-        ]
+        unavailable: list[int] = []
+        if any(s.allocated):
+            wall = self._handle.clock.wall()
+            unavailable = [
+                i
+                for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
+                if done
+                and claim.allocation is not None
+                and (
+                    not _usable_on(claim.allocation, node)
+                    or claim_unavailable(claim, self._args.binding_timeout, wall)
+                )
+            ]
         # A sibling's allocation in flight counts as the claim's (availableOnNodes).
         unavailable += [i for i, a in s.shared_pending.items() if not _usable_on(a, node)]
         result: list[Allocation] | None = None
