@@ -50,6 +50,25 @@ def _answer(call: Callable[[], bool]) -> bool | tuple[str, str]:
         return ("error", str(exc))
 
 
+def _both(
+    values: dict[str, Fraction | int],
+    wanted: dict[str, Fraction | int] | None,
+    allocated: dict[str, Fraction | int],
+    allocating: dict[str, Fraction | int],
+) -> tuple[bool | tuple[str, str], bool | tuple[str, str]]:
+    """What `fits` and `fits_plain` answer for one device and request."""
+    device = _device(values)
+    plain = plain_capacity(device)
+    assert plain is not None
+    req = None if wanted is None else {k: Fraction(v) for k, v in wanted.items()}
+    done = {k: Fraction(v) for k, v in allocated.items()}
+    doing = {k: Fraction(v) for k, v in allocating.items()}
+    return (
+        _answer(lambda: fits(req, device, done, doing)),
+        _answer(lambda: fits_plain(req, device, plain, done, doing)),
+    )
+
+
 @settings(max_examples=600, deadline=None)
 @given(capacities, requests, consumed, consumed)
 def test_fits_plain_agrees_with_fits(
@@ -58,14 +77,8 @@ def test_fits_plain_agrees_with_fits(
     allocated: dict[str, Fraction | int],
     allocating: dict[str, Fraction | int],
 ) -> None:
-    device = _device(values)
-    plain = plain_capacity(device)
-    assert plain is not None
-    req = None if wanted is None else {k: Fraction(v) for k, v in wanted.items()}
-    done = {k: Fraction(v) for k, v in allocated.items()}
-    doing = {k: Fraction(v) for k, v in allocating.items()}
-    expected = _answer(lambda: fits(req, device, done, doing))
-    assert _answer(lambda: fits_plain(req, device, plain, done, doing)) == expected
+    by_fraction, by_int = _both(values, wanted, allocated, allocating)
+    assert by_int == by_fraction
 
 
 @pytest.mark.parametrize(
@@ -87,13 +100,7 @@ def test_fits_plain_cases(
     allocated: dict[str, Fraction | int],
     expected: bool,
 ) -> None:
-    device = _device(values)
-    plain = plain_capacity(device)
-    assert plain is not None
-    req = None if wanted is None else {k: Fraction(v) for k, v in wanted.items()}
-    done = {k: Fraction(v) for k, v in allocated.items()}
-    assert fits_plain(req, device, plain, done, {}) is expected
-    assert fits(req, device, done, {}) is expected
+    assert _both(values, wanted, allocated, {}) == (expected, expected)
 
 
 def test_negative_capacity_is_an_error_in_both() -> None:
