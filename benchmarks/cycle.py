@@ -9,6 +9,7 @@ wire, so a change to the framework runtime can be compared before and after.
     python -m benchmarks.cycle --nodes 5000 --pods 1000 --profile batchable [--no-batching]
     python -m benchmarks.cycle --nodes 500 --pods 500 --kind antiaffinity --unique-labels
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
+    python -m benchmarks.cycle --nodes 500 --pods 100 --kind dra --cprofile dra.prof
     python -m benchmarks.cycle --nodes 1000 --pods 1000 --profile policies   # + the six policies
     python -m benchmarks.cycle --curve 1000,5000 --kinds basic \
         --paths columnar,policies,per-node-plugins
