@@ -29,8 +29,8 @@ from asched.plugins.nodememo import MemoCache, NodeMemo
 
 # topology key -> topology value -> count (or summed weight)
 TopologyCounts = dict[str, dict[str, int]]
-# (topology key, topology value, amount), once per matching pod and term on a node.
-Pairs = tuple[tuple[str, str, int], ...]
+# ((topology key, topology value), amount), once per matching pod and term on a node.
+Pairs = tuple[tuple[tuple[str, str], int], ...]
 
 
 class PairSums:
@@ -55,7 +55,7 @@ class PairSums:
 
     def _add(self, pairs: Pairs, sign: int) -> None:
         sums, refs = self.sums, self.refs
-        for key, value, amount in pairs:
+        for (key, value), amount in pairs:
             ref = refs.get((key, value), 0) + sign
             values = sums.get(key)
             if values is None:
@@ -108,16 +108,13 @@ class PodPairs:
         if node is None:
             self._fold.forget(ni.name)
             return None
-        labels = node.labels
-        sums = self._fold.fold(
-            ni.name, labels, contribution.pods(ni), lambda ep: contribution.pod_pairs(ep, labels)
-        )
-        return tuple((key, value, amount) for (key, value), amount in sums.items()) or None
+        sums = self._fold.fold(ni.name, node.labels, contribution.pods(ni), contribution.pod_pairs)
+        return tuple(sums.items()) or None
 
 
 def _add_pairs(sums: dict[tuple[str, str], int], pairs: Pairs) -> None:
-    for key, value, amount in pairs:
-        sums[(key, value)] = sums.get((key, value), 0) + amount
+    for pair, amount in pairs:
+        sums[pair] = sums.get(pair, 0) + amount
 
 
 class NodeContribution:
@@ -138,7 +135,7 @@ class NodeContribution:
         if ni.node is None:
             return None
         labels = ni.node.labels
-        out: list[tuple[str, str, int]] = []
+        out: list[tuple[tuple[str, str], int]] = []
         for ep in self.pods(ni):
             out += self.pod_pairs(ep, labels)
         return tuple(out) or None
@@ -162,7 +159,7 @@ class _ExistingAntiAffinity(NodeContribution):
         for t in required_terms(a.pod_anti_affinity if a is not None else None):
             value = labels.get(t.topology_key)
             if value is not None and term_matches(t, ep.namespace, self.pod, self.ns_labels):
-                out.append((t.topology_key, value, 1))
+                out.append(((t.topology_key, value), 1))
         return tuple(out)
 
 
@@ -184,7 +181,7 @@ class _Incoming(NodeContribution):
         for t in matched:
             value = labels.get(t.topology_key)
             if value is not None:
-                out.append((t.topology_key, value, 1))
+                out.append(((t.topology_key, value), 1))
         return tuple(out)
 
 
@@ -250,12 +247,12 @@ class _Scores(NodeContribution):
         return ni.pods if self.all_pods else ni.pods_with_affinity
 
     def pod_pairs(self, ep: Pod, labels: Mapping[str, str]) -> Pairs:
-        out: list[tuple[str, str, int]] = []
+        out: list[tuple[tuple[str, str], int]] = []
 
         def add(key: str, weight: int) -> None:
             value = labels.get(key)
             if value is not None:
-                out.append((key, value, weight))
+                out.append(((key, value), weight))
 
         # The incoming pod's preferred terms, matched against the existing pod.
         for wt in self.preferred:

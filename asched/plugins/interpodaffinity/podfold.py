@@ -27,13 +27,7 @@ from asched.api import Pod
 
 V = TypeVar("V")
 A = TypeVar("A")
-
-
-class _Folded(Generic[V, A]):
-    __slots__ = ("acc", "pods", "scope", "values")
-
-    def __init__(self, scope: object, pods: tuple[Pod, ...], values: list[V], acc: A) -> None:
-        self.scope, self.pods, self.values, self.acc = scope, pods, values, acc
+S = TypeVar("S")
 
 
 class PodFold(Generic[V, A]):
@@ -44,39 +38,42 @@ class PodFold(Generic[V, A]):
 
     def __init__(self, start: Callable[[], A], add: Callable[[A, V], None]) -> None:
         self._start, self._add = start, add
-        self._nodes: dict[str, _Folded[V, A]] = {}
+        # node name -> (scope, the pods folded, their values, the fold); a tuple, not an
+        # object: a fold runs for every node a memo revisits.
+        self._nodes: dict[str, tuple[object, tuple[Pod, ...], list[V], A]] = {}
 
     def fold(
-        self, node: str, scope: object, pods: Sequence[Pod], value_of: Callable[[Pod], V]
+        self,
+        node: str,
+        scope: S,
+        pods: Sequence[Pod],
+        value_of: Callable[[Pod, S], V],
     ) -> A:
-        """The fold of `value_of(p)` over `pods`, computing only pods not seen before."""
+        """The fold of `value_of(p, scope)` over `pods`, computing only pods not seen
+        before under this scope."""
         add = self._add
         last = self._nodes.get(node)
-        if (
-            last is not None
-            and last.scope is scope
-            and len(pods) >= len(last.pods)
-            and all(map(operator.is_, last.pods, pods))
-        ):
-            # All computed before any is folded in: a failing value_of leaves the fold whole.
-            new = [value_of(p) for p in pods[len(last.pods) :]]
-            values, acc = last.values, last.acc
-            for v in new:
-                values.append(v)
-                add(acc, v)
+        if last is not None and last[0] is scope:
+            _, seen, values, acc = last
+            if len(pods) >= len(seen) and all(map(operator.is_, seen, pods)):
+                # All computed before any is folded in: a failing value_of leaves the fold
+                # whole.
+                new = [value_of(p, scope) for p in pods[len(seen) :]]
+                for v in new:
+                    values.append(v)
+                    add(acc, v)
+                self._nodes[node] = (scope, tuple(pods), values, acc)
+                return acc
+            before = {p.uid: (p, v) for p, v in zip(seen, values, strict=True)}
         else:
-            before = (
-                {p.uid: (p, v) for p, v in zip(last.pods, last.values, strict=True)}
-                if last is not None and last.scope is scope
-                else {}
-            )
-            values, acc = [], self._start()
-            for p in pods:
-                held = before.get(p.uid)
-                v = held[1] if held is not None and held[0] is p else value_of(p)
-                values.append(v)
-                add(acc, v)
-        self._nodes[node] = _Folded(scope, tuple(pods), values, acc)
+            before = {}
+        values, acc = [], self._start()
+        for p in pods:
+            held = before.get(p.uid)
+            v = held[1] if held is not None and held[0] is p else value_of(p, scope)
+            values.append(v)
+            add(acc, v)
+        self._nodes[node] = (scope, tuple(pods), values, acc)
         return acc
 
     def forget(self, node: str) -> None:

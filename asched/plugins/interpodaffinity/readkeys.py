@@ -68,7 +68,7 @@ class ReadKeys:
             return None
         return frozenset(keys), frozenset(ns_keys)
 
-    def _keys_of(self, ep: Pod) -> _Keys:
+    def _keys_of(self, ep: Pod, _scope: None) -> _Keys:
         keys: set[str] = set()
         ns_keys: set[str] = set()
         for t in self._terms_of(ep):
