@@ -42,7 +42,7 @@ from asched.framework.interfaces import (
 from asched.framework.memo import FilterMemo, ScoreMemo, memoizable
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
-from asched.framework.types import FilterPass, NodeToStatus
+from asched.framework.types import FilterPass, NodeToStatus, RejectedChunk
 
 
 def as_rows(nodes: Sequence[NodeInfo]) -> NodeRows | None:
@@ -127,8 +127,8 @@ class Verdicts:
         undecided = undecided.copy()
         cols, rows = self.cols, self.rows
         m = len(undecided)
-        name_of = cols.names.__getitem__
-        chunks: list[tuple[tuple[str, ...], list[int] | None, tuple[Status, ...]]] = []
+        name_array = cols.name_array
+        chunks: list[RejectedChunk] = []
         counts: list[tuple[Status, int]] = []
         # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
         for _, name, v in self.verdicts:
@@ -137,8 +137,9 @@ class Verdicts:
                 continue
             undecided &= ~mine
             ks = np.flatnonzero(mine)
-            # The names now: the columns' rows are rewritten by the next snapshot update.
-            failed = tuple(map(name_of, rows[ks].tolist()))
+            # The names now (a gather makes a copy): the columns' rows are rewritten by the
+            # next snapshot update.
+            failed = name_array[rows[ks]]
             if v.table and (v.codes is not None or len(v.table) == 1):
                 labelled = tuple(st.with_plugin(name) for st in v.table)
                 if v.codes is None:

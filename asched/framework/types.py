@@ -76,6 +76,14 @@ class NodeScore:
     score: int
 
 
+# Rejected nodes handed over together (NodeToStatus.defer_rejections): their names (an
+# object array of str, or a tuple), and per node the 1-based index of its Status in the
+# labelled tuple (None: every node holds the first).
+RejectedChunk = tuple[
+    tuple[str, ...] | npt.NDArray[np.object_], list[int] | None, tuple[Status, ...]
+]
+
+
 class NodeToStatus:
     """Why each node was rejected; unlisted nodes were not evaluated (NodeToStatus).
 
@@ -102,7 +110,7 @@ class NodeToStatus:
         self.absent = absent
         # Per deferred chunk: node names, and per node the 1-based index into `labelled`
         # (None: every node holds labelled[0]). Chunks list distinct nodes, none in the map.
-        self._deferred: list[tuple[tuple[str, ...], list[int] | None, tuple[Status, ...]]] = []
+        self._deferred: list[RejectedChunk] = []
         self._deferred_len = 0
         self._tally: dict[int, tuple[Status, int]] = {}
         self._tally_len = 0
@@ -116,11 +124,8 @@ class NodeToStatus:
 
     def _build(self) -> None:
         out = self._statuses
-        for names, codes, labelled in self._deferred:
-            if codes is None:
-                out.update(dict.fromkeys(names, labelled[0]))
-            else:
-                out.update(zip(names, [labelled[c - 1] for c in codes], strict=True))
+        for chunk in self._deferred:
+            out.update(_chunk_statuses(chunk))
         self._deferred.clear()
         self._deferred_len = 0
 
@@ -155,7 +160,7 @@ class NodeToStatus:
 
     def defer_rejections(
         self,
-        chunks: Iterable[tuple[tuple[str, ...], list[int] | None, tuple[Status, ...]]],
+        chunks: Iterable[RejectedChunk],
         counts: Iterable[tuple[Status, int]],
     ) -> None:
         """add_rejections for nodes not listed yet, given as chunks of (names, codes,
@@ -164,11 +169,8 @@ class NodeToStatus:
         if self._statuses or self._deferred:
             # Nodes may be listed already: add_rejections sorts that out.
             rejected: dict[str, Status] = {}
-            for names, codes, labelled in chunks:
-                if codes is None:
-                    rejected.update(dict.fromkeys(names, labelled[0]))
-                else:
-                    rejected.update(zip(names, [labelled[c - 1] for c in codes], strict=True))
+            for chunk in chunks:
+                rejected.update(_chunk_statuses(chunk))
             self.add_rejections(rejected, counts)
             return
         tally = self.tally_by_id()
@@ -205,6 +207,14 @@ class NodeToStatus:
 
     def __repr__(self) -> str:
         return f"NodeToStatus(statuses={self.statuses!r}, absent={self.absent!r})"
+
+
+def _chunk_statuses(chunk: RejectedChunk) -> dict[str, Status]:
+    names, codes, labelled = chunk
+    listed: Iterable[str] = names.tolist() if isinstance(names, np.ndarray) else names
+    if codes is None:
+        return dict.fromkeys(listed, labelled[0])
+    return dict(zip(listed, [labelled[c - 1] for c in codes], strict=True))
 
 
 def _bump(tally: dict[int, tuple[Status, int]], st: Status, n: int) -> None:
