@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import orjson
@@ -737,15 +738,9 @@ class Framework:
         for p in self.pre_bind_plugins:
             if p.name in state.skip_pre_bind_plugins:
                 continue
-            try:
-                st = await p.pre_bind(state, pod, node_name)
-            except REQUEST_ERRORS as exc:
-                st = self._reports.request_failed(
-                    exc, plugin=p.name, point="PreBind", pod=pod.key, node=node_name
-                )
-            except Exception as exc:
-                self._reports.crashed(plugin=p.name, point="PreBind", pod=pod.key)
-                st = error(exc, p.name)
+            st = await self._call_binder(
+                "PreBind", p.name, pod, node_name, partial(p.pre_bind, state, pod, node_name)
+            )
             if st is not None and st.code not in (Code.SUCCESS, Code.SKIP):
                 status = st.with_plugin(p.name)
                 if not st.is_rejected():
@@ -758,15 +753,9 @@ class Framework:
         start = time.perf_counter()
         status: Status | None = Status(Code.SKIP)
         for p in self.bind_plugins:
-            try:
-                st = await p.bind(state, pod, node_name)
-            except REQUEST_ERRORS as exc:
-                st = self._reports.request_failed(
-                    exc, plugin=p.name, point="Bind", pod=pod.key, node=node_name
-                )
-            except Exception as exc:
-                self._reports.crashed(plugin=p.name, point="Bind", pod=pod.key)
-                st = error(exc, p.name)
+            st = await self._call_binder(
+                "Bind", p.name, pod, node_name, partial(p.bind, state, pod, node_name)
+            )
             if st is not None and st.code == Code.SKIP:
                 continue
             status = None if st is None or st.is_success() else st.with_plugin(p.name)
@@ -775,6 +764,27 @@ class Framework:
             break
         self._reports.point("Bind", status, start)
         return status
+
+    async def _call_binder(
+        self,
+        point: str,
+        name: str,
+        pod: Pod,
+        node_name: str,
+        call: Callable[[], Awaitable[Status | None]],
+    ) -> Status | None:
+        """One PreBind or Bind call. These plugins write to the API server, so a failed
+        request is a routine fault that becomes a status through the classification
+        (PluginReports.request_failed); anything else raised is a plugin bug."""
+        try:
+            return await call()
+        except REQUEST_ERRORS as exc:
+            return self._reports.request_failed(
+                exc, plugin=name, point=point, pod=pod.key, node=node_name
+            )
+        except Exception as exc:
+            self._reports.crashed(plugin=name, point=point, pod=pod.key)
+            return error(exc, name)
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         start = time.perf_counter()
