@@ -108,7 +108,13 @@ class PodPairs:
         if node is None:
             self._fold.forget(ni.name)
             return None
-        sums = self._fold.fold(ni.name, node.labels, contribution.pods(ni), contribution.pod_pairs)
+        pods = contribution.pods(ni)
+        if len(pods) <= 1:
+            # Nothing to reuse on a node of one pod (anti-affinity by hostname makes most
+            # nodes so): its pairs as they are. The fold checks every pod and its scope
+            # whenever it is used, so skipping it here never leaves it wrong.
+            return (contribution.pod_pairs(pods[0], node.labels) or None) if pods else None
+        sums = self._fold.fold(ni.name, node.labels, pods, contribution.pod_pairs)
         return tuple(sums.items()) or None
 
 

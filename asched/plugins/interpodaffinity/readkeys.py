@@ -63,7 +63,14 @@ class ReadKeys:
     def _node_keys(self, ni: NodeInfo) -> _Keys | None:
         # A node is recomputed when one of its pods changes: only new pods' terms are read
         # (podfold.py). Keys do not depend on the node, so the fold has no scope.
-        keys, ns_keys = self._fold.fold(ni.name, None, ni.pods_with_affinity, self._keys_of)
+        pods = ni.pods_with_affinity
+        if len(pods) <= 1:
+            # One pod: nothing to reuse (the fold checks its pods whenever it is used).
+            if not pods:
+                return None
+            one = self._keys_of(pods[0], None)
+            return one if one[0] or one[1] else None
+        keys, ns_keys = self._fold.fold(ni.name, None, pods, self._keys_of)
         if not keys and not ns_keys:
             return None
         return frozenset(keys), frozenset(ns_keys)
