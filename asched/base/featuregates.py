@@ -20,6 +20,10 @@ DEFAULTS: Mapping[str, bool] = {
     # Beta, off: PodGroup ResourceClaims (DynamicResources binds a claim a pod shares
     # through its PodGroup's spec.resourceClaims to the PodGroup).
     "DRAWorkloadResourceClaims": False,
+    # Alpha, off: CompositePodGroup (scheduling.k8s.io/v1alpha3) hierarchies of PodGroups
+    # placed together (asched.scheduler.compositecycle). Go also needs GenericWorkload and
+    # TopologyAwareWorkloadScheduling, which asched always behaves as on.
+    "CompositePodGroup": False,
 }
 
 _current: dict[str, bool] = dict(DEFAULTS)

@@ -53,11 +53,15 @@ class PodGroupInfo:
 
     `scheduled`: its pods already bound or assumed outside this cycle (Go's
     ScheduledPods); `unscheduled`: the members this cycle tries, in the order it tries
-    them, as they were queued (Go's GetUnscheduledPods)."""
+    them, as they were queued (Go's GetUnscheduledPods). `composite`: the group is a
+    CompositePodGroup (gate CompositePodGroup), shown through `pod_group` with its name,
+    uid, priority and topology key; `scheduled` and `unscheduled` are then its whole
+    subtree's."""
 
     pod_group: NativePodGroup
     scheduled: tuple[Pod, ...] = ()
     unscheduled: tuple[Pod, ...] = ()
+    composite: bool = False
 
 
 @dataclass(slots=True, frozen=True)

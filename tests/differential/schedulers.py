@@ -23,7 +23,11 @@ from pathlib import Path
 from typing import Protocol
 
 from asched.localcluster import LocalCluster, find_binaries
-from asched.localcluster.components import NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE
+from asched.localcluster.components import (
+    COMPOSITE_GATE,
+    NATIVE_GANG_GATES,
+    WORKLOAD_CLAIMS_GATE,
+)
 from asched.localcluster.process import ManagedProcess, spawn
 from tests.differential.profiles import (
     KUBE_PROFILE,
@@ -61,10 +65,15 @@ ASCHED = "asched"
 KUBE = "kube-scheduler"
 
 #: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them,
-#: and PodGroup claims.
-KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE))
+#: PodGroup claims and CompositePodGroups.
+KUBE_FEATURE_GATES = ",".join(
+    f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE, COMPOSITE_GATE)
+)
 #: asched's --feature-gates (the native gang API needs none in asched).
-ASCHED_FEATURE_GATES = ["--feature-gates", f"{WORKLOAD_CLAIMS_GATE}=true"]
+ASCHED_FEATURE_GATES = [
+    "--feature-gates",
+    f"{WORKLOAD_CLAIMS_GATE}=true,{COMPOSITE_GATE}=true",
+]
 
 
 class _AschedRunning:

@@ -229,12 +229,17 @@ async def test_a_removed_last_node_ends_the_batch() -> None:
 
 
 def test_feature_gates_flag() -> None:
-    defaults = {"OpportunisticBatching": True, "DRAWorkloadResourceClaims": False}
+    defaults = {
+        "OpportunisticBatching": True,
+        "DRAWorkloadResourceClaims": False,
+        "CompositePodGroup": False,
+    }
     assert featuregates.parse("") == defaults
     assert featuregates.parse("OpportunisticBatching=false") == defaults | {
         "OpportunisticBatching": False
     }
     assert featuregates.parse("DRAWorkloadResourceClaims=true")["DRAWorkloadResourceClaims"]
+    assert featuregates.parse("CompositePodGroup=true")["CompositePodGroup"]
     for bad, words in [
         ("Foo=true", "unrecognized feature gate: Foo"),
         ("OpportunisticBatching", "missing bool value for OpportunisticBatching"),
