@@ -63,6 +63,7 @@ KINDS = (
     "preferred-spread",
     "preferred-affinity",
     "preferred-antiaffinity",
+    "affinity",
     "dra",
 )
 #: The dra kind (scheduler_perf's SchedulingWithResourceClaimTemplate): each node has one
@@ -102,6 +103,16 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
         term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
         spec["affinity"] = {
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    if kind == "affinity":
+        # scheduler_perf's pod-with-pod-affinity: required affinity to its own kind by zone
+        # (there every node is in one zone; here the first pod picks one of three).
+        term = {
+            "labelSelector": {"matchLabels": labels},
+            "topologyKey": "topology.kubernetes.io/zone",
+        }
+        spec["affinity"] = {
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         }
     if kind in ("preferred-affinity", "preferred-antiaffinity"):
         # scheduler_perf's pod-with-preferred-pod-(anti-)affinity, weight 1 per hostname.

@@ -16,6 +16,7 @@ happened inside it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -76,6 +77,12 @@ ASCHED_FEATURE_GATES = [
 ]
 
 
+#: The environment switch for asched's log level in these runs (default info). At debug
+#: the queue logs each PreEnqueue gate and hint-driven move (pod_gated, pods_moved), which
+#: shows why a pod was left pending.
+LOG_LEVEL_ENV = "ASCHED_DIFF_LOG_LEVEL"
+
+
 class _AschedRunning:
     def __init__(self, proc: AschedProcess) -> None:
         self._proc = proc
@@ -104,9 +111,10 @@ async def run_scheduler(
     log_path = work_dir / f"{side.prefix}.log"
     if side.name == ASCHED:
         config = write_config(work_dir / "asched.yaml", asched_config(side.prefix))
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, log_path, ASCHED_FEATURE_GATES
-        ) as proc:
+        level = os.environ.get(LOG_LEVEL_ENV)
+        # Given after running_asched's own --log-level, so it wins.
+        extra = [*ASCHED_FEATURE_GATES, *(["--log-level", level] if level else [])]
+        async with running_asched(config, cluster.scheduler_kubeconfig, log_path, extra) as proc:
             yield _AschedRunning(proc)
         return
     config = write_config(
