@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 from asched.api.dra import Allocation, DeviceClass
 
-# How many distinct claim shapes one node keeps outcomes for.
+# How many distinct claim shapes one node keeps outcomes for, and the whole memo numbers
+# (a cluster whose claims all differ starts over rather than growing until a slice event).
 _PER_NODE = 8
+_SHAPES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,7 @@ class NodeOutcomes:
         # Claim shapes (the claims' requests and constraints) as small ints, so a
         # node's lookup hashes an int rather than the requests again.
         self._shapes: dict[Hashable, int] = {}
+        self._next = 0
         self._outcomes: dict[str, dict[int, _Outcome]] = {}
 
     def shape(self, shape: Hashable) -> int | None:
@@ -65,7 +68,12 @@ class NodeOutcomes:
         except TypeError:
             return None
         if number is None:
-            number = self._shapes[shape] = len(self._shapes)
+            if len(self._shapes) >= _SHAPES:
+                self._shapes.clear()
+                self._outcomes.clear()
+            # Never reused: an allocator may still hold a number from before a clear.
+            number = self._shapes[shape] = self._next
+            self._next += 1
         return number
 
     def get(

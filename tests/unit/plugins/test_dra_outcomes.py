@@ -19,6 +19,7 @@ from asched.api.dra import (
     decode_resource_slice,
 )
 from asched.plugins.dynamicresources.allocator import AllocationError, Allocator
+from asched.plugins.dynamicresources.outcomes import NodeOutcomes
 from asched.plugins.dynamicresources.pools import SliceIndex
 from asched.plugins.dynamicresources.tracker import AllocatedState
 from asched.testing import dra
@@ -89,3 +90,14 @@ def test_kept_outcomes_agree_with_a_fresh_search(
         fresh = Allocator(CLASSES.get, AllocatedState(devices=set(allocated)), list(SLICES))
         for node in NODES:
             assert _outcome(memoised, node, claims) == _outcome(fresh, node, claims), (i, node)
+
+
+def test_shape_numbers_are_never_reused_after_the_memo_starts_over() -> None:
+    outcomes = NodeOutcomes()
+    first = outcomes.shape(("a",))
+    seen = {first}
+    for i in range(1100):  # past the memo's bound: it clears itself once
+        seen.add(outcomes.shape(("b", i)))
+    assert len(seen) == 1101
+    assert outcomes.shape(("a",)) not in seen  # numbered anew, not given an old number
+    assert outcomes.shape([1]) is None  # unhashable: never kept
