@@ -111,7 +111,11 @@ class _Request:
 
 
 class Allocator:
-    """One pod's allocation attempt over one node (Go's Allocator.Allocate for a node)."""
+    """One pod's allocation attempt over one node (Go's Allocator.Allocate for a node).
+
+    Built per pod over the SliceIndex the plugin keeps: a node's pools, the devices'
+    selector answers and capacities, and (outcomes.py) a node's outcome for claims that
+    ask the same come from earlier pods while their inputs are unchanged."""
 
     def __init__(
         self,
