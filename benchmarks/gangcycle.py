@@ -40,6 +40,7 @@ from asched.scheduler.groupcycle import GroupCycle
 from asched.scheduler.outcome import Outcomes
 from asched.testing.builders import make_native_pod_group, make_pod
 from asched.testing.profiles import default_profile
+from benchmarks.cycle import _node as cycle_node
 from benchmarks.cycle import _NoEvents, _Services
 
 RACK = "topology.kubernetes.io/rack"
@@ -47,24 +48,16 @@ NAMESPACE = "tas-ns-0"
 
 
 def _node(i: int) -> dict[str, Any]:
-    """templates/node.yaml"""
-    capacity = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-    return {
-        "metadata": {
-            "name": f"node-{i}",
-            "uid": f"nu-{i}",
-            "labels": {
-                "kubernetes.io/hostname": f"node-{i}",
-                "topology.kubernetes.io/zone": f"zone-{i // 100}",
-                RACK: f"rack-{i // 100}",
-            },
-        },
-        "status": {
-            "allocatable": capacity,
-            "capacity": capacity,
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
+    """templates/node.yaml: benchmarks.cycle's node with the TAS labels and capacity."""
+    node = cycle_node(i)
+    node["metadata"]["labels"] = {
+        "kubernetes.io/hostname": f"node-{i}",
+        "topology.kubernetes.io/zone": f"zone-{i // 100}",
+        RACK: f"rack-{i // 100}",
     }
+    capacity = {"cpu": "4", "memory": "32Gi", "pods": "110"}
+    node["status"]["allocatable"] = node["status"]["capacity"] = capacity
+    return node
 
 
 class _NoConditions:
