@@ -374,13 +374,16 @@ class GroupCycle:
                     f"{as_error(st)}",
                 ),
             ), None
-        # findBestPlacement: the PlacementScore plugins rank what the simulations placed.
-        totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
-        if sst is not None:
-            restore(members, feasible[0][1])
-            return group_status(Code.ERROR, sst.message()), None
-        chosen = placement.best([c for c, _ in feasible], totals)
-        outcomes = next(o for c, o in feasible if c is chosen)
+        chosen, outcomes = feasible[0]
+        if len(feasible) > 1:
+            # findBestPodGroupPlacement: one feasible placement is taken as it is; more
+            # are ranked by the PlacementScore plugins over what the simulations placed.
+            totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
+            if sst is not None:
+                restore(members, feasible[0][1])
+                return group_status(Code.ERROR, sst.message()), None
+            chosen = placement.best([c for c, _ in feasible], totals)
+            outcomes = next(o for c, o in feasible if c is chosen)
         restore(members, outcomes)
         log.debug(
             "pod_group_placement",
