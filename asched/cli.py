@@ -67,8 +67,10 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
         type=_feature_gates,
         default=featuregates.DEFAULTS,
         metavar="NAME=BOOL,...",
-        help="kube-scheduler gates to turn on or off; asched knows "
-        + ", ".join(f"{k} (default {str(v).lower()})" for k, v in featuregates.DEFAULTS.items()),
+        help="kube-scheduler gates; asched switches "
+        + ", ".join(f"{k} (default {str(on).lower()})" for k, on in _switch_defaults())
+        + "; it accepts the other gates of kube-scheduler's that it knows at the values it "
+        "honours, and refuses the other values saying why",
     )
     p.add_argument(
         "--report-stalls-ms",
@@ -83,6 +85,10 @@ def add_run_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParse
     add_inspector_arguments(p)
     p.add_argument("--log-level", default="info")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
+
+
+def _switch_defaults() -> list[tuple[str, bool]]:
+    return [(name, featuregates.DEFAULTS[name]) for name in featuregates.SWITCHES]
 
 
 def _feature_gates(value: str) -> dict[str, bool]:

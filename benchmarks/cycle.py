@@ -9,6 +9,7 @@ wire, so a change to the framework runtime can be compared before and after.
     python -m benchmarks.cycle --nodes 5000 --pods 1000 --profile batchable [--no-batching]
     python -m benchmarks.cycle --nodes 500 --pods 500 --kind antiaffinity --unique-labels
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
+    python -m benchmarks.cycle --nodes 500 --pods 100 --kind dra --cprofile dra.prof
     python -m benchmarks.cycle --nodes 1000 --pods 1000 --profile policies   # + the six policies
     python -m benchmarks.cycle --curve 1000,5000 --kinds basic \
         --paths columnar,policies,per-node-plugins
@@ -17,8 +18,10 @@ wire, so a change to the framework runtime can be compared before and after.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import json
+import pstats
 import statistics
 import subprocess
 import sys
@@ -31,6 +34,7 @@ import anyio
 
 from asched import gctune
 from asched.api import Pod, decode_node, decode_pod
+from asched.api.dra import decode_device_class, decode_resource_claim, decode_resource_slice
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import RealClock
@@ -41,6 +45,9 @@ from asched.framework.listers import InformerRequest, ObjectStore, SnapshotListe
 from asched.framework.runtime import Framework
 from asched.framework.services import RuntimeMetrics
 from asched.informers import Store
+from asched.plugins.deviceclasses import DEVICE_CLASSES
+from asched.plugins.dynamicresources.state import STATE_KEY as DRA_STATE_KEY
+from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS, RESOURCE_SLICES
 from asched.scheduler.algorithm import Algorithm
 from benchmarks import profiles
 from benchmarks.profiles import PROFILES
@@ -56,7 +63,14 @@ KINDS = (
     "preferred-spread",
     "preferred-affinity",
     "preferred-antiaffinity",
+    "affinity",
+    "dra",
 )
+#: The dra kind (scheduler_perf's SchedulingWithResourceClaimTemplate): each node has one
+#: ResourceSlice of this many devices, as templates/resourceslice-basic-devices.yaml.
+DRA_DEVICES = 10
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DRA_CLASS = "test-class"
 
 
 def _node(i: int) -> dict[str, Any]:
@@ -89,6 +103,16 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
         term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
         spec["affinity"] = {
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    if kind == "affinity":
+        # scheduler_perf's pod-with-pod-affinity: required affinity to its own kind by zone
+        # (there every node is in one zone; here the first pod picks one of three).
+        term = {
+            "labelSelector": {"matchLabels": labels},
+            "topologyKey": "topology.kubernetes.io/zone",
+        }
+        spec["affinity"] = {
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         }
     if kind in ("preferred-affinity", "preferred-antiaffinity"):
         # scheduler_perf's pod-with-preferred-pod-(anti-)affinity, weight 1 per hostname.
@@ -129,6 +153,10 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
                 "labelSelector": {"matchLabels": labels},
             }
         ]
+    if kind == "dra":
+        # The claim is named directly rather than made from a template: the template's
+        # claim is an ordinary claim by the time the scheduler sees it.
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"claim-{i}"}]
     if unique_labels:
         # scheduler_perf's createPods gives each pod its own `signature` label, which no
         # term selects (podTemplateWithParams.GetPodTemplate).
@@ -144,6 +172,95 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
         },
         "spec": spec,
     }
+
+
+def _dra_objects(nodes: int, pods: int) -> dict[str, list[tuple[str, Any]]]:
+    """The dra kind's cluster as scheduler_perf's templates make it (resourceslice-basic-
+    devices.yaml, deviceclass.yaml, one claim of one request per pod): store key and
+    decoded object, by informer resource."""
+    attributes = {
+        "driver": {"string": "xe"},
+        "driverVersion": {"version": "1.2.3"},
+        "family": {"string": "Arc Pro B-Series"},
+        "health": {"string": "Healthy"},
+        "model": {"string": "B60"},
+        "pciId": {"string": "0xe211"},
+        "sriov": {"bool": True},
+        "type": {"string": "gpu"},
+    }
+    slices = [
+        decode_resource_slice(
+            {
+                "metadata": {"name": f"resourceslice-{i}"},
+                "spec": {
+                    "pool": {
+                        "name": f"resourceslice-{i}",
+                        "generation": 1,
+                        "resourceSliceCount": 1,
+                    },
+                    "driver": DRA_DRIVER,
+                    "nodeName": f"node-{i}",
+                    "devices": [
+                        {
+                            "name": f"basic-device-{d}",
+                            "attributes": {
+                                **attributes,
+                                "resource.k8s.io/pciRoot": {"string": str(d % 2)},
+                                "pciAddress": {"string": f"0000:0{d}:00.0"},
+                                "pciRoot": {"string": f"0{d % 2}"},
+                            },
+                            "capacity": {
+                                "memory": {"value": "24480Mi"},
+                                "millicores": {"value": "1k"},
+                            },
+                        }
+                        for d in range(DRA_DEVICES)
+                    ],
+                },
+            }
+        )
+        for i in range(nodes)
+    ]
+    cls = decode_device_class(
+        {
+            "metadata": {"name": DRA_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]},
+        }
+    )
+    claims = [
+        decode_resource_claim(
+            {
+                "metadata": {
+                    "name": f"claim-{i}",
+                    "namespace": "bench",
+                    "uid": f"cu-{i}",
+                    "resourceVersion": "1",
+                },
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "req-0", "exactly": {"deviceClassName": DRA_CLASS}}]
+                    }
+                },
+            }
+        )
+        for i in range(pods)
+    ]
+    return {
+        RESOURCE_SLICES.resource: [(s.name, s) for s in slices],
+        DEVICE_CLASSES.resource: [(cls.name, cls)],
+        RESOURCE_CLAIMS.resource: [(c.key, c) for c in claims],
+    }
+
+
+def _dra_allocate(services: _Services, state: CycleState, node_name: str, cycle: int) -> None:
+    """What Reserve and PreBind leave behind once the pod's claim is written: the claim
+    allocated in the claim informer's store, so the next pod sees its devices in use."""
+    allocation = state.get(DRA_STATE_KEY).node_allocations[node_name][0]
+    store = services.stores[RESOURCE_CLAIMS.resource]
+    key = f"bench/claim-{cycle - 1}"
+    claim = store.get(key)
+    assert claim is not None
+    store.upsert(key, replace(claim, allocation=allocation), str(cycle + 1))
 
 
 class _Services:
@@ -195,8 +312,10 @@ async def measure(
     profile: str = "default",
     batching: bool = True,
     unique_labels: bool = False,
+    cprofile: str = "",
 ) -> float:
-    """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes."""
+    """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes; with
+    `cprofile`, the cycles run under cProfile, their stats written to that file."""
     # The collector as the scheduler sets it (asched.app.run): its thresholds, and the
     # caches frozen once filled. Without that, whether one full collection of the whole
     # heap (about 50 ms at 15000 nodes) lands inside a short run depended on how many
@@ -211,18 +330,36 @@ async def measure(
     fwk = Framework(spec, registry, services, columnar=columnar, batching=batching)
     algo = Algorithm(0)
     todo = [decode_pod(_pod(i, kind, unique_labels)) for i in range(pods)]
+    if kind == "dra":
+        for resource, objects in _dra_objects(nodes, pods).items():
+            store = services.stores[resource] = Store()
+            for key, obj in objects:
+                store.upsert(key, obj, "1")
+            store.mark_synced()
     # The first refresh clones every node into the snapshot; a running scheduler pays
     # that once at start-up, not per pod, so it stays out of the measurement.
     cache.update_snapshot(snapshot)
     gctune.freeze_caches()
+    profiler = cProfile.Profile() if cprofile else None
+    if profiler is not None:
+        profiler.enable()
     start = time.process_time()
     for cycle, pod in enumerate(todo, 1):
         cache.update_snapshot(snapshot)
-        result = await algo.schedule_pod(fwk, CycleState(), pod, snapshot.node_infos(), cycle=cycle)
+        state = CycleState()
+        result = await algo.schedule_pod(fwk, state, pod, snapshot.node_infos(), cycle=cycle)
+        if kind == "dra":
+            _dra_allocate(services, state, result.suggested_host, cycle)
         placed = replace(pod, node_name=result.suggested_host)
         cache.assume_pod(placed)
         services.pods.append(placed)
-    return (time.process_time() - start) / pods
+    spent = (time.process_time() - start) / pods
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(cprofile)
+        calls = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
+        print(f"cprofile={cprofile} calls_per_pod={calls / pods:.0f}")
+    return spent
 
 
 #: The curve's paths: (name, columnar, profile). "batched" is the columnar path under the
@@ -344,6 +481,9 @@ def main() -> None:
         action="store_true",
         help="each pod gets its own `signature` label, as scheduler_perf's createPods does",
     )
+    ap.add_argument(
+        "--cprofile", default="", help="write a cProfile of the measured cycles to this file"
+    )
     ap.add_argument("--curve", default="", help="comma list of node counts: both paths, --kinds")
     ap.add_argument(
         "--kinds",
@@ -386,6 +526,7 @@ def main() -> None:
             profile=args.profile,
             batching=args.batching,
             unique_labels=args.unique_labels,
+            cprofile=args.cprofile,
         )
     )
     path = "columnar" if args.columnar else "per-node"

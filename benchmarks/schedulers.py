@@ -31,7 +31,6 @@ import anyio.abc
 import structlog
 import yaml
 
-from asched.base import featuregates
 from asched.localcluster import find_binaries
 from asched.localcluster.components import NATIVE_GANG_GATES
 
@@ -118,10 +117,15 @@ class SchedulerSetup:
     #: The profile's schedulerName instead of SCHEDULER_NAMES[kind]: "default-scheduler"
     #: serves unmodified pods (scheduler_perf's templates name no scheduler).
     scheduler_name: str | None = None
-    #: Feature gates a workload sets (scheduler_perf featureGates). kube-scheduler gets
-    #: them all; asched gets those it knows (asched.base.featuregates), since it refuses
-    #: any other name.
+    #: Feature gates a workload sets (scheduler_perf featureGates), given to both
+    #: schedulers as they are: asched refuses a value it cannot honour, naming the gate
+    #: and why (asched.base.featuregates), as kube-scheduler refuses a locked gate's.
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+
+
+def _gate_list(gates: Mapping[str, bool]) -> str:
+    """`--feature-gates`' value: Name=true|false, comma separated (both schedulers' syntax)."""
+    return ",".join(f"{g}={str(v).lower()}" for g, v in gates.items())
 
 
 def coscheduling_profile(setup: SchedulerSetup) -> dict[str, Any]:
@@ -245,13 +249,13 @@ class SchedulerProcess:
         gates.update(self._setup.feature_gates)
         if not gates:
             return []
-        return [f"--feature-gates={','.join(f'{g}={str(v).lower()}' for g, v in gates.items())}"]
+        return [f"--feature-gates={_gate_list(gates)}"]
 
     def _asched_gates(self) -> list[str]:
-        known = {g: v for g, v in self._setup.feature_gates.items() if g in featuregates.DEFAULTS}
-        if not known:
+        gates = self._setup.feature_gates
+        if not gates:
             return []
-        return ["--feature-gates", ",".join(f"{g}={str(v).lower()}" for g, v in known.items())]
+        return ["--feature-gates", _gate_list(gates)]
 
     async def start(self) -> None:
         kubeconfig = self._admin_kubeconfig if self.kind is Kind.KUBE else None

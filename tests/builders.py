@@ -2,10 +2,12 @@
 re-exported so `from tests.builders import make_pod` keeps working."""
 
 from asched.testing.builders import (
+    CompositePodGroupBuilder,
     NativePodGroupBuilder,
     NodeBuilder,
     PodBuilder,
     PodGroupBuilder,
+    make_composite_pod_group,
     make_native_pod_group,
     make_node,
     make_pod,
@@ -13,10 +15,12 @@ from asched.testing.builders import (
 )
 
 __all__ = [
+    "CompositePodGroupBuilder",
     "NativePodGroupBuilder",
     "NodeBuilder",
     "PodBuilder",
     "PodGroupBuilder",
+    "make_composite_pod_group",
     "make_native_pod_group",
     "make_node",
     "make_pod",

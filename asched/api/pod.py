@@ -26,7 +26,7 @@ from asched.api.errors import DecodeError
 from asched.api.intree import InTreeSource, parse_in_tree
 from asched.api.meta import OwnerRef, owner_refs, parse_time, str_map
 from asched.api.nodefeatures import infer_for_scheduling
-from asched.api.podrequests import PodRequests
+from asched.api.podrequests import pod_requests
 from asched.api.quantity import parse_quantity_exact
 from asched.api.resources import Resource
 
@@ -352,7 +352,7 @@ def decode_pod(raw: dict[str, Any]) -> Pod:
                     str(c.get("message", "")),
                 )
         deletion = meta.get("deletionTimestamp")
-        requests, non_zero = PodRequests(spec, status).requests_and_non_zero()
+        requests, non_zero = pod_requests(spec, status)
         return Pod(
             namespace=str(meta.get("namespace") or ""),
             name=str(meta.get("name") or ""),

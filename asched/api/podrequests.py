@@ -272,3 +272,65 @@ def to_resource(reqs: Mapping[str, int]) -> Resource:
         else:
             r.scalar[name] = v
     return r
+
+
+# The requests of pods whose containers' requests are all there is to count, by those
+# requests. A workload's pods share them, and each pod is decoded on every watch event
+# (added, bound, running): the full computation was the largest part of decoding one.
+# Bounded: cleared when full, as the shared tolerations in asched.api.pod.
+_SIMPLE: dict[tuple[tuple[tuple[str, str], ...] | None, ...], tuple[Resource, Resource]] = {}
+_SIMPLE_MAX = 1024
+
+
+def pod_requests(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[Resource, Resource]:
+    """`PodRequests(spec, status).requests_and_non_zero()`, remembered for pods whose
+    result depends on their containers' requests alone (`_simple_key`). Each call gets
+    its own Resource objects, since a Pod's may be changed by whoever holds it."""
+    key = _simple_key(spec, status)
+    if key is None:
+        return PodRequests(spec, status).requests_and_non_zero()
+    known = _SIMPLE.get(key)
+    if known is None:
+        # A pod whose requests do not parse raises here, and is never remembered.
+        known = PodRequests(spec, status).requests_and_non_zero()
+        if len(_SIMPLE) >= _SIMPLE_MAX:
+            _SIMPLE.clear()
+        _SIMPLE[key] = known
+    return known[0].copy(), known[1].copy()
+
+
+def _simple_key(
+    spec: Mapping[str, Any], status: Mapping[str, Any]
+) -> tuple[tuple[tuple[str, str], ...] | None, ...] | None:
+    """Per regular container, its requests as written (None when it has none), when
+    nothing else PodRequests reads is present: no init containers, pod-level resources,
+    overhead, resources in the status (pod or container level) or resize condition.
+    None otherwise, and for anything unusual (a quantity that is not a string, a field of
+    the wrong type), which the full computation judges."""
+    try:
+        if spec.get("initContainers") or "resources" in spec or "overhead" in spec:
+            return None
+        if "allocatedResources" in status or "resources" in status:
+            return None
+        for c in status.get("conditions") or ():
+            if c.get("type") == "PodResizePending":
+                return None
+        for which in ("containerStatuses", "initContainerStatuses"):
+            for cs in status.get(which) or ():
+                if "allocatedResources" in cs or "resources" in cs:
+                    return None
+        key: list[tuple[tuple[str, str], ...] | None] = []
+        for c in spec.get("containers") or ():
+            requests = (c.get("resources") or {}).get("requests")
+            if requests is None:
+                key.append(None)
+                continue
+            if type(requests) is not dict:
+                return None
+            items = tuple(requests.items())
+            if not all(type(q) is str for _, q in items):
+                return None
+            key.append(items)
+        return tuple(key)
+    except (AttributeError, TypeError):
+        return None

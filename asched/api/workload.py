@@ -84,6 +84,9 @@ class NativePodGroup:
     workload_name: str = ""
     template_name: str = ""
     conditions: tuple[Condition, ...] = ()
+    # spec.parentCompositePodGroupName (same namespace), "" for a root group. The API
+    # server keeps it only with the CompositePodGroup gate on; asched reads it only then.
+    parent: str = ""
     # spec.resourceClaims, in spec order, and status.resourceClaimStatuses (entry name ->
     # generated claim name, None when the controller decided none was needed).
     resource_claims: tuple[PodGroupClaim, ...] = ()
@@ -132,20 +135,28 @@ def _obj(raw: Any, path: str) -> dict[str, Any]:
     return raw
 
 
-def _policy(raw: Any, path: str) -> int | None:
-    """schedulingPolicy -> minCount (gang) or None (basic); exactly one must be set."""
+def _policy(raw: Any, path: str, count: str = "minCount") -> int | None:
+    """schedulingPolicy -> the gang's `count` (minCount, or a composite's minGroupCount)
+    or None (basic); exactly one must be set."""
     policy = _obj(raw, path)
     gang, basic = policy.get("gang"), policy.get("basic")
     if (gang is None) == (basic is None):
         raise ValueError(f"{path}: exactly one of basic and gang must be set")
     if gang is None:
         return None
-    count = _obj(gang, f"{path}.gang").get("minCount")
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise ValueError(f"{path}.gang.minCount: expected an integer, got {count!r}")
-    if count < 1:
-        raise ValueError(f"{path}.gang.minCount: must be a positive integer, got {count}")
-    return count
+    value = _obj(gang, f"{path}.gang").get(count)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{path}.gang.{count}: expected an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{path}.gang.{count}: must be a positive integer, got {value}")
+    return value
+
+
+def _priority(spec: dict[str, Any]) -> int | None:
+    priority = spec.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise ValueError(f"spec.priority: expected an integer, got {priority!r}")
+    return priority
 
 
 def _topology(raw: Any, path: str) -> str:
@@ -256,9 +267,6 @@ def decode_native_podgroup(raw: dict[str, Any]) -> NativePodGroup:
     try:
         spec = _obj(raw.get("spec"), "spec")
         ref = _obj(spec.get("workloadRef"), "spec.workloadRef")
-        priority = spec.get("priority")
-        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-            raise ValueError(f"spec.priority: expected an integer, got {priority!r}")
         return NativePodGroup(
             namespace=str(meta.get("namespace") or ""),
             name=str(meta.get("name") or ""),
@@ -269,10 +277,14 @@ def decode_native_podgroup(raw: dict[str, Any]) -> NativePodGroup:
             min_count=_policy(spec.get("schedulingPolicy"), "spec.schedulingPolicy"),
             topology_key=_topology(spec.get("schedulingConstraints"), "spec.schedulingConstraints"),
             disruption_mode=_disruption(spec.get("disruptionMode"), "spec.disruptionMode"),
-            priority=priority,
+            priority=_priority(spec),
             workload_name=str(ref.get("workloadName") or ""),
             template_name=str(ref.get("templateName") or ""),
             conditions=_conditions(raw.get("status")),
+            parent=_optional_name(
+                spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"
+            )
+            or "",
             resource_claims=_claims(spec.get("resourceClaims"), "spec.resourceClaims"),
             resource_claim_statuses=_claim_statuses(raw.get("status")),
         )

@@ -42,7 +42,7 @@ from asched.framework.interfaces import (
 from asched.framework.memo import FilterMemo, ScoreMemo, memoizable
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.status import Status
-from asched.framework.types import FilterPass, NodeToStatus
+from asched.framework.types import FilterPass, NodeToStatus, RejectedChunk
 
 
 def as_rows(nodes: Sequence[NodeInfo]) -> NodeRows | None:
@@ -121,12 +121,14 @@ class Verdicts:
     def label(self, undecided: Bools, statuses: NodeToStatus) -> None:
         """Record, for each position where `undecided` (a prefix of the positions) holds,
         the first rejecting batch plugin's status. Statuses are all computed before any is
-        written: a failing status_at leaves `statuses` as it was."""
+        written: a failing status_at leaves `statuses` as it was. They are handed over as
+        arrays (NodeToStatus.defer_rejections): no per-node object is made unless a
+        node's status is read."""
         undecided = undecided.copy()
         cols, rows = self.cols, self.rows
         m = len(undecided)
-        names = cols.names
-        rejected: dict[str, Status] = {}
+        name_array = cols.name_array
+        chunks: list[RejectedChunk] = []
         counts: list[tuple[Status, int]] = []
         # Each plugin, in profile order, answers for the nodes no earlier plugin rejected.
         for _, name, v in self.verdicts:
@@ -135,29 +137,34 @@ class Verdicts:
                 continue
             undecided &= ~mine
             ks = np.flatnonzero(mine)
-            failed = [names[r] for r in rows[ks].tolist()]
+            # The names now (a gather makes a copy): the columns' rows are rewritten by the
+            # next snapshot update.
+            failed = name_array[rows[ks]]
             if v.table and (v.codes is not None or len(v.table) == 1):
-                labelled = [st.with_plugin(name) for st in v.table]
+                labelled = tuple(st.with_plugin(name) for st in v.table)
                 if v.codes is None:
-                    found = [labelled[0]] * len(failed)
+                    chunks.append((failed, None, labelled))
                     counts.append((labelled[0], len(failed)))
                 else:
                     codes = v.codes[ks]
-                    found = [labelled[c - 1] for c in codes.tolist()]
+                    chunks.append((failed, codes.tolist(), labelled))
                     per_code = np.bincount(codes, minlength=len(labelled) + 1).tolist()
                     counts.extend((st, per_code[i + 1]) for i, st in enumerate(labelled))
-                rejected.update(zip(failed, found, strict=True))
                 continue
             # Plugins mostly reject with a handful of shared Status objects: label each once.
-            by_id: dict[int, tuple[Status, int]] = {}
-            for k, node in zip(ks.tolist(), failed, strict=True):
+            # id -> (code, labelled, nodes, the status itself: kept so its id stays its own)
+            by_id: dict[int, tuple[int, Status, int, Status]] = {}
+            node_codes: list[int] = []
+            for k in ks.tolist():
                 st = v.status_at(k)
                 held = by_id.get(id(st))
-                out = st.with_plugin(name) if held is None else held[0]
-                by_id[id(st)] = (out, 1 if held is None else held[1] + 1)
-                rejected[node] = out
-            counts.extend(by_id.values())
-        statuses.add_rejections(rejected, counts)
+                if held is None:
+                    held = (len(by_id) + 1, st.with_plugin(name), 0, st)
+                by_id[id(st)] = (held[0], held[1], held[2] + 1, st)
+                node_codes.append(held[0])
+            chunks.append((failed, node_codes, tuple(h[1] for h in by_id.values())))
+            counts.extend((h[1], h[2]) for h in by_id.values())
+        statuses.defer_rejections(chunks, counts)
 
 
 def all_batch_pass(verdicts: Verdicts, *, limit: int, statuses: NodeToStatus) -> FilterPass:

@@ -84,6 +84,7 @@ class NodeColumns:
         "epoch",
         "info_array",
         "infos",
+        "name_array",
         "names",
         "node_version",
         "version",
@@ -154,6 +155,9 @@ class NodeColumns:
         self.info_array: npt.NDArray[np.object_] = np.empty(len(self.infos), dtype=object)
         self.info_array[:] = self.infos
         self.names: list[str] = [ni.name for ni in self.infos]
+        # And the names: a Filter pass takes its rejected nodes' names in one gather.
+        self.name_array: npt.NDArray[np.object_] = np.empty(len(self.infos), dtype=object)
+        self.name_array[:] = self.names
         # Label key -> its codes per row; built on first use, then kept current by _write.
         self._labels: dict[str, LabelColumn] = {}
         # Annotation columns and other node-derived columns: built on first use and
@@ -271,6 +275,7 @@ class NodeColumns:
         self.infos[i] = ni
         self.info_array[i] = ni
         self.names[i] = ni.name
+        self.name_array[i] = ni.name
         lacked = self._lacks_cpu_or_memory_at(i)
         self._write(i, ni)
         self._without_cpu_or_memory += self._lacks_cpu_or_memory_at(i) - lacked

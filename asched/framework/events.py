@@ -26,6 +26,8 @@ class EventResource(StrEnum):
     # Kubernetes 1.37's native scheduling.k8s.io/v1beta1 PodGroup (Go's fwk.PodGroup).
     SCHEDULING_POD_GROUP = "PodGroup.scheduling.k8s.io"
     WORKLOAD = "Workload"
+    # scheduling.k8s.io/v1alpha3 CompositePodGroup (Go's fwk.CompositePodGroup).
+    COMPOSITE_POD_GROUP = "CompositePodGroup"
     PERSISTENT_VOLUME = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     STORAGE_CLASS = "StorageClass"

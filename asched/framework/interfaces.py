@@ -642,6 +642,21 @@ class BackgroundTask(Protocol):
 
 
 @runtime_checkable
+class CompositePlacementFeasiblePlugin(Protocol):
+    """Optional, beside `placement_feasible`: judges a CompositePodGroup too (Go passes
+    one PodGroupInfo of either kind to PlacementFeasible)."""
+
+    def composite_placement_feasible(
+        self, namespace: str, composite: str, scheduled: int, remaining: int
+    ) -> Status | None:
+        """Called by the group cycle (gate CompositePodGroup) before any child of the
+        composite `namespace/composite` is tried and after each one, with how many children
+        were placed (their own constraints met) and how many are still to be tried. The
+        codes mean what they mean for `placement_feasible`. Read-only and cheap."""
+        ...
+
+
+@runtime_checkable
 class PlacementGeneratePlugin(Plugin, Protocol):
     """Proposes the candidate placements of a pod group (Go: PlacementGeneratePlugin).
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from asched.api import Pod
 from asched.api.workload import NativePodGroup
-from asched.framework.columns import NodeRows
+from asched.framework.columns import Int64s, NodeRows
 from asched.framework.nodeinfo import NodeInfo
 
 
@@ -29,16 +29,28 @@ class Placement:
 
     name: str
     rows: tuple[int, ...]
+    # `rows` as an array, made once: the group cycle looks the placement's nodes up again
+    # for every member it simulates.
+    _positions: Int64s = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_positions", np.asarray(self.rows, dtype=np.int64))
 
     def nodes(self, all_nodes: Sequence[NodeInfo]) -> Sequence[NodeInfo]:
         """The placement's current NodeInfos (the snapshot replaces them as pods are
-        assumed, so they are looked up again for every member)."""
+        assumed, so they are looked up again for every member). From a NodeRows the
+        result is one too, its rows the columns' rows of the picked positions: `rows`
+        index `all_nodes`, which for a composite's child is its parent placement's subset,
+        not the whole snapshot."""
         if len(self.rows) == len(all_nodes):
             return all_nodes
-        picked = [all_nodes[i] for i in self.rows]
         if isinstance(all_nodes, NodeRows):
-            return NodeRows(picked, all_nodes.columns, np.asarray(self.rows, dtype=np.int64))
-        return picked
+            # The columns keep each row's current NodeInfo (set_row), so one numpy gather
+            # picks the same objects as indexing the list, without a Python loop.
+            cols = all_nodes.columns
+            rows = all_nodes.rows[self._positions]
+            return NodeRows(cols.infos_at(rows), cols, rows)
+        return [all_nodes[i] for i in self.rows]
 
 
 def whole(all_nodes: Sequence[NodeInfo]) -> Placement:
@@ -53,11 +65,15 @@ class PodGroupInfo:
 
     `scheduled`: its pods already bound or assumed outside this cycle (Go's
     ScheduledPods); `unscheduled`: the members this cycle tries, in the order it tries
-    them, as they were queued (Go's GetUnscheduledPods)."""
+    them, as they were queued (Go's GetUnscheduledPods). `composite`: the group is a
+    CompositePodGroup (gate CompositePodGroup), shown through `pod_group` with its name,
+    uid, priority and topology key; `scheduled` and `unscheduled` are then its whole
+    subtree's."""
 
     pod_group: NativePodGroup
     scheduled: tuple[Pod, ...] = ()
     unscheduled: tuple[Pod, ...] = ()
+    composite: bool = False
 
 
 @dataclass(slots=True, frozen=True)

@@ -53,6 +53,7 @@ from asched.framework.interfaces import (
     AsyncScorePlugin,
     BackgroundTask,
     BindPlugin,
+    CompositePlacementFeasiblePlugin,
     EnqueueExtensions,
     FilterPlugin,
     NeedsInformers,
@@ -644,14 +645,21 @@ class Framework:
         return status
 
     def run_placement_feasible(
-        self, namespace: str, group: str, scheduled: int, remaining: int
+        self, namespace: str, group: str, scheduled: int, remaining: int, *, composite: bool = False
     ) -> Status | None:
         """RunPlacementFeasiblePlugins: the first Unschedulable ends it; a Wait is kept and
-        the next plugin asked; an error or other code becomes an Error status."""
+        the next plugin asked; an error or other code becomes an Error status. With
+        `composite`, `group` names a CompositePodGroup and the counts are its children;
+        plugins that cannot judge a composite are skipped."""
         status: Status | None = None
         for p in self.placement_feasible_plugins:
             try:
-                st = p.placement_feasible(namespace, group, scheduled, remaining)
+                if not composite:
+                    st = p.placement_feasible(namespace, group, scheduled, remaining)
+                elif isinstance(p, CompositePlacementFeasiblePlugin):
+                    st = p.composite_placement_feasible(namespace, group, scheduled, remaining)
+                else:
+                    continue
             except Exception as exc:
                 self._reports.crashed(
                     plugin=p.name, point="PlacementFeasible", pod=f"{namespace}/{group}"

@@ -47,13 +47,14 @@ def _score_failed(name: str, st: Status) -> Status:
 
 
 def _out_of_range(name: str, normalized: Int64s) -> Status | None:
-    # One comparison decides the usual case: read as unsigned, a negative int64 is above
-    # any score, so "every score <= MAX" over uint64 is "every score in [0, MAX]" (with
-    # MIN_NODE_SCORE 0). The offending entry is searched only on error.
+    # One reduction decides the usual case: read as unsigned, a negative int64 is above
+    # any score, so "the largest uint64 <= MAX" is "every score in [0, MAX]" (with
+    # MIN_NODE_SCORE 0), and a max makes no temporary array as a comparison does. The
+    # offending entry is searched only on error.
     if not normalized.size:
         return None
     if normalized.dtype == np.int64 and MIN_NODE_SCORE == 0:
-        if not (normalized.view(np.uint64) > MAX_NODE_SCORE).any():
+        if int(normalized.view(np.uint64).max()) <= MAX_NODE_SCORE:
             return None
     elif int(normalized.min()) >= MIN_NODE_SCORE and int(normalized.max()) <= MAX_NODE_SCORE:
         return None

@@ -76,60 +76,119 @@ class NodeScore:
     score: int
 
 
-@dataclass(slots=True)
+# Rejected nodes handed over together (NodeToStatus.defer_rejections): their names (an
+# object array of str, or a tuple), and per node the 1-based index of its Status in the
+# labelled tuple (None: every node holds the first).
+RejectedChunk = tuple[
+    tuple[str, ...] | npt.NDArray[np.object_], list[int] | None, tuple[Status, ...]
+]
+
+
 class NodeToStatus:
     """Why each node was rejected; unlisted nodes were not evaluated (NodeToStatus).
 
     `absent` is the status assumed for nodes that are not in the map, which PreFilter
-    sets when it rejects every node at once. Write through `set` or `add_rejections`:
-    they keep a tally of how many nodes hold each distinct Status object, which is what
-    every cycle needs (the rejecting plugins, the evaluation counts) without a walk over
-    hundreds of rejected nodes. A direct write to `statuses` that changes its size is
-    noticed and the tally recounted; one that only replaces a value is not.
+    sets when it rejects every node at once. Write through `set`, `add_rejections` or
+    `defer_rejections`: they keep a tally of how many nodes hold each distinct Status
+    object, which is what every cycle needs (the rejecting plugins, the evaluation counts)
+    without a walk over hundreds of rejected nodes. A direct write to `statuses` that
+    changes its size is noticed and the tally recounted; one that only replaces a value is
+    not.
+
+    A columnar Filter pass hands its rejections over as arrays (`defer_rejections`); the
+    map is built from them only when a node's status is read (`get`, `statuses`), which a
+    pod that gets scheduled never does: on a cluster where most nodes reject each pod
+    (anti-affinity by hostname) building it was a tenth of the cycle.
     """
 
-    statuses: dict[str, Status] = field(default_factory=dict)
-    absent: Status | None = None
-    _tally: dict[int, tuple[Status, int]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    _tally_len: int = field(default=0, init=False, repr=False, compare=False)
+    __slots__ = ("_deferred", "_deferred_len", "_statuses", "_tally", "_tally_len", "absent")
+
+    def __init__(
+        self, statuses: dict[str, Status] | None = None, absent: Status | None = None
+    ) -> None:
+        self._statuses: dict[str, Status] = {} if statuses is None else statuses
+        self.absent = absent
+        # Per deferred chunk: node names, and per node the 1-based index into `labelled`
+        # (None: every node holds labelled[0]). Chunks list distinct nodes, none in the map.
+        self._deferred: list[RejectedChunk] = []
+        self._deferred_len = 0
+        self._tally: dict[int, tuple[Status, int]] = {}
+        self._tally_len = 0
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """node name -> Status (building the deferred part first)."""
+        if self._deferred:
+            self._build()
+        return self._statuses
+
+    def _build(self) -> None:
+        out = self._statuses
+        for chunk in self._deferred:
+            out.update(_chunk_statuses(chunk))
+        self._deferred.clear()
+        self._deferred_len = 0
 
     def get(self, node: str) -> Status | None:
         return self.statuses.get(node, self.absent)
 
     def set(self, node: str, status: Status) -> None:
+        statuses = self.statuses
         tally = self.tally_by_id()
-        old = self.statuses.get(node)
+        old = statuses.get(node)
         if old is not None:
             _bump(tally, old, -1)
-        self.statuses[node] = status
+        statuses[node] = status
         _bump(tally, status, 1)
-        self._tally_len = len(self.statuses)
+        self._tally_len = len(statuses)
 
     def add_rejections(
         self, rejected: dict[str, Status], counts: Iterable[tuple[Status, int]]
     ) -> None:
         """Record a Filter pass's rejections; `counts` says how many of them hold each
         distinct Status (the pass knows, having labelled them)."""
+        statuses = self.statuses
         tally = self.tally_by_id()
-        before = len(self.statuses)
-        self.statuses.update(rejected)
-        if len(self.statuses) != before + len(rejected):
+        before = len(statuses)
+        statuses.update(rejected)
+        if len(statuses) != before + len(rejected):
             self._tally_len = -1  # some nodes were already listed: recount on next read
             return
         for st, n in counts:
             _bump(tally, st, n)
-        self._tally_len = len(self.statuses)
+        self._tally_len = len(statuses)
+
+    def defer_rejections(
+        self,
+        chunks: Iterable[RejectedChunk],
+        counts: Iterable[tuple[Status, int]],
+    ) -> None:
+        """add_rejections for nodes not listed yet, given as chunks of (names, codes,
+        labelled): each name holds labelled[code - 1], or labelled[0] without codes. The
+        map is built when first read; `counts` as for add_rejections."""
+        if self._statuses or self._deferred:
+            # Nodes may be listed already: add_rejections sorts that out.
+            rejected: dict[str, Status] = {}
+            for chunk in chunks:
+                rejected.update(_chunk_statuses(chunk))
+            self.add_rejections(rejected, counts)
+            return
+        tally = self.tally_by_id()
+        for chunk in chunks:
+            self._deferred.append(chunk)
+            self._deferred_len += len(chunk[0])
+        for st, n in counts:
+            _bump(tally, st, n)
+        self._tally_len = len(self)
 
     def tally_by_id(self) -> dict[int, tuple[Status, int]]:
         """id(status) -> (status, nodes holding it), for every distinct Status held."""
-        if self._tally_len != len(self.statuses):
+        if self._tally_len != len(self):
             tally: dict[int, tuple[Status, int]] = {}
             for st in self.statuses.values():
                 _bump(tally, st, 1)
             self._tally = tally
-            self._tally_len = len(self.statuses)
+            self._tally_len = len(self._statuses)
         return self._tally
 
     def distinct(self) -> list[Status]:
@@ -137,7 +196,25 @@ class NodeToStatus:
         return [st for st, n in self.tally_by_id().values() if n > 0]
 
     def __len__(self) -> int:
-        return len(self.statuses)
+        return len(self._statuses) + self._deferred_len
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodeToStatus):
+            return NotImplemented
+        return (self.statuses, self.absent) == (other.statuses, other.absent)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return f"NodeToStatus(statuses={self.statuses!r}, absent={self.absent!r})"
+
+
+def _chunk_statuses(chunk: RejectedChunk) -> dict[str, Status]:
+    names, codes, labelled = chunk
+    listed: Iterable[str] = names.tolist() if isinstance(names, np.ndarray) else names
+    if codes is None:
+        return dict.fromkeys(listed, labelled[0])
+    return dict(zip(listed, [labelled[c - 1] for c in codes], strict=True))
 
 
 def _bump(tally: dict[int, tuple[Status, int]], st: Status, n: int) -> None:
@@ -202,6 +279,18 @@ class PluginScores:
         """Raw, normalized and weighted score of node i, without making the lists."""
         return int(self._raw[i]), int(self._normalized[i]), int(self._weighted[i])
 
+    def rows(self, nodes: npt.NDArray[np.intp]) -> list[tuple[int, int, int]]:
+        """`at(i)` for each i of *nodes*: one gather per stage instead of three scalar
+        reads (and int conversions) per node; the inspector reads a few rows per pod."""
+        return list(
+            zip(
+                _gather(self._raw, nodes),
+                _gather(self._normalized, nodes),
+                _gather(self._weighted, nodes),
+                strict=True,
+            )
+        )
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PluginScores):
             return NotImplemented
@@ -224,6 +313,12 @@ class PluginScores:
 
 def _as_list(values: Int64Array | list[int]) -> list[int]:
     return values if isinstance(values, list) else values.tolist()
+
+
+def _gather(values: Int64Array | list[int], nodes: npt.NDArray[np.intp]) -> list[int]:
+    if isinstance(values, list):
+        return [values[i] for i in nodes.tolist()]
+    return values[nodes].tolist()  # type: ignore[no-any-return]  # int64 -> list[int]
 
 
 class ScoreTable:

@@ -8,6 +8,7 @@ scheduling.k8s.io/v1beta1 (GenericWorkload off) leaves it empty.
 
 from __future__ import annotations
 
+from asched.api.composite import CompositePodGroup, decode_composite_podgroup
 from asched.api.workload import NativePodGroup, Workload, decode_native_podgroup, decode_workload
 from asched.framework.events import EventResource
 from asched.framework.listers import InformerRequest
@@ -27,5 +28,15 @@ WORKLOADS: InformerRequest[Workload] = InformerRequest(
     list_path="/apis/scheduling.k8s.io/v1beta1/workloads",
     decode=decode_workload,
     event_resource=EventResource.WORKLOAD,
+    optional=True,
+)
+
+# CompositePodGroups (gate CompositePodGroup): the informer starts only with the gate on,
+# when GangScheduling asks for it; the group cycle reads the same store.
+COMPOSITE_POD_GROUPS: InformerRequest[CompositePodGroup] = InformerRequest(
+    resource="compositepodgroups.scheduling.k8s.io/v1alpha3",
+    list_path="/apis/scheduling.k8s.io/v1alpha3/compositepodgroups",
+    decode=decode_composite_podgroup,
+    event_resource=EventResource.COMPOSITE_POD_GROUP,
     optional=True,
 )

@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -33,9 +34,12 @@ DEFAULT_MAX_REJECTIONS = 5000
 LATENCY_WINDOW = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Score:
-    """One Score plugin on one node: raw, after NormalizeScore, times its weight."""
+class Score(NamedTuple):
+    """One Score plugin on one node: raw, after NormalizeScore, times its weight.
+
+    A named tuple, not a frozen dataclass: a decision holds one per plugin and listed
+    node (28 with the default profile), and a frozen dataclass's __init__ made them a
+    third of formatting a decision."""
 
     raw: int
     normalized: int
@@ -183,14 +187,15 @@ def _decision(raw: _Raw, runners_up: int) -> Decision:
         totals = np.asarray(table.totals, dtype=np.int64)
     # Best first, the chosen node (its index came from the cycle) leading.
     top = _best(totals, runners_up + 1)
-    order = [chosen, *(i for i in top if i != chosen)]
+    order = [chosen, *(i for i in top if i != chosen)][: runners_up + 1]
+    # Per plugin, the rows of the listed nodes at once (PluginScores.rows): reading them
+    # one score at a time was most of a decision's formatting.
+    listed = np.asarray(order, dtype=np.intp)
+    rows = [(ps.plugin, list(map(Score._make, ps.rows(listed)))) for ps in table.plugins]
+    node_totals: list[int] = totals[listed].tolist()
     scored = tuple(
-        Scored(
-            table.name_at(i),
-            int(totals[i]),
-            {ps.plugin: Score(*ps.at(i)) for ps in table.plugins},
-        )
-        for i in order[: runners_up + 1]
+        Scored(table.name_at(i), node_totals[j], {plugin: r[j] for plugin, r in rows})
+        for j, i in enumerate(order)
     )
     weights = {ps.plugin: ps.weight for ps in table.plugins}
     return Decision(at, pod, profile, node, seconds, weights, scored, group)
@@ -201,9 +206,11 @@ def _rejection(at: float, profile: str, fit: FitError) -> Rejection:
     d = fit.diagnosis
     plugins: dict[str, int] = {}
     statuses = d.node_to_status
-    for st in statuses.statuses.values():
-        name = st.plugin or "(none)"
-        plugins[name] = plugins.get(name, 0) + 1
+    # Per distinct Status, as FitError.message counts: no walk over every rejected node.
+    for st, n in statuses.tally_by_id().values():
+        if n > 0:
+            name = st.plugin or "(none)"
+            plugins[name] = plugins.get(name, 0) + n
     absent = fit.num_all_nodes - len(statuses)
     if absent > 0 and statuses.absent is not None:
         name = statuses.absent.plugin or " ".join(sorted(d.unschedulable_plugins)) or "(none)"

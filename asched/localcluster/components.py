@@ -133,8 +133,13 @@ NATIVE_GANG_GATES = ("GenericWorkload", "TopologyAwareWorkloadScheduling", "Work
 #: PodGroup). kube-apiserver drops the field with the gate off, so the test cluster turns
 #: it on; a scheduler still needs its own gate to act on it.
 WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
+#: Alpha and off in 1.37: CompositePodGroup (scheduling.k8s.io/v1alpha3) and PodGroups'
+#: spec.parentCompositePodGroupName; needs GenericWorkload and
+#: TopologyAwareWorkloadScheduling. Served only with its group version in --runtime-config.
+COMPOSITE_GATE = "CompositePodGroup"
+COMPOSITE_API = "scheduling.k8s.io/v1alpha3"
 #: The gates the local kube-apiserver and kube-controller-manager run with.
-CLUSTER_GATES = (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE)
+CLUSTER_GATES = (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE, COMPOSITE_GATE)
 
 
 def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list[str]:
@@ -164,7 +169,7 @@ def apiserver_args(bins: Binaries, layout: Layout, *, unthrottled: bool) -> list
         # Kubernetes 1.37's native gang API (Workload, PodGroup and pods'
         # spec.schedulingGroup) is served only with its group version and gates on; the
         # topology-aware constraints are alpha. Both are off in a stock 1.37 cluster.
-        f"--runtime-config={NATIVE_GANG_API}=true",
+        f"--runtime-config={NATIVE_GANG_API}=true,{COMPOSITE_API}=true",
         f"--feature-gates={','.join(f'{g}=true' for g in CLUSTER_GATES)}",
         "--profiling=false",
         "--v=1",

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from asched.api import Node
-from asched.framework.columns import Bools, Int64s, NodeRows
+from asched.framework.columns import Int64s, NodeRows
 from asched.framework.nodeinfo import NodeInfo
 
 T = TypeVar("T")
@@ -34,17 +34,18 @@ E = TypeVar("E")
 class NodeMemo(Generic[T]):
     """What each node contributed last time, with the generation it was computed at."""
 
-    __slots__ = ("_entries", "_epoch", "_gens", "_present")
+    __slots__ = ("_entries", "_epoch", "_gens", "_rows")
 
     def __init__(self) -> None:
         # node name -> (generation, Node object, contribution or None)
         self._entries: dict[str, tuple[int, Node | None, T | None]] = {}
         # For node lists from the snapshot's columns (NodeRows): the generation each row
-        # had when last computed (-1: never), which rows were in the list, and the
-        # columns' epoch those row numbers belong to.
+        # had when last computed, -1 for rows not in the list (a generation is never
+        # negative, so such a row reads as changed when it comes back); the rows of the
+        # last list; and the columns' epoch those row numbers belong to.
         self._epoch = -1
         self._gens: Int64s | None = None
-        self._present: Bools | None = None
+        self._rows: Int64s | None = None
 
     def refresh(
         self,
@@ -60,33 +61,30 @@ class NodeMemo(Generic[T]):
         """
         if isinstance(nodes, NodeRows):
             cols = nodes.columns
-            gens, present = self._gens, self._present
-            if gens is not None and present is not None and self._epoch == cols.epoch:
-                return self._refresh_rows(nodes, gens, present, compute, apply)
+            gens, last = self._gens, self._rows
+            if gens is not None and last is not None and self._epoch == cols.epoch:
+                return self._refresh_rows(nodes, gens, last, compute, apply)
             changed = self._refresh_all(nodes, compute, apply)
             self._epoch = cols.epoch
             self._gens = np.full(len(cols), -1, dtype=np.int64)
             self._gens[nodes.rows] = cols.generation[nodes.rows]
-            self._present = np.zeros(len(cols), dtype=np.bool_)
-            self._present[nodes.rows] = True
+            self._rows = nodes.rows.copy()
             return changed
-        self._gens = self._present = None  # a plain list: the row view is no longer known
+        self._gens = self._rows = None  # a plain list: the row view is no longer known
         return self._refresh_all(nodes, compute, apply)
 
     def _refresh_rows(
         self,
         nodes: NodeRows,
         gens: Int64s,
-        present: Bools,
+        last: Int64s,
         compute: Callable[[NodeInfo], T | None],
         apply: Callable[[T | None, T | None], None],
     ) -> int:
         cols, rows = nodes.columns, nodes.rows
         entries = self._entries
-        now = np.zeros(len(cols), dtype=np.bool_)
-        now[rows] = True
         current = cols.generation[rows]
-        stale = np.flatnonzero((current != gens[rows]) | ~present[rows])
+        stale = np.flatnonzero(current != gens[rows])
         for k in stale.tolist():
             ni = nodes[k]
             e = entries.get(ni.name)
@@ -96,14 +94,22 @@ class NodeMemo(Generic[T]):
                 apply(old, cur)
             entries[ni.name] = (ni.generation, ni.node, cur)
         gens[rows[stale]] = current[stale]
-        left = np.flatnonzero(present & ~now)
+        # Usually the list is the last one (same nodes, or a few more): then no node left
+        # it, and the list-wide mask below is not needed.
+        if rows is last or (len(rows) >= len(last) and np.array_equal(rows[: len(last)], last)):
+            if rows is not last:
+                self._rows = rows.copy()
+            return len(stale)
+        now = np.zeros(len(cols), dtype=np.bool_)
+        now[rows] = True
+        left = np.flatnonzero((gens >= 0) & ~now)
         names = cols.names
         for r in left.tolist():
             gone = entries.pop(names[r], None)
             if gone is not None and gone[2] is not None:
                 apply(gone[2], None)
         gens[left] = -1
-        self._present = now
+        self._rows = rows.copy()
         return len(stale) + len(left)
 
     def _refresh_all(

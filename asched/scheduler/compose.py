@@ -22,6 +22,7 @@ from asched.api import DecodeError, Pod, decode_node, decode_pod
 from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
+from asched.base import featuregates
 from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
 from asched.config.model import ExtenderConfig
@@ -33,13 +34,14 @@ from asched.extender import (
     build_extenders,
 )
 from asched.framework.extenders import PreemptionExtenders
+from asched.framework.grouptree import GroupForest
 from asched.framework.handle import EventRecorder, profile_events
 from asched.framework.listers import InformerRequest, ObjectStore, SnapshotLister
 from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.services import RuntimeMetrics
 from asched.framework.status import Status
-from asched.framework.workloads import NATIVE_POD_GROUPS
+from asched.framework.workloads import COMPOSITE_POD_GROUPS, NATIVE_POD_GROUPS
 from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.informers.store import Store
@@ -244,7 +246,12 @@ class Components:
             skip=self.skip_pod,
             to_binding=to_binding,
             metrics=metrics,
+            forest=self._forest if featuregates.enabled("CompositePodGroup") else None,
         )
+        if featuregates.enabled("CompositePodGroup"):
+            # The group cycle reads both stores whether or not a plugin asked for them.
+            self._informer_for(NATIVE_POD_GROUPS)
+            self._informer_for(COMPOSITE_POD_GROUPS)
         self.binding_cycle = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -274,6 +281,12 @@ class Components:
         self.scheduling_cycle.observer = observer
         self.group_cycle.observer = observer
         self.binding_cycle.observer = observer
+
+    def _forest(self) -> GroupForest:
+        return GroupForest(
+            self._informer_for(NATIVE_POD_GROUPS).store,
+            self._informer_for(COMPOSITE_POD_GROUPS).store,
+        )
 
     def store(self, resource: str) -> Store[Any] | None:
         """The informer store of *resource* (an InformerRequest's), if one was started."""

@@ -53,9 +53,13 @@ class FitError(Exception):
         else:
             counts: dict[str, int] = {}
             statuses = d.node_to_status
-            for st in statuses.statuses.values():
-                for reason in st.reasons:
-                    counts[reason] = counts.get(reason, 0) + 1
+            # Counted per distinct Status (the map's tally), not per node: the counts are
+            # the same, and a columnar Filter pass's deferred map is never built for it
+            # (hundreds of rejected nodes share a handful of Status objects).
+            for st, n in statuses.tally_by_id().values():
+                if n > 0:
+                    for reason in st.reasons:
+                        counts[reason] = counts.get(reason, 0) + n
             absent = self.num_all_nodes - len(statuses)
             if absent > 0 and statuses.absent is not None:
                 for reason in statuses.absent.reasons:

@@ -1,7 +1,8 @@
 """The pod group cycle: a native PodGroup's queued members placed together, or not at all.
 
 Mirrors kube-scheduler's schedule_one_podgroup.go (podGroupSchedulingDefaultAlgorithm and
-submitPodGroupAlgorithmResult, CompositePodGroup off, no topology placement yet):
+submitPodGroupAlgorithmResult); a PodGroup under a CompositePodGroup (gate on) is placed
+with its whole hierarchy by compositecycle.py, which this cycle owns:
 1. the popped member's queued siblings are taken from the queue (SchedulingQueue.take);
 2. one snapshot; PlacementFeasible is asked first (minCount already out of reach ends the
    cycle), then each member in queue order is filtered and scored with the members before
@@ -41,6 +42,7 @@ from asched.api.workload import (
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
+from asched.framework.grouptree import GroupForest, entity_key
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import Placement, PodGroupAssignments, PodGroupInfo
@@ -49,6 +51,14 @@ from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler import placement
 from asched.scheduler.algorithm import Algorithm, SchedulingError
+from asched.scheduler.compositecycle import (
+    CompositeCycle,
+    composite_not_found,
+    error_each,
+    members_by_group,
+    scheduler_error,
+    with_reason_each,
+)
 from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.groupstate import (
@@ -60,6 +70,7 @@ from asched.scheduler.groupstate import (
     as_error,
     group_status,
     restore,
+    validate_pods,
     with_reason,
 )
 from asched.scheduler.groupwhatif import GroupWhatIf
@@ -104,9 +115,11 @@ class GroupCycle:
         to_binding: Callable[[Assumed], None],
         metrics: GroupMetrics | None = None,
         observer: CycleObserver | None = None,
+        forest: Callable[[], GroupForest] | None = None,
     ) -> None:
         """`members(ns, name)` lists the group's pods (assumed placements included);
-        `observer` is told each member placed (the inspector's collector)."""
+        `observer` is told each member placed (the inspector's collector); `forest`,
+        given only with the CompositePodGroup gate on, reads PodGroup hierarchies."""
         self.observer = observer
         self._frameworks = frameworks
         self._cache = cache
@@ -120,6 +133,13 @@ class GroupCycle:
         self._skip = skip
         self._to_binding = to_binding
         self._metrics = metrics
+        self._composite = (
+            None
+            if forest is None
+            else CompositeCycle(
+                forest=forest, placements=self._placements, scheduled=self._scheduled
+            )
+        )
 
     @staticmethod
     def applies(fwk: Framework, pod: Pod) -> bool:
@@ -130,6 +150,11 @@ class GroupCycle:
         pod = first.pod
         fwk = self._frameworks[pod.scheduler_name]
         ns, name = pod.namespace, pod.scheduling_group
+        if self._composite is not None:
+            pg = self._groups().get(f"{ns}/{name}")
+            if pg is not None and pg.parent:
+                await self._run_composite(fwk, first, pg, self._composite)
+                return
         siblings = [
             p.uid
             for p in self._members(ns, name)
@@ -187,6 +212,93 @@ class GroupCycle:
                 result, fwk.profile_name, time.perf_counter() - start
             )
 
+    async def _run_composite(
+        self, fwk: Framework, first: QueuedPodInfo, pg: NativePodGroup, cc: CompositeCycle
+    ) -> None:
+        """scheduleOnePodGroup for the root CompositePodGroup above `pg` (compositecycle.py)."""
+        start = time.perf_counter()
+        pod = first.pod
+        root = cc.root_of(pg)
+        if root is None:
+            # The parent went away after PreEnqueue let the pod in (reconcilePodGroupWith-
+            # Snapshot fails): back to the queue, no condition written.
+            msg = composite_not_found(pg.parent)
+            self._outcomes.failed(first, fwk.profile_name, start, msg, error=True, nominated="")
+            return
+        tree = cc.tree(root)
+        leaves = list(tree.leaves())
+        siblings = [
+            p.uid
+            for leaf in leaves
+            for p in self._members(leaf.namespace, leaf.name)
+            if p.uid != first.uid and not p.node_name and p.scheduler_name == pod.scheduler_name
+        ]
+        live: list[QueuedPodInfo] = []
+        for qpi in [first, *self._take(siblings)]:
+            if self._skip(qpi.pod):
+                self._outcomes.dropped(qpi)
+            else:
+                live.append(qpi)
+        if not live:
+            return
+        in_tree = [p for leaf in leaves for p in self._members(leaf.namespace, leaf.name)]
+        problem = cc.validate(root, [q.pod for q in live] + [p for p in in_tree if p.node_name])
+        if problem:
+            for qpi in live:
+                self._outcomes.failed(
+                    qpi, fwk.profile_name, start, problem, error=True, nominated=""
+                )
+            scheduler_error(self._conditions.set, tree, problem)
+            return
+        fwk.begin_cycle()
+        self._cache.update_snapshot(self._snapshot)
+        members = members_by_group(tree, live, start, lambda a, b: _compare(fwk, a, b))
+        placed_in_tree = {m.qpi.uid for ms in members.values() for m in ms}
+        for qpi in live:
+            if qpi.uid not in placed_in_tree:
+                # Its PodGroup was cut from the tree (a parent loop): it cannot be tried
+                # with it; back to the queue like a group whose hierarchy changed.
+                msg = composite_not_found(pg.parent)
+                self._outcomes.failed(qpi, fwk.profile_name, start, msg, error=True, nominated="")
+        results = await cc.schedule(fwk, tree, members, LiveWorld(self._cache, self._snapshot))
+        root_status = results[tree.key].status
+        if root_status.code == Code.SUCCESS:
+            # Commit every PodGroup that, with all its ancestors, succeeded (successful-
+            # LeafResults) before any Permit runs: Permit counts the whole tree.
+            for leaf in leaves:
+                if results[entity_key(leaf)].status.code == Code.SUCCESS:
+                    self._commit(fwk, members[leaf.key])
+        if self._metrics is not None:
+            self._metrics.observe_pod_group_algorithm(time.perf_counter() - start)
+        untried = {leaf.key: results[entity_key(leaf)].status.message() for leaf in leaves}
+        nominated: dict[str, str] = {}
+        if root_status.code == Code.UNSCHEDULABLE:
+            view = cc.what_if(fwk, root, tree, members, self._snapshot.node_infos())
+            result, answer = await fwk.pod_group_points.run_pod_group_post_filter(view)
+            if answer.code == Code.ERROR:
+                error_each(results, group_status(Code.ERROR, answer.message()))
+            else:
+                with_reason_each(results, answer.message())
+                if answer.is_success() and result is not None:
+                    nominated = dict(result.nominated)
+        for leaf in leaves:
+            await self._submit(
+                fwk,
+                leaf,
+                members[leaf.key],
+                results[entity_key(leaf)].status,
+                untried[leaf.key],
+                nominated=nominated,
+            )
+        if self._metrics is not None:
+            final = results[tree.key].status
+            outcome = {Code.SUCCESS: "scheduled", Code.ERROR: "error"}.get(
+                final.code, "unschedulable"
+            )
+            self._metrics.observe_pod_group_attempt(
+                outcome, fwk.profile_name, time.perf_counter() - start
+            )
+
     def _validate(self, live: Sequence[QueuedPodInfo], pg: NativePodGroup) -> str:
         """validatePodGroup: one scheduler name and the group's priority for every member."""
         scheduler = live[0].pod.scheduler_name
@@ -194,18 +306,7 @@ class GroupCycle:
         pods = [q.pod for q in live] + [
             p for p in self._members(pg.namespace, pg.name) if p.node_name
         ]
-        for p in pods:
-            if p.scheduler_name != scheduler:
-                return (
-                    "all pods in a single pod group should have the same .spec.schedulerName "
-                    f'set, got: "{p.scheduler_name}" and "{scheduler}"'
-                )
-            if p.priority != priority:
-                return (
-                    "all pods in a single pod group should have the same priority as the pod "
-                    f"group's priority, got {p.priority} and {priority}"
-                )
-        return ""
+        return validate_pods(pods, scheduler, priority)
 
     def _scheduled(self, pg: NativePodGroup, members: Sequence[Member]) -> list[Pod]:
         """Members already bound or assumed outside this cycle (ScheduledPods)."""
@@ -273,13 +374,16 @@ class GroupCycle:
                     f"{as_error(st)}",
                 ),
             ), None
-        # findBestPlacement: the PlacementScore plugins rank what the simulations placed.
-        totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
-        if sst is not None:
-            restore(members, feasible[0][1])
-            return group_status(Code.ERROR, sst.message()), None
-        chosen = placement.best([c for c, _ in feasible], totals)
-        outcomes = next(o for c, o in feasible if c is chosen)
+        chosen, outcomes = feasible[0]
+        if len(feasible) > 1:
+            # findBestPodGroupPlacement: one feasible placement is taken as it is; more
+            # are ranked by the PlacementScore plugins over what the simulations placed.
+            totals, sst = fwk.pod_group_points.run_placement_score(info, proposed)
+            if sst is not None:
+                restore(members, feasible[0][1])
+                return group_status(Code.ERROR, sst.message()), None
+            chosen = placement.best([c for c, _ in feasible], totals)
+            outcomes = next(o for c, o in feasible if c is chosen)
         restore(members, outcomes)
         log.debug(
             "pod_group_placement",

@@ -46,6 +46,23 @@ def group_status(code: Code, err: str = "", reasons: Sequence[str] = ()) -> Stat
     return Status(code, (err, *reasons), error=GroupError(err))
 
 
+def validate_pods(pods: Sequence[Pod], scheduler: str, priority: int) -> str:
+    """validatePodGroup's checks of each pod: the root group's scheduler name and
+    priority; the first violation's message, "" when every pod passes."""
+    for p in pods:
+        if p.scheduler_name != scheduler:
+            return (
+                "all pods in a single pod group should have the same .spec.schedulerName "
+                f'set, got: "{p.scheduler_name}" and "{scheduler}"'
+            )
+        if p.priority != priority:
+            return (
+                "all pods in a single pod group should have the same priority as the pod "
+                f"group's priority, got {p.priority} and {priority}"
+            )
+    return ""
+
+
 def as_error(st: Status) -> str:
     """fwk.Status.AsError().Error(): the error a status was made with, else its message."""
     return str(st.error) if st.error is not None else st.message()

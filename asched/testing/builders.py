@@ -16,6 +16,7 @@ import itertools
 from typing import Any, Self
 
 from asched.api import Node, Pod, decode_node, decode_pod
+from asched.api.composite import CompositePodGroup, decode_composite_podgroup
 from asched.api.podgroup import POD_GROUP_LABEL, PodGroup, decode_podgroup
 from asched.api.workload import NativePodGroup, decode_native_podgroup
 
@@ -462,6 +463,11 @@ class NativePodGroupBuilder:
         self._raw["metadata"]["generation"] = n
         return self
 
+    def parent(self, composite: str) -> Self:
+        """spec.parentCompositePodGroupName (gate CompositePodGroup)."""
+        self._raw["spec"]["parentCompositePodGroupName"] = composite
+        return self
+
     def resource_claim(
         self, name: str, *, claim: str | None = None, template: str | None = None
     ) -> Self:
@@ -499,6 +505,62 @@ class NativePodGroupBuilder:
 
 def make_native_pod_group(name: str, namespace: str = "default") -> NativePodGroupBuilder:
     return NativePodGroupBuilder(name, namespace)
+
+
+class CompositePodGroupBuilder:
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup (gate CompositePodGroup)."""
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._raw: dict[str, Any] = {
+            "apiVersion": "scheduling.k8s.io/v1alpha3",
+            "kind": "CompositePodGroup",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"uid-cpg-{name}-{next(_uid)}",
+                "generation": 1,
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+            },
+            "spec": {
+                "workloadRef": {"workloadName": "w", "templateName": name},
+                "schedulingPolicy": {"gang": {"minGroupCount": 1}},
+            },
+        }
+
+    def min_group_count(self, n: int) -> Self:
+        self._raw["spec"]["schedulingPolicy"] = {"gang": {"minGroupCount": n}}
+        return self
+
+    def basic(self) -> Self:
+        self._raw["spec"]["schedulingPolicy"] = {"basic": {}}
+        return self
+
+    def parent(self, composite: str) -> Self:
+        self._raw["spec"]["parentCompositePodGroupName"] = composite
+        return self
+
+    def topology(self, key: str) -> Self:
+        self._raw["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+        return self
+
+    def priority(self, value: int) -> Self:
+        self._raw["spec"]["priority"] = value
+        return self
+
+    def disruption_all(self) -> Self:
+        """spec.disruptionMode {all: {}}: preempted only together."""
+        self._raw["spec"]["disruptionMode"] = {"all": {}}
+        return self
+
+    def raw(self) -> dict[str, Any]:
+        return copy.deepcopy(self._raw)
+
+    def obj(self) -> CompositePodGroup:
+        return decode_composite_podgroup(self.raw())
+
+
+def make_composite_pod_group(name: str, namespace: str = "default") -> CompositePodGroupBuilder:
+    return CompositePodGroupBuilder(name, namespace)
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

@@ -61,6 +61,7 @@ def row(document: Mapping[str, Any]) -> str:
     k = per.get(Kind.KUBE.value, nan)
     loads = [v.get("loadavg_1m", math.nan) for v in per.values()]
     load = max((x for x in loads if not math.isnan(x)), default=math.nan)
+    # A workload without an upstream threshold (0 or absent) shows "-", not 0 pods/s.
     threshold = document.get("threshold") or 0
     return (
         f"| {document['test_case']}/{document['workload']} | {_params(document)} "
@@ -70,7 +71,7 @@ def row(document: Mapping[str, Any]) -> str:
         f"| {_num(a.get('bind_window_pods_per_s', math.nan))} / "
         f"{_num(k.get('bind_window_pods_per_s', math.nan))} "
         f"| {_num(summary.get('paired_bind_window_ratio_median', math.nan), 2)} "
-        f"| {threshold:g} "
+        f"| {f'{threshold:g}' if threshold else '-'} "
         f"| {_num(a.get('cpu_ms_per_pod', math.nan), 2)} "
         f"| {_num(k.get('cpu_ms_per_pod', math.nan), 2)} "
         f"| {'-' if document.get('backlog') else _created(per)} "

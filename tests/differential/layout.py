@@ -121,9 +121,11 @@ class Placement:
             body["spec"].setdefault("nodeSelector", {})[SCENARIO_LABEL] = self.key
         return body
 
-    def objects(self, side: Side) -> list[dict[str, Any]]:
+    def objects(self, side: Side, *, late: bool = False) -> list[dict[str, Any]]:
+        """This side's copies of the scenario's namespaced objects (`late`: those created
+        in the `then` round)."""
         out = []
-        for obj in self.scenario.objects:
+        for obj in self.scenario.late_objects if late else self.scenario.objects:
             body = self._resolve(copy.deepcopy(dict(obj)), side)
             body.setdefault("metadata", {})["namespace"] = self.namespace(side)
             out.append(body)

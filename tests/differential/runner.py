@@ -229,7 +229,8 @@ async def _act_and_wait(
     alive: Running,
     reads: Reads,
 ) -> Snapshot:
-    """Apply every `then` action at once (and create the `create_after_pods` PodGroups),
+    """Apply every `then` action at once (and create the `create_after_pods` PodGroups and
+    the `late_objects`),
     then give the pods each scenario's `within` seconds to get bound: the snapshot is
     taken when all are bound or at the deadline, so a pod that waits longer (a missing or
     wrong queueing hint leaves it in the unschedulable pool until the periodic flush)
@@ -239,6 +240,10 @@ async def _act_and_wait(
     async def create_group(p: Placement, group: PodGroupTemplate) -> None:
         async with limiter:
             await admin.post(p.pod_group_path(side), p.pod_group(group, side))
+
+    async def create_object(body: Mapping[str, Any]) -> None:
+        async with limiter:
+            await admin.post(_api_path(body), body)
 
     async def act(p: Placement, action: Action) -> None:
         path = f"/api/v1/namespaces/{p.namespace(side)}/pods/{action.pod}"
@@ -268,6 +273,8 @@ async def _act_and_wait(
                 tg.start_soon(act, p, action)
             for group in p.scenario.late_groups:
                 tg.start_soon(create_group, p, group)
+            for body in p.objects(side, late=True):
+                tg.start_soon(create_object, body)
     began = anyio.current_time()
     deadline = began + max(p.scenario.within for p in acting)
     keys = [(p.namespace(side), name) for p in acting for name in p.scenario.pod_names]

@@ -1,7 +1,8 @@
 """What a differential scenario is, and how it is read from the YAML files beside it.
 
 A scenario is a small cluster (nodes), pods already bound to those nodes (`existing`),
-namespaced objects the pods refer to (`objects`, e.g. PVCs), and the pods to schedule.
+namespaced objects the pods refer to (`objects`, e.g. PVCs; `late_objects` are created in
+the `then` round), and the pods to schedule.
 The harness runs it once through asched and once through kube-scheduler and compares the
 outcomes; the `expect_*` fields say what the scenario is about, and are checked against
 kube-scheduler (the reference) so a scenario that no longer tests what it claims fails.
@@ -84,6 +85,7 @@ _SCENARIO_KEYS = frozenset(
         "profile",
         "nodes",
         "objects",
+        "late_objects",
         "cluster_objects",
         "existing",
         "pods",
@@ -145,6 +147,7 @@ _POD_KEYS = frozenset(
 _GROUP_KEYS = frozenset(
     {
         "name",
+        "parent",
         "minCount",
         "topologyKey",
         "priorityClassName",
@@ -235,6 +238,9 @@ class PodGroupTemplate:
     #: resourceClaimTemplateName) pairs.
     resource_claims: tuple[tuple[str, str], ...] = ()
     resource_claim_templates: tuple[tuple[str, str], ...] = ()
+    #: spec.parentCompositePodGroupName (a CompositePodGroup of the scenario's `objects`);
+    #: the API then requires a workloadRef, which names workload "w", template "t".
+    parent: str = ""
 
     def manifest(self) -> dict[str, Any]:
         """The PodGroup without namespace (the harness sets it per side)."""
@@ -254,6 +260,9 @@ class PodGroupTemplate:
             spec["priorityClassName"] = self.priority_class
         if self.disruption_mode:
             spec["disruptionMode"] = {self.disruption_mode.lower(): {}}
+        if self.parent:
+            spec["parentCompositePodGroupName"] = self.parent
+            spec["workloadRef"] = {"workloadName": "w", "templateName": "t"}
         return {
             "apiVersion": POD_GROUP_API,
             "kind": "PodGroup",
@@ -378,6 +387,9 @@ class Scenario:
     profile: str = "default"
     existing: tuple[PodTemplate, ...] = ()
     objects: tuple[Mapping[str, Any], ...] = ()
+    #: Namespaced objects created in the `then` round, once the scheduler has seen (and
+    #: parked) the pods: a CompositePodGroup that appears after its children.
+    late_objects: tuple[Mapping[str, Any], ...] = ()
     #: Cluster-scoped manifests (PersistentVolumes, StorageClasses, CSINodes): each side
     #: gets its own copy, named through `{{cluster:x}}` (see layout.Placement).
     cluster_objects: tuple[Mapping[str, Any], ...] = ()
@@ -454,8 +466,8 @@ class Scenario:
 
     @property
     def has_then(self) -> bool:
-        """Anything happens after the first settle (actions or late PodGroups)."""
-        return bool(self.then or self.late_groups)
+        """Anything happens after the first settle (actions, late PodGroups or objects)."""
+        return bool(self.then or self.late_groups or self.late_objects)
 
     @property
     def first_nodes(self) -> tuple[NodeTemplate, ...]:
@@ -561,6 +573,13 @@ def _pod(raw: Mapping[str, Any], where: str, *, existing: bool) -> PodTemplate:
     )
 
 
+def _name(raw: Mapping[str, Any], key: str, where: str) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}.{key}: must be an object name")
+    return value
+
+
 def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{where}: must be a mapping with name and minCount")
@@ -596,6 +615,7 @@ def _pod_group(raw: Mapping[str, Any], where: str) -> PodGroupTemplate:
         mode,
         claims,
         templates,
+        _name(raw, "parent", where),
     )
 
 
@@ -675,6 +695,7 @@ def parse_scenario(raw: Mapping[str, Any], source: str = "") -> Scenario:
         profile=raw.get("profile", "default"),
         existing=existing,
         objects=tuple(raw.get("objects", ())),
+        late_objects=tuple(raw.get("late_objects", ())),
         cluster_objects=tuple(raw.get("cluster_objects", ())),
         expect_scheduled=(
             frozenset(expected) if expected is not None and not interchangeable else None

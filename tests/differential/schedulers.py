@@ -16,6 +16,7 @@ happened inside it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,7 +24,11 @@ from pathlib import Path
 from typing import Protocol
 
 from asched.localcluster import LocalCluster, find_binaries
-from asched.localcluster.components import NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE
+from asched.localcluster.components import (
+    COMPOSITE_GATE,
+    NATIVE_GANG_GATES,
+    WORKLOAD_CLAIMS_GATE,
+)
 from asched.localcluster.process import ManagedProcess, spawn
 from tests.differential.profiles import (
     KUBE_PROFILE,
@@ -61,10 +66,21 @@ ASCHED = "asched"
 KUBE = "kube-scheduler"
 
 #: kube-scheduler's --feature-gates: the native gang API's, as kube-apiserver has them,
-#: and PodGroup claims.
-KUBE_FEATURE_GATES = ",".join(f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE))
+#: PodGroup claims and CompositePodGroups.
+KUBE_FEATURE_GATES = ",".join(
+    f"{gate}=true" for gate in (*NATIVE_GANG_GATES, WORKLOAD_CLAIMS_GATE, COMPOSITE_GATE)
+)
 #: asched's --feature-gates (the native gang API needs none in asched).
-ASCHED_FEATURE_GATES = ["--feature-gates", f"{WORKLOAD_CLAIMS_GATE}=true"]
+ASCHED_FEATURE_GATES = [
+    "--feature-gates",
+    f"{WORKLOAD_CLAIMS_GATE}=true,{COMPOSITE_GATE}=true",
+]
+
+
+#: The environment switch for asched's log level in these runs (default info). At debug
+#: the queue logs each PreEnqueue gate and hint-driven move (pod_gated, pods_moved), which
+#: shows why a pod was left pending.
+LOG_LEVEL_ENV = "ASCHED_DIFF_LOG_LEVEL"
 
 
 class _AschedRunning:
@@ -95,9 +111,10 @@ async def run_scheduler(
     log_path = work_dir / f"{side.prefix}.log"
     if side.name == ASCHED:
         config = write_config(work_dir / "asched.yaml", asched_config(side.prefix))
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, log_path, ASCHED_FEATURE_GATES
-        ) as proc:
+        level = os.environ.get(LOG_LEVEL_ENV)
+        # Given after running_asched's own --log-level, so it wins.
+        extra = [*ASCHED_FEATURE_GATES, *(["--log-level", level] if level else [])]
+        async with running_asched(config, cluster.scheduler_kubeconfig, log_path, extra) as proc:
             yield _AschedRunning(proc)
         return
     config = write_config(

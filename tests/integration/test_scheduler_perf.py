@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from benchmarks.scheduler_perf.config import find_workload
+from benchmarks.scheduler_perf.config import CreatePods, find_workload
 from benchmarks.scheduler_perf.params import resolve
 from benchmarks.scheduler_perf.run import PerfOptions, perf_dir, run_workload
 from benchmarks.schedulers import ClientLimits, Kind
@@ -38,14 +38,28 @@ def perf_root() -> Path:
         ("SchedulingBasic/5Nodes", {}, 10, False),
         ("SchedulingBasic/5Nodes", {}, 10, True),
         ("podgroup/gangscheduling/GangScheduling/10Nodes_3Gangs", {}, 9, False),
+        # Their gates reach asched as they are: SchedulerAsyncAPICalls=false, then
+        # GenericWorkload and TopologyAwareWorkloadScheduling on.
+        ("PreemptionBasic/5Nodes", {}, 25, False),
+        ("podgroup/tas/TopologyAwareScheduling/10Nodes_3Gangs", {}, 9, False),
         (
             "SchedulingWithResourceClaimTemplate/2000pods_200nodes",
             {"nodesWithDRA": 2, "initClaims": 6, "measurePods": 6},
             6,
             False,
         ),
+        # A steady state: 10 pods kept for 10 s, each replaced once scheduled.
+        ("SchedulingWithResourceClaimTemplate/empty_500nodes", {"nodesWithDRA": 2}, 10, False),
     ],
-    ids=["basic", "basic-backlog", "gangs", "dra-allocated-claims"],
+    ids=[
+        "basic",
+        "basic-backlog",
+        "gangs",
+        "preemption",
+        "tas",
+        "dra-allocated-claims",
+        "dra-steady-state",
+    ],
 )
 async def test_tiny_workload_runs_against_asched(
     perf_root: Path,
@@ -80,6 +94,9 @@ async def test_tiny_workload_runs_against_asched(
     assert document["nodes"] > 0
     assert run["exit_code"] == 0
     assert sum(p["pods"] for p in run["pods_created"]) >= pods
+    if any(isinstance(op, CreatePods) and op.steady_state for op in opts.ops):
+        # More pods got scheduled than were kept: the scheduled ones were replaced.
+        assert item["measured_pods"] > pods
     # allocResourceClaims allocated every init claim before the measured pods.
     assert run["claims_allocated"] == overrides.get("initClaims", 0)
     if backlog:
@@ -87,3 +104,28 @@ async def test_tiny_workload_runs_against_asched(
         # the window opened at the first bind (which opens it, uncounted).
         assert item["measured_pods"] <= pods - 1
         assert len(item["data"]) in (0, 5)
+
+
+@pytest.mark.timeout(60)
+async def test_a_gate_asched_cannot_honour_fails_its_run_naming_the_gate(
+    perf_root: Path, tmp_path: Path
+) -> None:
+    """PreemptionAsync/5000Nodes turns SchedulerAsyncPreemption off: asched refuses to
+    start, and the run says why instead of measuring asched with the gate ignored."""
+    overrides = {"initNodes": 2, "initPods": 4, "measurePods": 2}
+    case, workload = find_workload(perf_root, "PreemptionAsync/5000Nodes")
+    opts = PerfOptions(
+        case=case,
+        workload=workload,
+        ops=tuple(resolve(case, workload, overrides)),
+        overrides=overrides,
+        runs=1,
+        schedulers=(Kind.ASCHED,),
+        limits=ClientLimits(5000, 5000),
+        out_dir=tmp_path,
+        wait_timeout=30,
+    )
+    document = await run_workload(opts)
+    (run,) = document["runs"]
+    assert run["outcome"] == "failed"
+    assert "cannot set feature gate SchedulerAsyncPreemption to false" in run["error"]

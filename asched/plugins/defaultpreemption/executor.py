@@ -129,11 +129,16 @@ class Executor:
         *,
         group: tuple[str, str] | None = None,
         pods: Sequence[Pod] = (),
+        kind: str = "podgroup",
+        held: Sequence[str] = (),
     ) -> None:
         """prepareCandidateAsync: record the preemptor and queue the work for run().
 
         For a pod group (actuatePodGroupPreemption) `group` is its (key, uid), `preemptor`
-        one of its members carrying the group's priority, and `pods` its members."""
+        one of its members carrying the group's priority, and `pods` its members; `kind`
+        is how the victims' event names it ("podgroup", or "compositepodgroup" for a
+        CompositePodGroup root, whose PodGroups' keys are `held`: their members wait for
+        this preemption as a group's do)."""
         victims = tuple(v for v in candidate.victims if v.deletion_timestamp is None)
         if not victims:
             return  # every victim is terminating already: nothing to wait for
@@ -142,8 +147,9 @@ class Executor:
             kind, uid, members = "pod", preemptor.uid, (preemptor,)
         else:
             key, uid = group
-            kind, members = "podgroup", tuple(pods)
-            self._groups[key] = uid
+            members = tuple(pods)
+            for k in (key, *held):
+                self._groups[k] = uid
         self._preempting.add(uid)
         self._jobs.append(_Job(candidate, preemptor, victims, kind, uid, members))
         self._wake.set()
@@ -242,7 +248,8 @@ class Executor:
             # asched does.
             message += f" (in {SCHEDULER_NAME} memory)."
         else:
-            if not await self._mark_disruption_target(preemptor, victim):
+            kind = by.partition(" ")[0]
+            if not await self._mark_disruption_target(preemptor, victim, kind):
                 return False
             try:
                 await h.client.request(
@@ -271,14 +278,16 @@ class Executor:
         )
         return in_memory
 
-    async def _mark_disruption_target(self, preemptor: Pod, victim: Pod) -> bool:
-        """Add DisruptionTarget to the victim's conditions; False when the victim is gone."""
+    async def _mark_disruption_target(self, preemptor: Pod, victim: Pod, kind: str) -> bool:
+        """Add DisruptionTarget to the victim's conditions; False when the victim is gone.
+        `kind` names the preemptor as Go's preemptor.Type() does (pod, podgroup,
+        compositepodgroup)."""
         condition = {
             "type": DISRUPTION_TARGET,
             "status": "True",
             "reason": REASON_PREEMPTION_BY_SCHEDULER,
             "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-            "priority pod",
+            f"priority {kind}",
             "lastTransitionTime": rfc3339(self._handle.clock.wall()),
         }
         try:

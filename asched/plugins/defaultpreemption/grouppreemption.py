@@ -16,13 +16,15 @@ import structlog
 
 from asched.api import Pod
 from asched.api.workload import DISRUPTION_ALL, NativePodGroup
+from asched.base import featuregates
+from asched.framework.grouptree import GroupForest
 from asched.framework.handle import Handle
 from asched.framework.interfaces import PodGroupScheduling
 from asched.framework.listers import ObjectStore
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import PodGroupPostFilterResult
 from asched.framework.status import Code, Status
-from asched.framework.workloads import NATIVE_POD_GROUPS
+from asched.framework.workloads import COMPOSITE_POD_GROUPS, NATIVE_POD_GROUPS
 from asched.plugins.defaultpreemption.candidates import Candidate
 from asched.plugins.defaultpreemption.executor import Executor
 from asched.plugins.defaultpreemption.groupvictims import (
@@ -62,6 +64,9 @@ class GroupPreemption:
         self._executor = executor
         self._pdbs = pdbs
         self._victims_observed = victims_observed
+        # feature.Features.EnableCompositePodGroup: a composite above a victim may take
+        # its whole hierarchy with it.
+        self._hierarchies = featuregates.enabled("CompositePodGroup")
 
     async def preempt(
         self, group: PodGroupScheduling
@@ -88,15 +93,23 @@ class GroupPreemption:
         if members and members[0].preemption_policy == "Never":
             return None, self._status(Code.UNSCHEDULABLE, NOT_ELIGIBLE_NEVER)
         nodes = group.nodes()
+        # The PodGroups whose members this is: the group itself, or a composite's.
+        groups = sorted({p.scheduling_group for p in members}) if info.composite else [pg.name]
         # The members as the informer has them now: their nominations may be newer than
         # the queued copies (Go reads them from the pod group snapshot).
-        latest = {p.uid: p for p in self._handle.pods_in_scheduling_group(pg.namespace, pg.name)}
+        latest = {
+            p.uid: p
+            for name in groups
+            for p in self._handle.pods_in_scheduling_group(pg.namespace, name)
+        }
         now = [latest.get(p.uid, p) for p in members]
         if _ongoing_preemption(now, nodes, priority):
             current = {p.uid: p.nominated_node_name for p in now}
             return PodGroupPostFilterResult(current), self._status(Code.SUCCESS, ONGOING_PREEMPTION)
         units = victim_units(
-            [p for ni in nodes for p in ni.pods], priority, functools.partial(self._whole, pg)
+            [p for ni in nodes for p in ni.pods],
+            priority,
+            functools.partial(self.disrupted_with, pg),
         )
         if not units:
             return None, self._status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOR_GROUP)
@@ -123,7 +136,13 @@ class GroupPreemption:
         preemptor = replace(members[0], priority=priority)
         candidate = Candidate(DOMAIN_NAME, victims, chosen.num_pdb_violations)
         self._executor.prepare_candidate_async(
-            candidate, preemptor, group=(pg.key, pg.uid), pods=list(members)
+            candidate,
+            preemptor,
+            group=(pg.key, pg.uid),
+            pods=list(members),
+            # The victims' event names the root: "Preempted by compositepodgroup <uid>".
+            kind="compositepodgroup" if info.composite else "podgroup",
+            held=[f"{pg.namespace}/{name}" for name in groups] if info.composite else (),
         )
         found = FOUND.format(count=len(victims))
         return PodGroupPostFilterResult(dict(placed)), self._status(Code.SUCCESS, found)
@@ -131,16 +150,24 @@ class GroupPreemption:
     def _status(self, code: Code, message: str) -> Status:
         return Status(code, (PREFIX + message,), self._plugin)
 
-    def _whole(self, preemptor: NativePodGroup, pod: Pod) -> str:
-        """The key of the pod's group when it is disrupted whole (disruptionMode All)."""
+    def disrupted_with(self, preemptor: NativePodGroup, pod: Pod) -> str:
+        """The key of the group the pod is disrupted with (getHighestAllAncestor): its
+        PodGroup's when that says disruptionMode All and, with the CompositePodGroup gate,
+        the highest composite above it that says All; "" when the pod goes alone."""
         if not pod.scheduling_group:
             return ""
         key = f"{pod.namespace}/{pod.scheduling_group}"
         groups: ObjectStore[NativePodGroup] = self._handle.store(NATIVE_POD_GROUPS)
         pg = groups.get(key)
-        if pg is None or pg.key == preemptor.key or pg.disruption_mode != DISRUPTION_ALL:
+        if pg is None or pg.key == preemptor.key:
             return ""
-        return key
+        whole = key if pg.disruption_mode == DISRUPTION_ALL else ""
+        if self._hierarchies and pg.parent:
+            forest = GroupForest(groups, self._handle.store(COMPOSITE_POD_GROUPS))
+            for cpg in forest.ancestors(pg.namespace, pg.parent):
+                if cpg.disruption_mode == DISRUPTION_ALL:
+                    whole = f"CompositePodGroup/{cpg.key}"
+        return whole
 
 
 def _ongoing_preemption(pods: Sequence[Pod], nodes: Sequence[NodeInfo], priority: int) -> bool:

@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 
 from asched.api.dra import (
     ALLOCATION_MODE_ALL,
@@ -46,12 +47,20 @@ from asched.api.dra import (
     ResourceSlice,
 )
 from asched.api.labels import IN, METADATA_NAME, NodeSelector, NodeSelectorTerm, Requirement
-from asched.plugins.dynamicresources.capacity import CapacityError, consumed_by_request, fits
+from asched.plugins.dynamicresources.capacity import (
+    CapacityError,
+    consumed_by_request,
+    fits,
+    fits_plain,
+)
 from asched.plugins.dynamicresources.cel import CelRuntimeError, compile_expression
 from asched.plugins.dynamicresources.constraints import ClaimConstraints
+from asched.plugins.dynamicresources.devicememo import DeviceMemo
+from asched.plugins.dynamicresources.outcomes import Inputs
 from asched.plugins.dynamicresources.pools import (
     Candidate,
     DeviceID,
+    NodePools,
     Pool,
     PoolKey,
     SliceIndex,
@@ -62,6 +71,9 @@ from asched.plugins.dynamicresources.tracker import AllocatedState
 # How many devices the search tries between two looks at the clock (a try takes
 # microseconds).
 _CLOCK_EVERY = 256
+
+# No capacity consumed yet (read only).
+_NOTHING: Mapping[str, Fraction] = MappingProxyType({})
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -99,17 +111,27 @@ class _Request:
 
 
 class Allocator:
-    """One pod's allocation attempt over one node (Go's Allocator.Allocate for a node)."""
+    """One pod's allocation attempt over one node (Go's Allocator.Allocate for a node).
+
+    Built per pod over the SliceIndex the plugin keeps: a node's pools, the devices'
+    selector answers and capacities, and (outcomes.py) a node's outcome for claims that
+    ask the same come from earlier pods while their inputs are unchanged."""
 
     def __init__(
         self,
         classes: Callable[[str], DeviceClass | None],
         allocated: AllocatedState,
-        slices: Sequence[ResourceSlice],
+        slices: Sequence[ResourceSlice] | SliceIndex,
     ) -> None:
+        """`slices` as a SliceIndex the plugin keeps across pods, or a list to index."""
         self._classes = classes
         self._allocated = allocated
-        self._slices = SliceIndex(slices)
+        self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+        self._memo = self._slices.memo
+        self._outcomes = self._slices.outcomes
+        # Claim shapes of this pod's claims by their identities (and the claims, so an
+        # identity is not reused while it is a key).
+        self._shapes: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], int | None]] = {}
         self._node: tuple[str, Mapping[str, str]] = ("", {})
 
     def allocate(
@@ -128,16 +150,71 @@ class Allocator:
         of its own.
         """
         self._node = (node_name, labels)
-        pools = self._slices.pools(node_name, labels)
+        gathered = self._slices.node(node_name, labels)
+        pools = gathered.pools
         if not pools:
             return None
+        reuse = self._reusable(gathered, claims)
+        if reuse is not None:
+            found, kept = self._outcomes.get(node_name, *reuse)
+            if found:
+                return None if kept is None else list(kept)
+        allocations = self._allocate(node_name, pools, claims, deadline, now)
+        if reuse is not None:
+            self._outcomes.put(node_name, *reuse, allocations)
+        return allocations
+
+    def _reusable(
+        self, gathered: NodePools, claims: Sequence[ResourceClaim]
+    ) -> tuple[int, Inputs] | None:
+        """The claim shape and inputs under which the node's outcome is kept
+        (outcomes.py), None when it must be searched for this pod alone."""
+        devices = gathered.plain_devices
+        if devices is None:
+            return None
+        shape = self._shape(claims)
+        if shape is None:
+            return None
+        a = self._allocated
+        if (a.shared or a.capacity) and any(d in a.shared or d in a.capacity for d in devices):
+            return None  # shares of a device that is no longer shared: search
+        classes = tuple(
+            self._classes(sub.device_class_name)
+            for claim in claims
+            for req in claim.requests
+            for sub in ((req.exactly,) if req.exactly is not None else req.first_available)
+        )
+        return shape, Inputs(gathered, classes, tuple(map(a.devices.__contains__, devices)))
+
+    def _shape(self, claims: Sequence[ResourceClaim]) -> int | None:
+        """The claims' shape number, worked out once per pod (the claims are the same
+        objects on every node, but for a per-node extended-resource claim)."""
+        key = tuple(map(id, claims))
+        hit = self._shapes.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], claims, strict=True)):
+            return hit[1]
+        shape = self._outcomes.shape(tuple((c.requests, c.constraints) for c in claims))
+        self._shapes[key] = (tuple(claims), shape)
+        return shape
+
+    def _allocate(
+        self,
+        node_name: str,
+        pools: list[Pool],
+        claims: Sequence[ResourceClaim],
+        deadline: float | None,
+        now: Callable[[], float],
+    ) -> list[Allocation] | None:
+        """Go's Allocate for one node: the search over its pools."""
         requests = [
             self._alternatives(i, claim, req, pools)
             for i, claim in enumerate(claims)
             for req in claim.requests
         ]
         constraints = [_constraints(claim) for claim in claims]
-        search = _Search(requests, pools, self._allocated, self._selectable, constraints)
+        search = _Search(
+            requests, pools, self._allocated, self._selectable, constraints, memo=self._memo
+        )
         if deadline is not None:
             search.limit(deadline, now)
         if not search.run(0):
@@ -215,31 +292,42 @@ class Allocator:
         )
 
     def _selectors_match(self, data: _Request, cand: Candidate) -> bool:
-        driver = cand.id[0]
-        device_id = "/".join(cand.id)
-        for owner, selectors in (
-            (f"class {data.cls.name}", data.cls.selectors),
-            (f"claim {data.claim.key}", data.request.selectors),
-        ):
+        for of_class, selectors in ((True, data.cls.selectors), (False, data.request.selectors)):
             for i, expression in enumerate(selectors):
                 if not expression:
                     raise AllocationError(
                         f"claim {data.claim.key}, request {data.result_name}, selector #{i}: "
                         "CEL expression empty (unsupported selector type?)"
                     )
-                compiled = compile_expression(expression)
-                if compiled.error:
-                    raise AllocationError(
-                        f"{owner}: selector #{i}: CEL compile error: {compiled.error}"
-                    )
-                try:
-                    if not compiled.matches(cand.device, driver):
-                        return False
-                except CelRuntimeError as exc:
-                    raise AllocationError(
-                        f"{owner}: selector #{i} on device {device_id}: CEL runtime error: {exc}"
-                    ) from None
+                # The device's answer from an earlier pod or node (devicememo.py): only
+                # an expression that compiled and evaluated to a bool is remembered.
+                matched = self._memo.selector(expression, cand.device)
+                if matched is None:
+                    matched = self._evaluate(data, of_class, i, expression, cand)
+                if not matched:
+                    return False
         return True
+
+    def _evaluate(
+        self, data: _Request, of_class: bool, index: int, expression: str, cand: Candidate
+    ) -> bool:
+        """DeviceMatches for one selector of the class or the request, remembered for the
+        device."""
+        owner = f"class {data.cls.name}" if of_class else f"claim {data.claim.key}"
+        compiled = compile_expression(expression)
+        if compiled.error:
+            raise AllocationError(
+                f"{owner}: selector #{index}: CEL compile error: {compiled.error}"
+            )
+        try:
+            matched = compiled.matches(cand.device, cand.id[0])
+        except CelRuntimeError as exc:
+            raise AllocationError(
+                f"{owner}: selector #{index} on device {'/'.join(cand.id)}: "
+                f"CEL runtime error: {exc}"
+            ) from None
+        self._memo.remember_selector(expression, cand.device, matched)
+        return matched
 
 
 def create_node_selector(
@@ -330,8 +418,11 @@ class _Search:
         allocated: AllocatedState,
         selectable: Callable[[_Request, Candidate], bool],
         constraints: list[ClaimConstraints],
+        *,
+        memo: DeviceMemo,
     ) -> None:
         self._requests = requests
+        self._memo = memo
         self._devices = [c for p in pools if p.usable for c in p.devices]
         self._allocated = allocated
         self._selectable = selectable
@@ -410,14 +501,16 @@ class _Search:
         return device in a.capacity or device in a.shared or self._shares.get(device, 0) > 0
 
     def _capacity_fits(self, data: _Request, cand: Candidate, doing: str) -> bool:
-        """CmpRequestOverCapacity against what allocated claims and this attempt consume."""
+        """CmpRequestOverCapacity against what allocated claims and this attempt consume;
+        in integers for a device without request policies (capacity.fits_plain)."""
+        requests = data.request.capacity_requests
+        allocated = self._allocated.capacity.get(cand.id, _NOTHING)
+        allocating = self._sharing.get(cand.id, _NOTHING)
         try:
-            return fits(
-                data.request.capacity_requests,
-                cand.device,
-                self._allocated.capacity.get(cand.id, {}),
-                self._sharing.get(cand.id, {}),
-            )
+            plain = self._memo.capacity(cand.device)
+            if plain is not None:
+                return fits_plain(requests, cand.device, plain, allocated, allocating)
+            return fits(requests, cand.device, allocated, allocating)
         except CapacityError as exc:
             raise AllocationError(
                 f"claim {data.claim.key}, request {data.request.name}: {doing} capacity for "

@@ -18,6 +18,7 @@ arithmetic is kept behind FRACTIONAL_CAPACITY_RANGE for when the gate's default 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 
 from asched.api.dra import CapacityRequestPolicy, Device, DeviceCapacity
@@ -175,3 +176,69 @@ def consumed_by_request(
 ) -> dict[str, Fraction]:
     """GetConsumedCapacityFromRequest: what one share of the device consumes."""
     return _consumed(requests, device)
+
+
+Amount = int | Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCapacity:
+    """A device's capacities when none has a request policy, each value an int where it
+    is whole (it is as resource.Quantity compares them: exactly, in the base unit) and a
+    Fraction only where it is not. `fits_plain` answers for it what `fits` answers, with
+    int arithmetic instead of Fraction's on the usual whole quantities."""
+
+    values: tuple[tuple[str, Amount], ...]
+    # Every value is at least zero: a request naming no capacity then fits whenever
+    # nothing else consumes the device.
+    nonnegative: bool
+
+
+def _whole(value: Fraction) -> Amount:
+    return value.numerator if value.denominator == 1 else value
+
+
+def plain_capacity(device: Device) -> PlainCapacity | None:
+    """The device's capacities in PlainCapacity's form, None when any has a policy (the
+    rounding and policy checks of `fits` then decide)."""
+    if any(c.policy is not None for c in device.consumable.values()):
+        return None
+    values = tuple((name, _whole(c.value)) for name, c in device.consumable.items())
+    return PlainCapacity(values, all(v >= 0 for _, v in values))
+
+
+def fits_plain(
+    requests: Mapping[str, Fraction] | None,
+    device: Device,
+    plain: PlainCapacity,
+    allocated: Mapping[str, Fraction],
+    allocating: Mapping[str, Fraction],
+) -> bool:
+    """`fits` (CmpRequestOverCapacity) for a device without request policies: what a
+    request consumes is its amount, or the whole capacity when it names none
+    (calculateConsumedCapacity with a nil policy), and nothing can violate a policy."""
+    if not requests:
+        if not allocated and not allocating and plain.nonnegative:
+            return True  # each capacity consumes exactly itself
+        consumed = plain.values
+    else:
+        if any(name not in device.consumable for name in requests):
+            return False
+        consumed = tuple(
+            (name, value if (r := requests.get(name)) is None else _whole(r))
+            for name, value in plain.values
+        )
+    for name, amount in consumed:
+        if amount < 0:
+            raise CapacityError(f'capacity "{name}": capacity value is negative')
+    for (name, amount), (_, value) in zip(consumed, plain.values, strict=True):
+        total = amount
+        already = allocated.get(name)
+        if already is not None:
+            total += _whole(already)
+        taking = allocating.get(name)
+        if taking is not None:
+            total += _whole(taking)
+        if total > value:
+            return False
+    return True

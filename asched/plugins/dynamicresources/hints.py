@@ -21,6 +21,10 @@ from asched.plugins.dynamicresources.tracker import ClaimTracker
 
 class QueueingHints(EnqueueExtensions):
     tracker: ClaimTracker
+    # Go's fts.EnableDRAWorkloadResourceClaims. The hints look claims up as PreEnqueue
+    # does (one foreachPodResourceClaim in Go): a member whose claim its PodGroup owns
+    # and that PreEnqueue gated before the claim arrived is let out by the claim's Add.
+    _group_claims: bool
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """Go's EventsToRegister, same events and hints."""
@@ -65,7 +69,8 @@ class QueueingHints(EnqueueExtensions):
         if not isinstance(new, ResourceClaim):
             return QueueingHint.QUEUE
         try:
-            uses = any(c.uid == new.uid for _, c in pod_claims(pod, self.tracker.get))
+            claims = pod_claims(pod, self.tracker.get, group_claims=self._group_claims)
+            uses = any(c.uid == new.uid for _, c in claims)
         except ClaimLookupError:
             return QueueingHint.QUEUE_SKIP
         before = old if isinstance(old, ResourceClaim) else None
@@ -91,7 +96,7 @@ class QueueingHints(EnqueueExtensions):
         if not isinstance(new, Pod):
             return QueueingHint.QUEUE
         try:
-            pod_claims(new, self.tracker.get)
+            pod_claims(new, self.tracker.get, group_claims=self._group_claims)
         except ClaimLookupError:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE

@@ -131,6 +131,7 @@ from asched.plugins.dynamicresources.extended import (
     special_claim,
 )
 from asched.plugins.dynamicresources.hints import QueueingHints
+from asched.plugins.dynamicresources.pools import SliceIndex, SliceIndexCache
 from asched.plugins.dynamicresources.readiness import (
     BindingFailed,
     claim_unavailable,
@@ -188,6 +189,7 @@ class DynamicResources(
         self._handle = handle
         self.tracker = ClaimTracker(self._claim_store)
         self.releaser = ReservationReleaser(handle.client)
+        self._slice_cache = SliceIndexCache()
         # Go's fts.EnableDRAWorkloadResourceClaims, read once.
         self._group_claims = featuregates.enabled("DRAWorkloadResourceClaims")
 
@@ -228,11 +230,15 @@ class DynamicResources(
             )
         return group
 
-    def _slices(self) -> Sequence[ResourceSlice]:
-        """ListWithDeviceTaintRules: the slices with the DeviceTaintRules' taints."""
+    def _slice_index(self) -> SliceIndex:
+        """ListWithDeviceTaintRules (the slices with the DeviceTaintRules' taints),
+        indexed, kept across pods until a slice or rule changes."""
         store: ObjectStore[ResourceSlice] = self._handle.store(RESOURCE_SLICES)
         rules: ObjectStore[DeviceTaintRule] = self._handle.store(DEVICE_TAINT_RULES)
-        return with_taint_rules(store.list(), rules.list())
+        slices, rule_list = store.list(), rules.list()
+        return self._slice_cache.index(
+            slices, rule_list, lambda: with_taint_rules(slices, rule_list)
+        )
 
     # ---- PreEnqueue --------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status | None:
@@ -291,7 +297,9 @@ class DynamicResources(
             if status is not None:
                 return None, status
         if to_allocate:
-            s.allocator = Allocator(self._class, self.tracker.allocated_state(), self._slices())
+            s.allocator = Allocator(
+                self._class, self.tracker.allocated_state(), self._slice_index()
+            )
         s.claims, s.allocated = claims, [c.allocation is not None for c in claims]
         s.n_user = n_user
         return None, None
@@ -368,17 +376,19 @@ class DynamicResources(
             if extended.allocation is None:
                 requests, mappings = requests_and_mappings(pod, wanted, s.classes)
                 node_claim = replace(extended, requests=requests)
-        wall = self._handle.clock.wall()
-        unavailable = [
-            i
-            for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
-            if done
-            and claim.allocation is not None
-            and (
-                not _usable_on(claim.allocation, node)
-                or claim_unavailable(claim, self._args.binding_timeout, wall)
-            )
-        ]
+        unavailable: list[int] = []
+        if any(s.allocated):
+            wall = self._handle.clock.wall()
+            unavailable = [
+                i
+                for i, (claim, done) in enumerate(zip(s.claims, s.allocated, strict=True))
+                if done
+                and claim.allocation is not None
+                and (
+                    not _usable_on(claim.allocation, node)
+                    or claim_unavailable(claim, self._args.binding_timeout, wall)
+                )
+            ]
         # A sibling's allocation in flight counts as the claim's (availableOnNodes).
         unavailable += [i for i, a in s.shared_pending.items() if not _usable_on(a, node)]
         result: list[Allocation] | None = None

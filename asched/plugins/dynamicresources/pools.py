@@ -23,12 +23,14 @@ conditions after all others; a pool's node slices sorted by name, devices in spe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from asched.api.dra import Device, ResourceSlice
 from asched.api.labels import NodeSelector
+from asched.plugins.dynamicresources.devicememo import DeviceMemo
+from asched.plugins.dynamicresources.outcomes import NodeOutcomes
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolKey = tuple[str, str]  # (driver, pool)
@@ -62,6 +64,32 @@ class Pool:
     @property
     def usable(self) -> bool:
         return not (self.incomplete or self.invalid)
+
+
+class NodePools:
+    """One node's pools, and whether the allocator may keep its outcomes there
+    (outcomes.py): `plain_devices` lists the node's devices when every pool is usable,
+    has no counter sets and no devices of other nodes, and no device is shared, consumes
+    counters or selects its own nodes; otherwise it is None."""
+
+    __slots__ = ("plain_devices", "pools")
+
+    def __init__(self, pools: list[Pool]) -> None:
+        self.pools = pools
+        self.plain_devices: tuple[DeviceID, ...] | None = None
+        if all(_plain(p) for p in pools):
+            self.plain_devices = tuple(c.id for p in pools for c in p.devices)
+
+
+def _plain(pool: Pool) -> bool:
+    if not pool.usable or pool.counter_sets or pool.other_devices:
+        return False
+    return not any(
+        c.device.allow_multiple_allocations
+        or c.device.consumes_counters
+        or c.slice.per_device_node_selection
+        for c in pool.devices
+    )
 
 
 def node_matches(
@@ -101,11 +129,20 @@ def _has_binding_conditions(pool: Pool) -> bool:
 
 
 class SliceIndex:
-    """All ResourceSlices of one cycle, indexed once so each node's Filter only looks at
-    its own slices and the few that are not bound to one node (GatherPools per node would
-    otherwise read every slice of the cluster for every node)."""
+    """A set of ResourceSlices, indexed once so each node's Filter only looks at its own
+    slices and the few that are not bound to one node (GatherPools per node would
+    otherwise read every slice of the cluster for every node).
+
+    The plugin keeps one index for as long as the informers hold the same slices
+    (SliceIndexCache), so a node's pools are gathered once, not once per pod: they depend
+    only on the slices and the node's name and labels. The pools it returns are shared
+    between callers and must not be changed."""
 
     def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        self.memo = DeviceMemo()
+        self.outcomes = NodeOutcomes()
+        # node name -> (its labels when gathered, its pools).
+        self._node_pools: dict[str, tuple[dict[str, str], NodePools]] = {}
         # pool -> generation -> how many slices the cluster has of it (checkSlicesInPool).
         self._generations: dict[PoolKey, dict[int, int]] = {}
         self._by_pool: dict[PoolKey, list[ResourceSlice]] = {}
@@ -122,6 +159,18 @@ class SliceIndex:
 
     def pools(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
         """Go's GatherPools for one node."""
+        return self.node(node_name, labels).pools
+
+    def node(self, node_name: str, labels: Mapping[str, str]) -> NodePools:
+        """The node's pools, gathered again only when its labels change."""
+        kept = self._node_pools.get(node_name)
+        if kept is not None and kept[0] == labels:
+            return kept[1]
+        gathered = NodePools(self._gather(node_name, labels))
+        self._node_pools[node_name] = (dict(labels), gathered)
+        return gathered
+
+    def _gather(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
         targeting: dict[PoolKey, list[ResourceSlice]] = {}
         candidates = [
             *self._by_node.get(node_name, ()),
@@ -196,3 +245,36 @@ def _consumption_valid(
             if counters is None or any(n not in counters for n in consumption.counters):
                 return False
     return True
+
+
+class SliceIndexCache:
+    """One SliceIndex kept across pods while the informers' slices and DeviceTaintRules
+    are the same objects.
+
+    An informer replaces a stored object on every update and drops it on delete, so the
+    lists differ by identity exactly when a ResourceSlice or DeviceTaintRule event came
+    in: that is when the index, its nodes' pools and its device memo are rebuilt. The
+    previous lists are held, so their objects' identities cannot be reused meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._slices: Sequence[ResourceSlice] = ()
+        self._rules: Sequence[object] = ()
+        self._index: SliceIndex | None = None
+
+    def index(
+        self,
+        slices: Sequence[ResourceSlice],
+        rules: Sequence[object],
+        build: Callable[[], Sequence[ResourceSlice]],
+    ) -> SliceIndex:
+        """The index of `build()` (the slices as the scheduler sees them, made from
+        `slices` and `rules`), rebuilt only when either list holds other objects."""
+        if self._index is None or not (_same(slices, self._slices) and _same(rules, self._rules)):
+            self._index = SliceIndex(build())
+            self._slices, self._rules = slices, rules
+        return self._index
+
+
+def _same(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))

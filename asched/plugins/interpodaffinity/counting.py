@@ -2,7 +2,8 @@
 
 Each function here defines what one node contributes (the pairs its pods add); the sums
 are computed from scratch, or through a NodeMemo so that only nodes changed since the last
-cycle of a pod of the same shape are revisited. Memo keys hold everything a contribution
+cycle of a pod of the same shape are revisited, and within a revisited node only the pods
+not seen there before (PodPairs over podfold.py). Memo keys hold everything a contribution
 depends on besides the node: the incoming pod's namespace, and its labels and its
 namespace's labels (a namespace relabel moves no node generation) restricted to the keys
 existing pods' terms read (readkeys.py), or its resolved terms.
@@ -15,6 +16,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from asched.api import Pod
 from asched.api.affinity import PodAffinityTerm
 from asched.framework.nodeinfo import NodeInfo
+from asched.plugins.interpodaffinity.podfold import PodFold
 from asched.plugins.interpodaffinity.readkeys import ReadKeys
 from asched.plugins.interpodaffinity.terms import (
     ResolvedTerm,
@@ -27,8 +29,8 @@ from asched.plugins.nodememo import MemoCache, NodeMemo
 
 # topology key -> topology value -> count (or summed weight)
 TopologyCounts = dict[str, dict[str, int]]
-# (topology key, topology value, amount), once per matching pod and term on a node.
-Pairs = tuple[tuple[str, str, int], ...]
+# ((topology key, topology value), amount), once per matching pod and term on a node.
+Pairs = tuple[tuple[tuple[str, str], int], ...]
 
 
 class PairSums:
@@ -53,7 +55,7 @@ class PairSums:
 
     def _add(self, pairs: Pairs, sign: int) -> None:
         sums, refs = self.sums, self.refs
-        for key, value, amount in pairs:
+        for (key, value), amount in pairs:
             ref = refs.get((key, value), 0) + sign
             values = sums.get(key)
             if values is None:
@@ -82,20 +84,70 @@ def _sum(
         for ni in nodes:
             agg.apply(None, contribution(ni))
         return agg.sums
-    node_memo, agg = memo.get_or_create(key, lambda: (NodeMemo[Pairs](), PairSums()))
-    node_memo.refresh(nodes, contribution, agg.apply)
+    node_memo, agg, pods = memo.get_or_create(
+        key, lambda: (NodeMemo[Pairs](), PairSums(), PodPairs())
+    )
+    node_memo.refresh(nodes, lambda ni: pods.node(ni, contribution), agg.apply)
     # A copy: AddPod/RemovePod mutate the cycle's counts, never the shared aggregate.
     return agg.copy()
 
 
-class NodeContribution:
-    """Base for the per-node functions (a callable object keeps mypy and the memo simple)."""
+class PodPairs:
+    """Each node's pairs, summed per topology pair, folded pod by pod (podfold.py) so that
+    a recompute after a bind matches the terms of the new pod only."""
 
-    def __call__(self, ni: NodeInfo) -> Pairs | None:
+    __slots__ = ("_fold",)
+
+    def __init__(self) -> None:
+        self._fold = PodFold[Pairs, dict[tuple[str, str], int]](dict, _add_pairs)
+
+    def node(self, ni: NodeInfo, contribution: NodeContribution) -> Pairs | None:
+        """`contribution(ni)`, with amounts summed per topology pair. A pair whose amounts
+        cancel stays, at 0: PairSums keeps a pair present while a contribution touches it."""
+        node = ni.node
+        if node is None:
+            self._fold.forget(ni.name)
+            return None
+        pods = contribution.pods(ni)
+        if len(pods) <= 1:
+            # Nothing to reuse on a node of one pod (anti-affinity by hostname makes most
+            # nodes so): its pairs as they are. The fold checks every pod and its scope
+            # whenever it is used, so skipping it here never leaves it wrong.
+            return (contribution.pod_pairs(pods[0], node.labels) or None) if pods else None
+        sums = self._fold.fold(ni.name, node.labels, pods, contribution.pod_pairs)
+        return tuple(sums.items()) or None
+
+
+def _add_pairs(sums: dict[tuple[str, str], int], pairs: Pairs) -> None:
+    for pair, amount in pairs:
+        sums[pair] = sums.get(pair, 0) + amount
+
+
+class NodeContribution:
+    """What one node contributes: the pairs of each of its pods (`pods`) in turn.
+
+    `__call__` is the full computation; a memo (PodPairs) calls `pod_pairs` only for the
+    pods that changed. A pair's amount may depend on the pod, the node's labels and what
+    the memo key holds, never on the node's other pods.
+    """
+
+    def pods(self, ni: NodeInfo) -> Sequence[Pod]:
         raise NotImplementedError
 
+    def pod_pairs(self, ep: Pod, labels: Mapping[str, str]) -> Pairs:
+        raise NotImplementedError
 
-MemoEntry = tuple[NodeMemo[Pairs], PairSums]
+    def __call__(self, ni: NodeInfo) -> Pairs | None:
+        if ni.node is None:
+            return None
+        labels = ni.node.labels
+        out: list[tuple[tuple[str, str], int]] = []
+        for ep in self.pods(ni):
+            out += self.pod_pairs(ep, labels)
+        return tuple(out) or None
+
+
+MemoEntry = tuple[NodeMemo[Pairs], PairSums, PodPairs]
 
 
 class _ExistingAntiAffinity(NodeContribution):
@@ -104,18 +156,17 @@ class _ExistingAntiAffinity(NodeContribution):
     def __init__(self, pod: Pod, ns_labels: Mapping[str, str]) -> None:
         self.pod, self.ns_labels = pod, ns_labels
 
-    def __call__(self, ni: NodeInfo) -> Pairs | None:
-        if ni.node is None:
-            return None
-        labels = ni.node.labels
+    def pods(self, ni: NodeInfo) -> Sequence[Pod]:
+        return ni.pods_with_required_anti_affinity
+
+    def pod_pairs(self, ep: Pod, labels: Mapping[str, str]) -> Pairs:
+        a = ep.affinity
         out = []
-        for ep in ni.pods_with_required_anti_affinity:
-            a = ep.affinity
-            for t in required_terms(a.pod_anti_affinity if a is not None else None):
-                value = labels.get(t.topology_key)
-                if value is not None and term_matches(t, ep.namespace, self.pod, self.ns_labels):
-                    out.append((t.topology_key, value, 1))
-        return tuple(out) or None
+        for t in required_terms(a.pod_anti_affinity if a is not None else None):
+            value = labels.get(t.topology_key)
+            if value is not None and term_matches(t, ep.namespace, self.pod, self.ns_labels):
+                out.append(((t.topology_key, value), 1))
+        return tuple(out)
 
 
 class _Incoming(NodeContribution):
@@ -124,21 +175,20 @@ class _Incoming(NodeContribution):
     def __init__(self, terms: tuple[ResolvedTerm, ...], anti: bool) -> None:
         self.terms, self.anti = terms, anti
 
-    def __call__(self, ni: NodeInfo) -> Pairs | None:
-        if ni.node is None or not self.terms:
-            return None
-        labels = ni.node.labels
+    def pods(self, ni: NodeInfo) -> Sequence[Pod]:
+        return ni.pods if self.terms else ()
+
+    def pod_pairs(self, ep: Pod, labels: Mapping[str, str]) -> Pairs:
+        if self.anti:
+            matched = [t for t in self.terms if t.matches(ep)]
+        else:
+            matched = list(self.terms) if matches_all(self.terms, ep) else []
         out = []
-        for ep in ni.pods:
-            if self.anti:
-                matched = [t for t in self.terms if t.matches(ep)]
-            else:
-                matched = list(self.terms) if matches_all(self.terms, ep) else []
-            for t in matched:
-                value = labels.get(t.topology_key)
-                if value is not None:
-                    out.append((t.topology_key, value, 1))
-        return tuple(out) or None
+        for t in matched:
+            value = labels.get(t.topology_key)
+            if value is not None:
+                out.append(((t.topology_key, value), 1))
+        return tuple(out)
 
 
 def _shape(
@@ -197,41 +247,41 @@ class _Scores(NodeContribution):
         self.pod, self.preferred, self.preferred_anti = pod, preferred, preferred_anti
         self.ns_labels, self.all_pods, self.hard_weight = ns_labels, all_pods, hard_weight
 
-    def __call__(self, ni: NodeInfo) -> Pairs | None:
-        node = ni.node
-        if node is None or not node.labels:
-            return None
-        labels = node.labels
-        out: list[tuple[str, str, int]] = []
+    def pods(self, ni: NodeInfo) -> Sequence[Pod]:
+        if ni.node is None or not ni.node.labels:
+            return ()  # no topology key to count under
+        return ni.pods if self.all_pods else ni.pods_with_affinity
+
+    def pod_pairs(self, ep: Pod, labels: Mapping[str, str]) -> Pairs:
+        out: list[tuple[tuple[str, str], int]] = []
 
         def add(key: str, weight: int) -> None:
             value = labels.get(key)
             if value is not None:
-                out.append((key, value, weight))
+                out.append(((key, value), weight))
 
-        for ep in ni.pods if self.all_pods else ni.pods_with_affinity:
-            # The incoming pod's preferred terms, matched against the existing pod.
-            for wt in self.preferred:
-                if wt.term.matches(ep):
-                    add(wt.term.topology_key, wt.weight)
-            for wt in self.preferred_anti:
-                if wt.term.matches(ep):
-                    add(wt.term.topology_key, -wt.weight)
-            # The existing pod's terms, matched against the incoming pod.
-            a = ep.affinity
-            if a is None:
-                continue
-            weighted: list[tuple[int, PodAffinityTerm]] = []
-            if a.pod_affinity is not None:
-                if self.hard_weight > 0:
-                    weighted += [(self.hard_weight, t) for t in a.pod_affinity.required]
-                weighted += [(w.weight, w.term) for w in a.pod_affinity.preferred]
-            if a.pod_anti_affinity is not None:
-                weighted += [(-w.weight, w.term) for w in a.pod_anti_affinity.preferred]
-            for weight, t in weighted:
-                if term_matches(t, ep.namespace, self.pod, self.ns_labels):
-                    add(t.topology_key, weight)
-        return tuple(out) or None
+        # The incoming pod's preferred terms, matched against the existing pod.
+        for wt in self.preferred:
+            if wt.term.matches(ep):
+                add(wt.term.topology_key, wt.weight)
+        for wt in self.preferred_anti:
+            if wt.term.matches(ep):
+                add(wt.term.topology_key, -wt.weight)
+        # The existing pod's terms, matched against the incoming pod.
+        a = ep.affinity
+        if a is None:
+            return tuple(out)
+        weighted: list[tuple[int, PodAffinityTerm]] = []
+        if a.pod_affinity is not None:
+            if self.hard_weight > 0:
+                weighted += [(self.hard_weight, t) for t in a.pod_affinity.required]
+            weighted += [(w.weight, w.term) for w in a.pod_affinity.preferred]
+        if a.pod_anti_affinity is not None:
+            weighted += [(-w.weight, w.term) for w in a.pod_anti_affinity.preferred]
+        for weight, t in weighted:
+            if term_matches(t, ep.namespace, self.pod, self.ns_labels):
+                add(t.topology_key, weight)
+        return tuple(out)
 
 
 def sum_scores(

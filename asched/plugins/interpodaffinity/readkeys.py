@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from asched.api import Pod
 from asched.api.affinity import PodAffinityTerm
 from asched.framework.nodeinfo import NodeInfo
+from asched.plugins.interpodaffinity.podfold import PodFold
 from asched.plugins.nodememo import NodeMemo
 
 # (label keys, namespace label keys) read by the terms of one node's pods.
@@ -36,13 +37,15 @@ class ReadKeys:
     pods read it changes or goes.
     """
 
-    __slots__ = ("_memo", "_ns_refs", "_refs", "_terms_of", "_with_affinity")
+    __slots__ = ("_fold", "_memo", "_ns_refs", "_refs", "_terms_of")
 
     def __init__(self, terms_of: Callable[[Pod], Iterable[PodAffinityTerm]]) -> None:
         self._terms_of = terms_of
         self._memo = NodeMemo[_Keys]()
         self._refs: dict[str, int] = {}
         self._ns_refs: dict[str, int] = {}
+        # Per node, the union of the keys its pods' terms read.
+        self._fold = PodFold[_Keys, tuple[set[str], set[str]]](_new_keys, _add_keys)
 
     def refresh(self, nodes: Sequence[NodeInfo]) -> None:
         """Bring the key sets up to `nodes` (only nodes changed since the last call)."""
@@ -58,16 +61,28 @@ class ReadKeys:
         )
 
     def _node_keys(self, ni: NodeInfo) -> _Keys | None:
-        keys: set[str] = set()
-        ns_keys: set[str] = set()
-        for ep in ni.pods_with_affinity:
-            for t in self._terms_of(ep):
-                if t.label_selector is not None:
-                    keys.update(r.key for r in t.label_selector.requirements)
-                if t.namespace_selector is not None:
-                    ns_keys.update(r.key for r in t.namespace_selector.requirements)
+        # A node is recomputed when one of its pods changes: only new pods' terms are read
+        # (podfold.py). Keys do not depend on the node, so the fold has no scope.
+        pods = ni.pods_with_affinity
+        if len(pods) <= 1:
+            # One pod: nothing to reuse (the fold checks its pods whenever it is used).
+            if not pods:
+                return None
+            one = self._keys_of(pods[0], None)
+            return one if one[0] or one[1] else None
+        keys, ns_keys = self._fold.fold(ni.name, None, pods, self._keys_of)
         if not keys and not ns_keys:
             return None
+        return frozenset(keys), frozenset(ns_keys)
+
+    def _keys_of(self, ep: Pod, _scope: None) -> _Keys:
+        keys: set[str] = set()
+        ns_keys: set[str] = set()
+        for t in self._terms_of(ep):
+            if t.label_selector is not None:
+                keys.update(r.key for r in t.label_selector.requirements)
+            if t.namespace_selector is not None:
+                ns_keys.update(r.key for r in t.namespace_selector.requirements)
         return frozenset(keys), frozenset(ns_keys)
 
     def _apply(self, old: _Keys | None, new: _Keys | None) -> None:
@@ -77,6 +92,15 @@ class ReadKeys:
         if old is not None:
             _count(self._refs, old[0], -1)
             _count(self._ns_refs, old[1], -1)
+
+
+def _new_keys() -> tuple[set[str], set[str]]:
+    return set(), set()
+
+
+def _add_keys(acc: tuple[set[str], set[str]], keys: _Keys) -> None:
+    acc[0].update(keys[0])
+    acc[1].update(keys[1])
 
 
 def _count(refs: dict[str, int], keys: frozenset[str], sign: int) -> None:

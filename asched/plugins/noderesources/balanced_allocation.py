@@ -39,6 +39,7 @@ from asched.plugins.noderesources.allocation import (
 from asched.plugins.noderesources.args import BalancedAllocationArgs
 from asched.plugins.noderesources.dra_totals import DraTotals, dra_totals, for_node
 from asched.plugins.noderesources.dra_totals import informers as dra_informers
+from asched.plugins.noderesources.rowscores import RowScores
 from asched.plugins.noderesources.scorers import (
     balanced_improvement,
     balanced_improvement_pair,
@@ -59,6 +60,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         self._handle = handle
         self._resources: tuple[ScoredResource, ...] = scored_resources(self._args.resources)
         self._cpu_memory = is_cpu_memory(self._resources)
+        self._row_scores = RowScores()
 
     @property
     def name(self) -> str:
@@ -121,14 +123,22 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             if not any(requests):
                 return np.zeros(len(rows), dtype=np.int64)
         p0, p1 = requests
-        return array_scorers.balanced_improvement_pair(
-            cols.req_cpu[rows] + p0,
-            cols.alloc_cpu[rows],
-            cols.req_mem[rows] + p1,
-            cols.alloc_mem[rows],
-            p0=p0,
-            p1=p1,
-            positive=cols.cpu_memory_everywhere,
+        positive = cols.cpu_memory_everywhere
+
+        def compute(at: Int64s) -> Int64s:
+            return array_scorers.balanced_improvement_pair(
+                cols.req_cpu[at] + p0,
+                cols.alloc_cpu[at],
+                cols.req_mem[at] + p1,
+                cols.alloc_mem[at],
+                p0=p0,
+                p1=p1,
+                positive=positive,
+            )
+
+        # Only the rows that changed since a pod with these requests was scored.
+        return self._row_scores.scores(
+            (p0, p1), cols, rows, per_rows=compute, per_node=lambda ni: self.score(state, pod, ni)
         )
 
 

@@ -77,6 +77,7 @@ from asched.plugins.noderesources.args import (
 )
 from asched.plugins.noderesources.dra_totals import DraTotals, dra_totals, for_node
 from asched.plugins.noderesources.dra_totals import informers as dra_informers
+from asched.plugins.noderesources.rowscores import RowScores
 from asched.plugins.noderesources.signing import sign_requests
 
 NAME = "NodeResourcesFit"
@@ -143,6 +144,7 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
             self._array_pair = array_scorers.requested_to_capacity_pair(self._scorer.raw)
         weights = [r.weight for r in self._args.scoring_strategy.resources]
         self._w0, self._w1 = (*weights, 0, 0)[:2]
+        self._row_scores = RowScores()
 
     @property
     def name(self) -> str:
@@ -288,14 +290,23 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         requests = state.get(_PRE_SCORE_KEY)
         if requests is None:
             requests = pod_requests(pod, self._resources, use_requested=False)
-        return pair(
-            cols.nz_cpu[rows] + requests[0],
-            cols.alloc_cpu[rows],
-            cols.nz_mem[rows] + requests[1],
-            cols.alloc_mem[rows],
-            w0=self._w0,
-            w1=self._w1,
-            positive=cols.cpu_memory_everywhere,
+        p0, p1 = requests
+        w0, w1, positive = self._w0, self._w1, cols.cpu_memory_everywhere
+
+        def compute(at: Int64s) -> Int64s:
+            return pair(
+                cols.nz_cpu[at] + p0,
+                cols.alloc_cpu[at],
+                cols.nz_mem[at] + p1,
+                cols.alloc_mem[at],
+                w0=w0,
+                w1=w1,
+                positive=positive,
+            )
+
+        # Only the rows that changed since a pod with these requests was scored.
+        return self._row_scores.scores(
+            (p0, p1), cols, rows, per_rows=compute, per_node=lambda ni: self.score(state, pod, ni)
         )
 
     # --- queueing hints ----------------------------------------------------------

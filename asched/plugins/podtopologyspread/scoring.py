@@ -172,7 +172,9 @@ def compute_pre_score_rows(
     s.ignored_nodes = {names[r] for r in rows[ignored].tolist()}
     for i, c in enumerate(constraints):
         column = cols.label(c.topology_key)
-        present = np.unique(codes[i][kept])
+        # The codes present, sorted as np.unique gives them, by a count instead of a sort
+        # (-1, no label, first).
+        present = np.flatnonzero(np.bincount(codes[i][kept] + 1, minlength=1)) - 1
         domains = {"" if k < 0 else column.values[k]: 0 for k in present.tolist()}
         s.counts.append(domains)
         s.weights.append(topology_normalizing_weight(len(domains)))

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from asched.api import podrequests
 from asched.api.pod import decode_pod
-from asched.api.podrequests import PodRequests
+from asched.api.podrequests import PodRequests, pod_requests
 
 GI = 1024**3
 MI = 1024**2
@@ -230,3 +231,52 @@ def test_a_pending_pod_and_a_kubelet_echoing_its_requests_take_the_shortcut() ->
     assert PodRequests(spec, {"containerStatuses": [echoed]}).status_follows_spec
     resized = {**echoed, "allocatedResources": {"cpu": "2"}}
     assert not PodRequests(spec, {"containerStatuses": [resized]}).status_follows_spec
+
+
+# ---- remembered requests of pods that only have containers' requests -------------------
+
+
+@given(_pods(), st.booleans(), st.booleans())
+def test_remembered_requests_are_what_the_full_computation_says(
+    pod: tuple[dict[str, Any], dict[str, Any]], no_inits: bool, plain: bool
+) -> None:
+    spec, status = pod
+    if no_inits:
+        spec = {k: v for k, v in spec.items() if k != "initContainers"}
+    if plain:  # the shape a pending pod has: nothing in its status, nothing pod-level
+        spec = {k: v for k, v in spec.items() if k not in ("resources", "overhead")}
+        status = {}
+    full = PodRequests(spec, status).requests_and_non_zero()
+    first, again = pod_requests(spec, status), pod_requests(spec, status)
+    assert first == full
+    assert again == full
+    # Each caller gets its own objects: changing one pod's requests changes no other's.
+    assert again[0] is not first[0]
+    assert again[0].scalar is not first[0].scalar
+    again[0].milli_cpu += 1
+    assert pod_requests(spec, status) == full
+
+
+def test_only_pods_of_containers_requests_alone_are_remembered() -> None:
+    plain = {"containers": [_c("a", {"cpu": "100m", "memory": "500Mi"}), _c("b")]}
+    podrequests._SIMPLE.clear()
+    pod_requests(plain, {"phase": "Running", "containerStatuses": [{"name": "a"}]})
+    assert list(podrequests._SIMPLE) == [((("cpu", "100m"), ("memory", "500Mi")), None)]
+    for spec, status in (
+        ({**plain, "initContainers": [_c("i")]}, {}),
+        ({**plain, "overhead": {"cpu": "1"}}, {}),
+        ({**plain, "resources": {"requests": {"cpu": "1"}}}, {}),
+        (plain, {"containerStatuses": [{"name": "a", "allocatedResources": {"cpu": "1"}}]}),
+        (plain, {"conditions": [{"type": "PodResizePending", "reason": "Infeasible"}]}),
+        ({"containers": [_c("a", {"cpu": 1})]}, {}),  # not a string: judged in full
+    ):
+        podrequests._SIMPLE.clear()
+        assert pod_requests(spec, status) == PodRequests(spec, status).requests_and_non_zero()
+        assert not podrequests._SIMPLE
+
+
+def test_requests_that_do_not_parse_are_refused_every_time() -> None:
+    spec = {"containers": [_c("a", {"cpu": "lots"})]}
+    for _ in range(2):
+        with pytest.raises(ValueError, match="cpu"):
+            pod_requests(spec, {})

@@ -78,3 +78,29 @@ def test_list_spread_defaulting_goes_to_both(kind: Kind) -> None:
     assert profile["pluginConfig"] == [
         {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
     ]
+
+
+def test_a_workloads_gates_reach_both_schedulers_as_they_are(tmp_path: Path) -> None:
+    """scheduler_perf's featureGates go to asched unfiltered, and asched's own flag parser
+    accepts those of PreemptionBasic/1000Nodes and refuses PreemptionAsync/5000Nodes'."""
+    from asched.base import featuregates
+    from benchmarks.schedulers import SchedulerProcess
+
+    def argv(kind: Kind, gates: dict[str, bool]) -> list[str]:
+        setup = SchedulerSetup(ClientLimits(50, 100), feature_gates=gates)
+        return SchedulerProcess(
+            kind,
+            setup,
+            work_dir=tmp_path,
+            admin_kubeconfig=tmp_path / "admin",
+            scheduler_kubeconfig=tmp_path / "scheduler",
+        ).argv()
+
+    gates = {"SchedulerAsyncAPICalls": False, "GenericWorkload": True}
+    asched = argv(Kind.ASCHED, gates)
+    value = asched[asched.index("--feature-gates") + 1]
+    assert value == "SchedulerAsyncAPICalls=false,GenericWorkload=true"
+    assert featuregates.parse(value)["SchedulerAsyncAPICalls"] is False
+    with pytest.raises(featuregates.FeatureGateError, match="SchedulerAsyncPreemption"):
+        featuregates.parse("SchedulerAsyncPreemption=false")
+    assert "--feature-gates" not in argv(Kind.ASCHED, {})

@@ -78,10 +78,11 @@ def test_controller_manager_runs_only_gc_job_resourceclaim_volume_and_sts_contro
     ]
     # The Job controller makes Workloads and PodGroups for gang Jobs (WorkloadWithJob);
     # the resourceclaim controller makes a PodGroup's claims from its templates
-    # (DRAWorkloadResourceClaims).
+    # (DRAWorkloadResourceClaims); CompositePodGroup is on so that PodGroups may name a
+    # parent (the API server serves scheduling.k8s.io/v1alpha3 for the composites).
     assert f["--feature-gates"] == (
         "GenericWorkload=true,TopologyAwareWorkloadScheduling=true,WorkloadWithJob=true,"
-        "DRAWorkloadResourceClaims=true"
+        "DRAWorkloadResourceClaims=true,CompositePodGroup=true"
     )
     assert f["--use-service-account-credentials"] == "false"
     assert f["--leader-elect"] == "false"

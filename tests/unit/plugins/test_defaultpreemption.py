@@ -1170,6 +1170,34 @@ async def test_a_pod_groups_preemption_holds_back_every_member() -> None:
     assert [p.uid for p in e.services.activated] == ["m0", "m1"]
 
 
+async def test_a_composites_preemption_holds_back_every_pod_group_and_names_the_root() -> None:
+    """A CompositePodGroup root preempts: the members of each of its PodGroups wait for
+    it, and the victim's event names the composite ("Preempted by compositepodgroup")."""
+    victim = running("v", "n1", "1").obj()
+    e = env([node("n1")], [victim])
+    a = make_pod("a").uid("a").scheduling_group("g1").obj()
+    b = make_pod("b").uid("b").scheduling_group("g2").obj()
+    e.plugin.executor.prepare_candidate_async(
+        Candidate("n1", [victim], 0),
+        a,
+        group=("default/cg", "cpg-uid"),
+        pods=[a, b],
+        kind="compositepodgroup",
+        held=["default/g1", "default/g2"],
+    )
+    for member in (a, b):
+        gate = e.plugin.pre_enqueue(member)
+        assert gate is not None
+        assert gate.reasons == ("waiting for the preemption for this pod group to be finished",)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(e.plugin.run)
+        await wait_for(lambda: not e.plugin.executor.busy, steps=10_000)
+        tg.cancel_scope.cancel()
+    assert [m for _, reason, m in e.events if reason == "Preempted"] == [
+        "Preempted by compositepodgroup cpg-uid on node n1"
+    ]
+
+
 # ---- extenders (callExtenders) ---------------------------------------------------------
 
 

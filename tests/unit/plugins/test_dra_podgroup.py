@@ -13,12 +13,16 @@ import structlog.testing
 from asched.api import Pod
 from asched.api.dra import ConsumerRef, ResourceClaim, decode_resource_claim
 from asched.api.workload import NativePodGroup, decode_native_podgroup
+from asched.backend.queue import SchedulingQueue
 from asched.base import featuregates
+from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError, TransportError, failure_kind
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.podgroups import PodGroupAssignments, PodGroupInfo
 from asched.framework.status import Code, Status
+from asched.framework.types import QueuedPodInfo
 from asched.framework.workloads import NATIVE_POD_GROUPS
 from asched.plugins.dynamicresources.binding import ClaimBindError, bind_claim
 from asched.plugins.dynamicresources.claims import (
@@ -28,7 +32,7 @@ from asched.plugins.dynamicresources.claims import (
     reserved_for_pod,
 )
 from asched.plugins.dynamicresources.state import STATE_KEY
-from asched.plugins.dynamicresources.tracker import ClaimTracker
+from asched.plugins.dynamicresources.tracker import RESOURCE_CLAIMS, ClaimTracker
 from asched.testing import dra
 from asched.testing.builders import make_native_pod_group, make_pod
 from asched.testing.fakes import FakeClient, filled_store
@@ -111,6 +115,7 @@ def test_a_reservation_for_the_group_counts_only_when_asked() -> None:
 
 def template_claim(owner_kind: str, owner_name: str, api_version: str) -> ResourceClaim:
     raw = dra.resource_claim("g-gpu-x", dra.device_request("gpu", "gpu"))
+    raw["metadata"]["uid"] = "g-gpu-x-uid"
     raw["metadata"]["ownerReferences"] = [
         {
             "apiVersion": api_version,
@@ -531,3 +536,76 @@ async def test_group_post_filter_leaves_a_topology_group_alone() -> None:
     st = await group_post_filter(w, GroupView(pg, CycleState(), member("p1")))
     assert st.code == Code.UNSCHEDULABLE
     assert st.message() == ""
+
+
+# ---- queueing: a member waiting for the claim its group's template makes ---------------
+# The resourceclaim controller creates the claim (owned by the PodGroup), then names it in
+# the group's status and the pod's. The scheduler's pod and claim watches are separate
+# streams (and their first lists separate reads), so the pod naming the claim can arrive
+# before the claim does: PreEnqueue then gates the pod ("could not find ResourceClaim") and
+# only the claim's Add can let it out. That hint must accept the group as the claim's
+# owner as PreEnqueue does (Go's foreachPodResourceClaim with
+# EnableDRAWorkloadResourceClaims, shared by PreEnqueue and both hints); it refused, so
+# the member stayed gated (differential dra-podgroup-template-claim under load).
+CLAIM_ADD = ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD, "ResourceClaimAdd")
+GROUP_V1BETA1 = ("PodGroup", "g", "scheduling.k8s.io/v1beta1")
+
+
+def template_member(*, named: bool = True) -> Pod:
+    """p of dra-podgroup-template-claim; `named`: the controller wrote its claim's name."""
+    b = make_pod("p").uid("p-uid").scheduling_group("g").resource_claim("gpu", template="t")
+    return (b.claim_status("gpu", "g-gpu-x") if named else b).obj()
+
+
+@pytest.mark.parametrize(
+    ("gate_on", "want"),
+    [
+        pytest.param(True, QueueingHint.QUEUE, id="group-claims-on"),
+        # IsForPod without acceptPodGroupOwner: "Pod is not owner", as PreEnqueue says.
+        pytest.param(False, QueueingHint.QUEUE_SKIP, id="group-claims-off"),
+    ],
+)
+def test_hints_accept_the_claim_the_members_group_owns(gate_on: bool, want: QueueingHint) -> None:
+    featuregates.set_current({"DRAWorkloadResourceClaims": gate_on})
+    try:
+        claim = template_claim(*GROUP_V1BETA1)
+        w = World()
+        w.handle._stores[RESOURCE_CLAIMS.resource] = filled_store([claim])
+        pod = template_member()
+        assert w.plugin.hint_claim_changed(pod, None, claim) is want
+        assert w.plugin.hint_pod_updated(pod, template_member(named=False), pod) is want
+        assert (w.plugin.pre_enqueue(pod) is None) is (want is QueueingHint.QUEUE)
+    finally:
+        featuregates.set_current(featuregates.DEFAULTS)
+
+
+def _by_arrival(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    return a.timestamp < b.timestamp
+
+
+@pytest.mark.usefixtures("group_claims")
+async def test_a_member_gated_before_its_group_claim_arrived_is_let_out_by_the_claim() -> None:
+    w = World()
+    plugin = w.plugin
+
+    def pre_enqueue(pod: Pod) -> tuple[str, Status] | None:
+        status = plugin.pre_enqueue(pod)
+        return None if status is None else (plugin.name, status)
+
+    profile = template_member().scheduler_name
+    queue = SchedulingQueue(
+        _by_arrival,
+        FakeClock(),
+        pre_enqueue=pre_enqueue,
+        hints={profile: {plugin.name: plugin.events_to_register()}},
+    )
+    waiting = template_member(named=False)
+    queue.add(waiting)
+    assert queue.where("p-uid") == "gated"  # ResourceClaim not created yet
+    named = template_member()
+    queue.update(waiting, named)
+    assert queue.where("p-uid") == "gated"  # could not find ResourceClaim
+    claim = template_claim(*GROUP_V1BETA1)
+    w.handle._stores[RESOURCE_CLAIMS.resource].upsert(claim.key, claim, "2")
+    assert queue.move_all_to_active_or_backoff(CLAIM_ADD, None, claim) == 1
+    assert queue.where("p-uid") == "active"

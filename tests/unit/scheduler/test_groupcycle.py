@@ -248,6 +248,16 @@ async def test_a_group_that_fits_runs_generate_and_score_and_no_post_filter() ->
     assert h.conditions.group[-1][:2] == ("True", "Scheduled")
 
 
+async def test_one_feasible_placement_is_taken_without_placement_score() -> None:
+    # findBestPodGroupPlacement: with one successful placement the PlacementScore plugins
+    # are not run. Rack "a" holds both members; rack "b"'s one slot cannot.
+    h = Harness([("n0", "a", 2), ("n1", "b", 1)])
+    await h.run(2)
+    assert CALLS == ["Generate:2"]
+    assert sorted(h.bound) == [("m0", "n0"), ("m1", "n0")]
+    assert h.conditions.group[-1][:2] == ("True", "Scheduled")
+
+
 async def test_an_unschedulable_group_runs_every_post_filter_in_order() -> None:
     h = Harness([("n0", "a", 1), ("n1", "b", 1)])
     await h.run(2)
