@@ -272,6 +272,8 @@ def _probe(label: str, out_dir: Path, libc: _Libc | None, began: float) -> None:
         libc.malloc_trim(0)
     result["figures"] = memory_figures(libc)
     if tracemalloc.is_tracing():
+        # traced_peak in the next probe is then the highest point between the two.
+        tracemalloc.reset_peak()
         snapshot = tracemalloc.take_snapshot()
         snapshot.dump(str(out_dir / f"{label}.snapshot"))
         del snapshot
@@ -457,6 +459,7 @@ TABLE = (
     ("RSS", "proc_VmRSS"),
     ("RssAnon", "proc_RssAnon"),
     ("brk heap RSS", "smaps_heap_rss"),
+    ("brk heap size", "smaps_heap_size"),
     ("other anon RSS", "smaps_anon_rss"),
     ("glibc in use", "glibc_in_use"),
     ("glibc free", "glibc_free"),
@@ -467,6 +470,7 @@ TABLE = (
     ("pymalloc used", "pymalloc_bytes_in_used_blocks"),
     ("pymalloc free", "pymalloc_bytes_in_free_blocks"),
     ("traced", "traced_current"),
+    ("traced peak since last", "traced_peak"),
     ("tracemalloc own", "tracemalloc_overhead"),
 )
 COUNTS = {"pymalloc_arenas_current", "pymalloc_arenas_highwater"}
