@@ -272,12 +272,14 @@ def _probe(label: str, out_dir: Path, libc: _Libc | None, began: float) -> None:
         libc.malloc_trim(0)
     result["figures"] = memory_figures(libc)
     if tracemalloc.is_tracing():
-        # traced_peak in the next probe is then the highest point between the two.
-        tracemalloc.reset_peak()
         snapshot = tracemalloc.take_snapshot()
         snapshot.dump(str(out_dir / f"{label}.snapshot"))
         del snapshot
     result["census"] = _census()
+    if tracemalloc.is_tracing():
+        # Last, so traced_peak in the next probe is the highest point between the two
+        # probes, not this one's snapshot (tens of MiB of tuples while it is built).
+        tracemalloc.reset_peak()
     result["probe_seconds"] = time.perf_counter() - began
     (out_dir / f"{label}.json").write_bytes(orjson.dumps(result))
     (out_dir / f"{label}.done").touch()
