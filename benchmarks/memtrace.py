@@ -288,7 +288,9 @@ def _probe(label: str, out_dir: Path, libc: _Libc | None, began: float) -> None:
 def _serve_probes(control: Path) -> None:
     """The probe thread: answers every `<label>.request` file in *control* with a probe.
     A thread, so asched's code is run unchanged; a probe holds the GIL while it looks,
-    which stops asched's loop, as a pause would."""
+    which stops asched's loop, as a pause would. While tracing, it also snapshots the
+    transient peaks between probes (PeakWatch)."""
+    peaks = PeakWatch(control) if tracemalloc.is_tracing() else None
     while True:
         for request in sorted(control.glob("*.request")):
             label = request.stem
@@ -297,7 +299,48 @@ def _serve_probes(control: Path) -> None:
                 probe(label, control)
             except Exception as exc:  # the harness waits for an answer: give one
                 (control / f"{label}.failed").write_text(repr(exc))
+            if peaks is not None:
+                peaks.after_probe(label)
+        if peaks is not None:
+            peaks.check()
         time.sleep(PROBE_POLL_S)
+
+
+# A peak snapshot is taken when the traced memory passes the last probe's by this much,
+# and again (at most PEAK_SNAPSHOTS times between two probes) each time it passes the
+# last peak snapshot's by PEAK_STEP.
+PEAK_MARGIN = 3 << 20
+PEAK_STEP = 1.25
+PEAK_SNAPSHOTS = 3
+
+
+class PeakWatch:
+    """Snapshots of the traced memory at its transient highs between two probes (named
+    `peak-<last probe>-<n>`): what a fault allocates and frees again, which pymalloc's
+    arenas and glibc's heap may keep (the report compares each with the probe before)."""
+
+    def __init__(self, control: Path) -> None:
+        self._control = control
+        self._after = ""
+        self._threshold = 0
+        self._taken = PEAK_SNAPSHOTS  # none before the first probe
+
+    def after_probe(self, label: str) -> None:
+        self._after = label
+        self._threshold = tracemalloc.get_traced_memory()[0] + PEAK_MARGIN
+        self._taken = 0
+
+    def check(self) -> None:
+        if self._taken >= PEAK_SNAPSHOTS:
+            return
+        current = tracemalloc.get_traced_memory()[0]
+        if current < self._threshold:
+            return
+        self._taken += 1
+        snapshot = tracemalloc.take_snapshot()
+        snapshot.dump(str(self._control / f"peak-{self._after}-{self._taken}.snapshot"))
+        del snapshot
+        self._threshold = int(max(current, self._threshold) * PEAK_STEP)
 
 
 def run_child(argv: Sequence[str]) -> int:
@@ -547,6 +590,17 @@ def _snapshot_growth(
     return out
 
 
+def _growth_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    lines = []
+    for r in rows:
+        lines.append(
+            f"{r['size_diff'] / 1024:+10.1f} KiB {r['count_diff']:+8d} blocks "
+            f"(now {r['size'] / 1024:.1f} KiB)"
+        )
+        lines.extend(f"        {w}" for w in r["where"])
+    return lines
+
+
 def _load_snapshot(path: Path) -> tracemalloc.Snapshot:
     """A probe's snapshot without the traces the probe made (a frame in this file or in
     tracemalloc's). Snapshot's own filter_traces matches with fnmatch per frame; this
@@ -591,12 +645,7 @@ def report(run_dir: Path, *, top: int = 25, frames: int = 10) -> dict[str, Any]:
             rows = _snapshot_growth(run_dir, old, new, key=key, frames=depth, top=top)
             growth[key] = rows
             lines.append(f"## growth {old} -> {new} by {key} (top {top})")
-            for r in rows:
-                lines.append(
-                    f"{r['size_diff'] / 1024:+10.1f} KiB {r['count_diff']:+8d} blocks "
-                    f"(now {r['size'] / 1024:.1f} KiB)"
-                )
-                lines.extend(f"        {w}" for w in r["where"])
+            lines.extend(_growth_lines(rows))
             lines.append("")
         census = _census_growth(by_label[old]["census"], by_label[new]["census"], top)
         growth["types"] = census
@@ -606,6 +655,15 @@ def report(run_dir: Path, *, top: int = 25, frames: int = 10) -> dict[str, Any]:
         )
         lines.append("")
         document[f"{old}->{new}"] = growth
+    document["peaks"] = {}
+    for path in sorted((run_dir / "probes").glob("peak-*.snapshot")):
+        peak = path.stem
+        base = peak.removeprefix("peak-").rsplit("-", 1)[0]
+        rows = _snapshot_growth(run_dir, base, peak, key="traceback", frames=frames, top=top)
+        document["peaks"][peak] = rows
+        lines.append(f"## transient: {base} -> {peak} by traceback (top {top})")
+        lines.extend(_growth_lines(rows))
+        lines.append("")
     text = "\n".join(lines)
     (run_dir / "report.txt").write_text(text)
     (run_dir / "report.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
