@@ -64,6 +64,7 @@ from typing import Any
 import orjson
 
 PROBE_POLL_S = 0.2
+PEAK_POLL_S = 0.01
 PROBE_TIMEOUT_S = 900.0
 PROBE_SWITCH_INTERVAL_S = 1.0
 # The probe's own code, by how its file names end (the child may run from another copy).
@@ -291,19 +292,25 @@ def _serve_probes(control: Path) -> None:
     which stops asched's loop, as a pause would. While tracing, it also snapshots the
     transient peaks between probes (PeakWatch)."""
     peaks = PeakWatch(control) if tracemalloc.is_tracing() else None
+    polls = 0
+    scan_every = int(PROBE_POLL_S / PEAK_POLL_S) if peaks is not None else 1
     while True:
-        for request in sorted(control.glob("*.request")):
-            label = request.stem
-            request.unlink()
-            try:
-                probe(label, control)
-            except Exception as exc:  # the harness waits for an answer: give one
-                (control / f"{label}.failed").write_text(repr(exc))
-            if peaks is not None:
-                peaks.after_probe(label)
+        # The traced memory is read every PEAK_POLL_S (a C call), the directory every
+        # PROBE_POLL_S: a fault's transient lasts a fraction of a second.
+        if polls % scan_every == 0:
+            for request in sorted(control.glob("*.request")):
+                label = request.stem
+                request.unlink()
+                try:
+                    probe(label, control)
+                except Exception as exc:  # the harness waits for an answer: give one
+                    (control / f"{label}.failed").write_text(repr(exc))
+                if peaks is not None:
+                    peaks.after_probe(label)
+        polls += 1
         if peaks is not None:
             peaks.check()
-        time.sleep(PROBE_POLL_S)
+        time.sleep(PEAK_POLL_S if peaks is not None else PROBE_POLL_S)
 
 
 # A peak snapshot is taken when the traced memory passes the last probe's by this much,
