@@ -470,34 +470,40 @@ async def run_trace(args: argparse.Namespace) -> Path:
             soak.started = time.time()
             await proc.start()
             soak.proc = proc
-            with anyio.fail_after(300):
-                await proc.wait_ready()
-            for _ in range(args.pods - args.pods // 2):
-                await soak.create_pod()
+            try:
+                with anyio.fail_after(300):
+                    await proc.wait_ready()
+                for _ in range(args.pods - args.pods // 2):
+                    await soak.create_pod()
 
-            async def take(label: str) -> None:
-                result = await _ask_probe(control, label, proc.running)
-                meta["probes"].append(label)
-                rss = result["figures"].get("proc_VmRSS", 0) / 2**20
-                print(f"probe {label}: RSS {rss:.1f} MiB, {result['probe_seconds']:.1f} s")
+                async def take(label: str) -> None:
+                    result = await _ask_probe(control, label, proc.running)
+                    meta["probes"].append(label)
+                    rss = result["figures"].get("proc_VmRSS", 0) / 2**20
+                    print(f"probe {label}: RSS {rss:.1f} MiB, {result['probe_seconds']:.1f} s")
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(soak.replace_pods)
-                if args.mixed_churn:
-                    tg.start_soon(soak.mixed_churn)
-                await anyio.sleep(args.warmup)
-                await take("00-warm")
-                await anyio.sleep(args.settle)
-                await take("01-steady")
-                step = 2
-                for round_ in range(args.rounds):
-                    for fault in args.faults:
-                        await soak.inject(kinds[fault])
-                        await anyio.sleep(args.settle)
-                        await take(f"{step:02d}-r{round_ + 1}-{fault}")
-                        step += 1
-                tg.cancel_scope.cancel()
-            meta["exit_code_on_sigterm"] = await proc.stop()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(soak.replace_pods)
+                    if args.mixed_churn:
+                        tg.start_soon(soak.mixed_churn)
+                    await anyio.sleep(args.warmup)
+                    await take("00-warm")
+                    await anyio.sleep(args.settle)
+                    await take("01-steady")
+                    step = 2
+                    for round_ in range(args.rounds):
+                        for fault in args.faults:
+                            await soak.inject(kinds[fault])
+                            await anyio.sleep(args.settle)
+                            await take(f"{step:02d}-r{round_ + 1}-{fault}")
+                            step += 1
+                    tg.cancel_scope.cancel()
+                meta["exit_code_on_sigterm"] = await proc.stop()
+            finally:
+                # Cancelled (Ctrl-C, a timeout): asched runs in a session of its own and
+                # would outlive the harness and its cluster. stop() again does nothing.
+                with anyio.CancelScope(shield=True):
+                    await proc.stop()
             meta["harness_request_failures"] = soak.request_failures
     meta["loadavg_end"] = list(os.getloadavg())
     (work_dir / "meta.json").write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
