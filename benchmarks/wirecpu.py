@@ -49,37 +49,12 @@ from asched.client.kubeconfig import load_kubeconfig
 from asched.client.rest import RestClient
 from asched.localcluster import LocalCluster, NodeSpec
 from benchmarks.profiling import PySpy
+from benchmarks.wire import NAMESPACE, NODE, create_pods, event_body
 
-NAMESPACE = "default"
-NODE = "wire-node"
 LAYERS = ("bind", "event", "raw", "idle")
 STRACE_ATTACH = 1.0
 PROFILE_RATE = 250
 EVENTS = f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"
-
-
-def event_body(name: str) -> dict[str, Any]:
-    """A Scheduled Event as asched's recorder writes it (asched.recorder.writer)."""
-    return {
-        "apiVersion": "events.k8s.io/v1",
-        "kind": "Event",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "eventTime": "2026-12-07T01:00:00.123456Z",
-        "reportingController": "asched",
-        "reportingInstance": "asched-bench",
-        "action": "Binding",
-        "reason": "Scheduled",
-        "regarding": {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": NAMESPACE,
-            "name": name,
-            "uid": "4fc63268-19a3-49f2-952a-2d4589f5b752",
-            "resourceVersion": "123",
-        },
-        "note": f"Successfully assigned {NAMESPACE}/{name} to {NODE}",
-        "type": "Normal",
-    }
 
 
 @dataclass(slots=True)
@@ -245,7 +220,7 @@ class Bench:
         head_lines = self.client._head_lines(kproto.PROTOBUF)
         requests = []
         for i in range(first, first + count):
-            body = kproto.encode(event_body(f"wire-{i}"))
+            body = kproto.encode(event_body(i))
             assert body is not None
             head = f"POST {EVENTS} HTTP/1.1\r\n{head_lines}Content-Length: {len(body)}\r\n\r\n"
             requests.append(head.encode() + body)
@@ -265,7 +240,7 @@ class Bench:
             first = self._events(count)
 
             async def event(i: int) -> None:
-                await client.request("POST", EVENTS, body=event_body(f"wire-{first + i}"))
+                await client.request("POST", EVENTS, body=event_body(first + i))
 
             return event
         if layer == "raw":
@@ -314,23 +289,6 @@ class Bench:
         return counts
 
 
-async def _create_pods(client: RestClient, count: int, inflight: int) -> list[str]:
-    uids: list[str] = [""] * count
-
-    async def create(i: int) -> None:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"wire-{i}"},
-            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "x"}]},
-        }
-        doc = await client.request("POST", f"/api/v1/namespaces/{NAMESPACE}/pods", body=body)
-        uids[i] = doc["metadata"]["uid"]
-
-    await run_workers(count, inflight, create)
-    return uids
-
-
 @dataclass(slots=True)
 class Result:
     per_request: dict[str, list[Cpu]]
@@ -365,7 +323,7 @@ async def measure(options: Options) -> Result:
         connection = await load_kubeconfig(cluster.admin_kubeconfig)
         # As asched runs it (protobuf writes, 100 connections), unthrottled.
         async with RestClient(connection, qps=0, burst=0) as client:
-            uids = await _create_pods(client, binds if "bind" in layers else 0, inflight)
+            uids = await create_pods(client, binds if "bind" in layers else 0)
             bench = Bench(client, uids, inflight)
             # Open the connections first: handshakes are start-up, not per request.
             for layer in layers:
