@@ -50,12 +50,14 @@ def _varint(value: int) -> bytes:
         return _SMALL[value]
     if value < 0:
         value += 1 << 64  # int64 negatives are ten-byte two's-complement varints
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    # Fourteen bits (two seven-bit groups, both continued) a step, the last from the
+    # table: a Time's nanos take two steps where seven-bit ones took four.
+    out = b""
+    while value >= _SMALL_LIMIT:
+        low = value & 0x3FFF
+        out += bytes(((low & 0x7F) | 0x80, (low >> 7) | 0x80))
+        value >>= 14
+    return out + _SMALL[value]
 
 
 # Field keys and most lengths are below 2**14: their varints are looked up, not built.

@@ -250,6 +250,14 @@ def test_every_field_reads_back(
     assert series.get(1, 0) == count
 
 
+@given(value=st.integers(min_value=-(2**63), max_value=2**63 - 1))
+def test_varints_read_back_in_the_fewest_bytes(value: int) -> None:
+    data = kproto._varint(value)
+    unsigned = value % 2**64  # int64 negatives as two's complement
+    assert kproto._read_varint(data, 0) == (unsigned, len(data))
+    assert len(data) == max(1, -(-unsigned.bit_length() // 7))
+
+
 def test_a_protobuf_status_becomes_an_api_error() -> None:
     # meta/v1 Status{status: "Failure", message: ..., reason: "Conflict", code: 409}
     message = b"pod p is already assigned to node n0"
