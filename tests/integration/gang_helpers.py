@@ -30,14 +30,13 @@ ISOLATION_LABEL = "asched-test/gang"
 
 
 def gang_config(
-    tmp_path: Path,
     scheduler_name: str,
     *,
     permit_wait_seconds: int | None = None,
     backoff_seconds: int | None = None,
     qps: int = 0,
-) -> Path:
-    """manifests/examples/coscheduling-config.yaml, with a test-unique schedulerName.
+) -> str:
+    """manifests/examples/coscheduling-config.yaml, with a test-unique schedulerName (YAML).
 
     The example is used as shipped (Coscheduling replaces PrioritySort at queueSort and
     is enabled at multiPoint); only the scheduler name, the timing args a test needs to
@@ -54,9 +53,7 @@ def gang_config(
         args["podGroupBackoffSeconds"] = backoff_seconds
     if qps:
         cfg["clientConnection"] = {"qps": qps, "burst": 2 * qps}
-    path = tmp_path / f"{scheduler_name}.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+    return yaml.safe_dump(cfg, sort_keys=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +118,6 @@ async def delete_pods(admin: ClusterClient, ns: str, names: Iterable[str]) -> No
     async with anyio.create_task_group() as tg:
         for name in names:
             tg.start_soon(delete, name)
-
-
-async def events_about(
-    admin: ClusterClient, ns: str, name: str, kind: str = ""
-) -> list[dict[str, Any]]:
-    """events.k8s.io/v1 Events regarding one object of the namespace."""
-    selector = f"regarding.name={name}" + (f",regarding.kind={kind}" if kind else "")
-    body = await admin.get(
-        f"/apis/events.k8s.io/v1/namespaces/{ns}/events", params={"fieldSelector": selector}
-    )
-    items: list[dict[str, Any]] = body["items"]
-    return items
 
 
 @dataclass(slots=True)

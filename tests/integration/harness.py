@@ -158,11 +158,13 @@ class AschedHarness:
         items: list[JsonObject] = body["items"]
         return items
 
-    async def wait_event(self, name: str, reason: str, within: float = 30) -> JsonObject:
-        """The first Event regarding *name* with *reason*, once there is one."""
+    async def wait_event(
+        self, name: str, reason: str, within: float = 30, kind: str = ""
+    ) -> JsonObject:
+        """The first Event regarding *name* (of *kind*) with *reason*, once there is one."""
 
         async def check() -> JsonObject | None:
-            for e in await self.events(name):
+            for e in await self.events(name, kind):
                 if e.get("reason") == reason:
                     return e
             return None
