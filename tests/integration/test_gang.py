@@ -28,6 +28,7 @@ from tests.integration.gang_helpers import (
     create_gang,
     delete_pods,
     gang_config,
+    kill_between_bindings_then_restart,
     partial_groups,
 )
 from tests.integration.harness import AschedHarness
@@ -306,7 +307,6 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
         )["items"]
     ]
     name = unique("gangkill")
-    config = gang_config(name, backoff_seconds=2)
     async with watching(admin, namespace) as watch:
         # What a kill between two bindings leaves behind, made deterministic: 3 of the
         # 8 members of "pre" bound (by a scheduler that then died), 5 pending.
@@ -318,25 +318,13 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
             for i in range(6)
         ]
         await watch.wait_bound(pre.members[:3], within=10)
-        # Throttled, so the bindings leave a few at a time and the kill lands between
-        # them: unthrottled, all 68 can be on the wire before the first one is seen bound.
-        throttled = gang_config(name, backoff_seconds=2, qps=5)
-        async with asched.run(throttled) as proc:
-            with anyio.fail_after(30):
-                while len(watch.bound_at) == 3:
-                    await watch.changed.wait()
-            proc.kill()
-        # Bindings already on the wire when the process died may still land.
-        await anyio.sleep(1)
-        at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
-        print(
-            f"\nbound per gang when asched was killed: {at_kill}; "
-            f"partial: {partial_groups(watch, gangs)}"
+        at_kill = await kill_between_bindings_then_restart(
+            asched,
+            watch,
+            gangs,
+            throttled=gang_config(name, backoff_seconds=2, qps=5),
+            config=gang_config(name, backoff_seconds=2),
         )
-        assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
-        async with asched.run(config):
-            await watch.wait_bound([m for g in gangs for m in g.members], within=60)
-            await anyio.sleep(1)
     assert partial_groups(watch, gangs) == {}
     # Each pod was bound once: the node the watch saw first is the node it has now.
     final = {

@@ -15,7 +15,12 @@ import anyio
 from asched.localcluster import ClusterClient, NodeSpec
 from tests.builders import make_native_pod_group, make_pod
 from tests.integration.conftest import NodeFactory, unique
-from tests.integration.gang_helpers import ISOLATION_LABEL, Gang, partial_groups
+from tests.integration.gang_helpers import (
+    ISOLATION_LABEL,
+    Gang,
+    kill_between_bindings_then_restart,
+    partial_groups,
+)
 from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import bind, poll
 from tests.integration.test_gang import isolated_nodes, watching
@@ -214,7 +219,6 @@ async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
     listed = await admin.get("/api/v1/nodes", params={"labelSelector": f"{ISOLATION_LABEL}={iso}"})
     node_names = [n["metadata"]["name"] for n in listed["items"]]
     name = unique("nativekill")
-    config = profile_config(name)
     async with watching(admin, namespace) as watch:
         # What a kill between two bindings leaves behind, made deterministic: 3 of the 8
         # members of "pre" bound by a scheduler that then died, 5 pending.
@@ -228,22 +232,14 @@ async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
             members = await _members(admin, namespace, f"k{i}", 10, scheduler=name, iso=iso)
             gangs.append(Gang(f"k{i}", 10, tuple(members)))
         await watch.wait_bound(pre[:3], within=10)
-        # Throttled, so the bindings leave one by one and the kill lands between two:
-        # unthrottled, all 68 can be on the wire before the first one is seen bound.
-        throttled = profile_config(name, qps=5, burst=1)
-        async with asched.run(throttled) as proc:
-            with anyio.fail_after(30):
-                while len(watch.bound_at) == 3:
-                    await watch.changed.wait()
-            proc.kill()
-        # Bindings already on the wire when the process died may still land.
-        await anyio.sleep(1)
-        at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
-        print(f"\nbound per native gang when asched was killed: {at_kill}")
-        assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
-        async with asched.run(config):
-            await watch.wait_bound([m for g in gangs for m in g.members], within=60)
-            await anyio.sleep(1)
+        # Burst 1: the bindings leave one by one.
+        await kill_between_bindings_then_restart(
+            asched,
+            watch,
+            gangs,
+            throttled=profile_config(name, qps=5, burst=1),
+            config=profile_config(name),
+        )
     assert partial_groups(watch, gangs) == {}
     final = {
         p["metadata"]["name"]: p["spec"].get("nodeName")
