@@ -13,8 +13,8 @@ SIGTERM it, read its logs or metrics) does it on the AschedProcess that `run` yi
 from __future__ import annotations
 
 import ssl as ssllib
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,7 +75,8 @@ class AschedHarness:
     tmp_path: Path
     _started: int = field(default=0, init=False)
 
-    def run(
+    @asynccontextmanager
+    async def run(
         self,
         config: Path | str | None = None,
         *,
@@ -84,7 +85,7 @@ class AschedHarness:
         args: Sequence[str] = (),
         secure: bool = False,
         ssl: ssllib.SSLContext | None = None,
-    ) -> AbstractAsyncContextManager[AschedProcess]:
+    ) -> AsyncIterator[AschedProcess]:
         """`async with harness.run(config) as proc`: asched running until the block ends
         (then SIGKILLed, if it still runs).
 
@@ -97,16 +98,17 @@ class AschedHarness:
         self._started += 1
         if isinstance(config, str):
             path = self.tmp_path / f"config-{n}.yaml"
-            path.write_text(config)
+            await anyio.Path(path).write_text(config)
             config = path
-        return running_asched(
+        async with running_asched(
             config,
             kubeconfig or self.cluster.scheduler_kubeconfig,
             self.tmp_path / f"asched-{n}.log",
             [*args, *feature_gate_flags(feature_gates or {})],
             secure=secure,
             ssl=ssl,
-        )
+        ) as proc:
+            yield proc
 
     # ---- the test's namespace, as the API server has it ----------------------------------
 
