@@ -37,14 +37,15 @@ def profile_config(
 ) -> str:
     """A KubeSchedulerConfiguration (YAML) with one default profile named *scheduler_name*.
 
-    *qps*/*burst* set clientConnection (0 keeps kube-scheduler's 50/100), *extenders* the
-    extenders list, *leader_election* the leaderElection block."""
+    *qps*/*burst* set clientConnection (either left 0 keeps kube-scheduler's 50/100),
+    *extenders* the extenders list, *leader_election* the leaderElection block."""
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
     }
-    if qps or burst:
-        config["clientConnection"] = {"qps": qps, "burst": burst}
+    client = {key: n for key, n in (("qps", qps), ("burst", burst)) if n}
+    if client:
+        config["clientConnection"] = client
     if leader_election is not None:
         config["leaderElection"] = dict(leader_election)
     config["profiles"] = [{"schedulerName": scheduler_name}]
