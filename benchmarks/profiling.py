@@ -26,6 +26,9 @@ class PySpy:
     executable: Path
     output: Path
     rate: int = 100
+    # C frames too (OpenSSL, the event loop, libc's system calls), for in-process benches:
+    # py-spy then pauses the process at each sample (it cannot read C stacks otherwise).
+    native: bool = False
     _process: anyio.abc.Process | None = None
 
     async def attach(self, pid: int) -> None:
@@ -38,10 +41,10 @@ class PySpy:
             str(self.rate),
             "--format",
             "raw",
-            "--nonblocking",
             "--output",
             str(self.output),
         ]
+        argv.append("--native" if self.native else "--nonblocking")
         log = self.output.with_suffix(".log").open("ab")
         try:
             self._process = await anyio.open_process(argv, stdout=log, stderr=log)

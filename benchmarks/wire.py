@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -34,7 +34,8 @@ INFLIGHT = 16
 CONTENT_TYPES = (JSON, kproto.PROTOBUF)
 
 
-def _event(i: int) -> dict[str, Any]:
+def event_body(i: int) -> dict[str, Any]:
+    """A Scheduled Event as asched's recorder writes it (asched.recorder.writer)."""
     return {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
@@ -57,7 +58,8 @@ def _event(i: int) -> dict[str, Any]:
     }
 
 
-async def _create_pods(client: RestClient, count: int) -> list[str]:
+async def create_pods(client: RestClient, count: int) -> list[str]:
+    """*count* pods wire-0, wire-1, ... nobody schedules; their uids, for Bindings."""
     uids: list[str] = [""] * count
 
     async def create(i: int) -> None:
@@ -90,14 +92,14 @@ async def measure(kind: str, writes: int, rounds: int) -> dict[str, list[float]]
             ) as pb,
         ):
             clients = {JSON: js, kproto.PROTOBUF: pb}
-            uids = await _create_pods(js, writes * rounds * 2) if kind == "bind" else []
+            uids = await create_pods(js, writes * rounds * 2) if kind == "bind" else []
 
             async def bind(client: RestClient, i: int) -> None:
                 await client.bind(NAMESPACE, f"wire-{i}", uids[i], NODE)
 
             async def event(client: RestClient, i: int) -> None:
                 path = f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events"
-                await client.request("POST", path, body=_event(i))
+                await client.request("POST", path, body=event_body(i))
 
             write: Write = bind if kind == "bind" else event
             per_write: dict[str, list[float]] = {ct: [] for ct in CONTENT_TYPES}
@@ -119,7 +121,7 @@ async def measure(kind: str, writes: int, rounds: int) -> dict[str, list[float]]
             return per_write
 
 
-def report(kind: str, per_write: dict[str, Sequence[float]]) -> str:
+def report(kind: str, per_write: Mapping[str, Sequence[float]]) -> str:
     js, pb = per_write[JSON], per_write[kproto.PROTOBUF]
     ratios = [p / j for j, p in zip(js, pb, strict=True) if j > 0]
     lines = [

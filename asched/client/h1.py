@@ -107,6 +107,9 @@ def endpoint(url: str, tls: ssl.SSLContext | bool, server_hostname: str | None) 
     )
 
 
+_CONTENT_ENCODING_LEN = len(b"content-encoding")
+_RETRY_AFTER_LEN = len(b"retry-after")
+
 # The most plaintext one SSLObject.read hands the parser at a time.
 _TLS_READ = 64 * 1024
 
@@ -138,7 +141,10 @@ class _Connection(asyncio.Protocol):
         self.received = False
         self._gzip = False
         self._keep_alive = True
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Kept: asyncio.get_running_loop() makes a getpid() system call on every call
+        # (Python 3.11 checks for a fork), and send() wants the loop once per request.
+        self._loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[None] = self._loop.create_future()
         self.tls_object: ssl.SSLObject | None = None
         self._incoming = self._outgoing = None
         if tls is not None:
@@ -249,10 +255,13 @@ class _Connection(asyncio.Protocol):
     # -- httptools callbacks -------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        lowered = name.lower()
-        if lowered == b"content-encoding" and value.strip().lower() == b"gzip":
-            self._gzip = True
-        elif lowered == b"retry-after":
+        # Called for each of the seven-odd headers of every answer; only two names are
+        # read, and their lengths rule out all of kube-apiserver's usual ones unlowered.
+        size = len(name)
+        if size == _CONTENT_ENCODING_LEN:
+            if name.lower() == b"content-encoding" and value.strip().lower() == b"gzip":
+                self._gzip = True
+        elif size == _RETRY_AFTER_LEN and name.lower() == b"retry-after":
             self._retry_after = value.strip().decode("latin-1")
 
     def on_body(self, body: bytes) -> None:
@@ -291,7 +300,7 @@ class _Connection(asyncio.Protocol):
     def send(self, data: bytes) -> asyncio.Future[Answer]:
         assert self.transport is not None
         assert self._answer is None
-        answer = self._answer = asyncio.get_running_loop().create_future()
+        answer = self._answer = self._loop.create_future()
         if self.closed:
             # Lost between the connect and this request: nothing would ever answer.
             self._fail(ConnectionLost("connection closed before the request was sent"))

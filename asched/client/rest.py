@@ -249,8 +249,12 @@ class RestClient:
                 broken=isinstance(exc, h1.ConnectionLost),
             ) from exc
 
+    def _token_stale(self) -> bool:
+        """Whether the token file is due to be read again (never without one)."""
+        return self._token_due is not None and self._clock.now() >= self._token_due
+
     async def _refresh_token(self) -> None:
-        if self._token_due is not None and self._clock.now() >= self._token_due:
+        if self._token_stale():
             await self._read_token_file()
 
     async def _headers(self, content_type: str | None) -> dict[str, str]:
@@ -324,8 +328,12 @@ class RestClient:
         content_type: str | None,
     ) -> h1.Answer:
         """One attempt: wait for the token bucket, send, read the answer."""
-        await self._limiter.acquire()
-        await self._refresh_token()
+        # The token bucket and the token file are asked without a coroutine each when
+        # there is nothing to wait for (every request but a throttled one or a refresh).
+        if not self._limiter.try_acquire():
+            await self._limiter.acquire()
+        if self._token_stale():
+            await self._read_token_file()
         if self._lean:
             return await self._send_h1(method, path, params, data, content_type)
         headers = self._header_dict(content_type)
@@ -382,7 +390,7 @@ class RestClient:
         data: bytes | None
         if body is None:
             data = None
-        elif isinstance(body, bytes | bytearray):
+        elif isinstance(body, (bytes, bytearray)):
             data = bytes(body)
         else:
             data, content_type = self._encode_body(body, content_type)

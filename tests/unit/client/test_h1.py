@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from asched.client import h1, tlssession
+from asched.client.connection import Connection
+from asched.client.rest import RestClient
 from asched.server.certgen import generate_self_signed
 from asched.server.tls import CertKeyPair, build_context
 
@@ -613,3 +615,85 @@ async def test_connections_idle_past_the_limit_are_closed_by_the_next_request(
     assert pool.open_connections == 1
     assert server.connections == 3  # the reused one served it: none was opened
     await pool.close()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "retry-after: 7\r\ncontent-encoding: gzip\r\n",
+        "RETRY-AFTER: 7\r\nContent-Encoding: GZIP\r\n",
+        # Same lengths as the two read, other names: not taken for them.
+        "Retry-Afterx: 7\r\nRetry-Aftr: 7\r\nContent-Encodinx: gzip\r\n",
+    ],
+    ids=["lower", "upper", "same-length-names"],
+)
+async def test_answer_headers_are_matched_by_name_whatever_the_case(
+    headers: str, serve: Serve
+) -> None:
+    zipped = "gzip" in headers.lower() and "encodinx" not in headers.lower()
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        body = gzip.compress(b"{}") if zipped else b"{}"
+        return ok(body, extra=headers)
+
+    server = await serve(script)
+    pool = pool_for(server)
+    answer = await pool.round_trip("GET", get(), None)
+    expected_retry = None if "Afterx" in headers else "7"
+    assert (answer.status, answer.body, answer.retry_after) == (200, b"{}", expected_retry)
+    await pool.close()
+
+
+async def test_the_per_pod_posts_are_written_byte_for_byte(serve: Serve) -> None:
+    """What RestClient writes for a Binding and an Event, whole: the header block in its
+    order, one Content-Length, the protobuf body; what asched sent before its
+    per-request CPU work (kproto's plans, the kept loop), so kube-apiserver sees the
+    same requests."""
+
+    async def script(_: Server, __: int, ___: bytes) -> Answer:
+        return ok(b'{"kind":"Status","status":"Success","code":201}')
+
+    server = await serve(script)
+    host = f"127.0.0.1:{server.port}"
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "p.18a", "namespace": "ns"},
+        "eventTime": "2026-12-05T01:02:03.123456Z",
+        "reportingController": "asched",
+        "reportingInstance": "asched-h",
+        "action": "Binding",
+        "reason": "Scheduled",
+        "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": "ns", "name": "p"},
+        "note": "Successfully assigned ns/p to node-a",
+        "type": "Normal",
+    }
+    async with RestClient(Connection.from_token(f"http://{host}", "t"), qps=0) as client:
+        await client.bind("ns", "p", "uid-1", "node-a")
+        await client.request("POST", "/apis/events.k8s.io/v1/namespaces/ns/events", body=event)
+    head = (
+        "HTTP/1.1\r\nHost: {host}\r\nUser-Agent: asched/0.1.0\r\nAccept: application/json\r\n"
+        "Accept-Encoding: gzip\r\nAuthorization: Bearer t\r\n"
+        "Content-Type: application/vnd.kubernetes.protobuf\r\nContent-Length: {length}\r\n\r\n"
+    )
+    binding = bytes.fromhex(
+        "6b3873000a0d0a027631120742696e64696e6712240a0e0a01701a026e732a057569642d3112120a"
+        "044e6f64651a066e6f64652d612a027631"
+    )
+    scheduled = bytes.fromhex(
+        "6b3873000a190a106576656e74732e6b38732e696f2f763112054576656e741280010a0b0a05702e"
+        "3138611a026e73120b088bc5cdd806108094ef3a22066173636865642a086173636865642d683207"
+        "42696e64696e673a095363686564756c656442100a03506f6412026e731a01702a02763152245375"
+        "636365737366756c6c792061737369676e6564206e732f7020746f206e6f64652d615a064e6f726d"
+        "616c"
+    )
+    assert [request for _, request in server.requests] == [
+        f"POST /api/v1/namespaces/ns/pods/p/binding {head}".format(
+            host=host, length=len(binding)
+        ).encode()
+        + binding,
+        f"POST /apis/events.k8s.io/v1/namespaces/ns/events {head}".format(
+            host=host, length=len(scheduled)
+        ).encode()
+        + scheduled,
+    ]

@@ -10,6 +10,7 @@ encodings as decoded messages with zero values dropped, not byte for byte.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -138,6 +139,79 @@ def test_null_fields_are_absent() -> None:
     assert with_null == without
 
 
+# The encodings kproto wrote before its encoding plans (each object's fields looked up
+# schema field by schema field): the plans must send the same bytes, field for field.
+BEFORE_PLANS: list[tuple[str, dict[str, Any], str]] = [
+    ("binding", BINDING, "af760db48f2f61ffe6ec6d3c37256ac22657de8167d48187dbcf13d3544d120d"),
+    (
+        "event-with-series",
+        EVENT,
+        "82fddcc79b327f7ed13fdbddb80862ee0a4c05cd0d9bfb34c2e082a1274f4945",
+    ),
+    (
+        "event-keys-reordered",
+        dict(reversed(list(EVENT.items()))),
+        "82fddcc79b327f7ed13fdbddb80862ee0a4c05cd0d9bfb34c2e082a1274f4945",
+    ),
+    (
+        "event-nulls",
+        {**EVENT, "related": None, "series": None, "note": None},
+        "caa46c4cd04809aaa4412ff30466337404891e4972f3b9b7858718d463a2d010",
+    ),
+    (
+        "event-related-labels-annotations",
+        {
+            **EVENT,
+            "metadata": {
+                "name": "e",
+                "generateName": "g-",
+                "namespace": "ns",
+                "uid": "u",
+                "resourceVersion": "9",
+                "labels": {"a": "1", "b": ""},
+                "annotations": {"k/x": "v\u00e9"},
+            },
+            "related": {"kind": "Node", "name": "n\u00fc", "fieldPath": "spec"},
+        },
+        "fc2a5186599e53056ee32231c832e5928daca6bd8c1982f5e2708f28d73b512d",
+    ),
+    (
+        "event-long-note-negative-count",
+        {
+            **EVENT,
+            "note": "x" * 20000,
+            "series": {"count": -5, "lastObservedTime": "1969-12-31T23:59:59.5Z"},
+        },
+        "dda773c60dc9ff8ac93b4a81c4fbff27961d855bb0fa431399a42170f022604c",
+    ),
+    (
+        "event-whole-second-offset-zone",
+        {**EVENT, "eventTime": "2026-12-05T03:02:03+02:00", "series": None},
+        "23b0b2942b0bde86ceb8a1de0b3ce7cbcfec0328808a5f908cfa332e96990c33",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "digest"), [(b, d) for _, b, d in BEFORE_PLANS], ids=[i for i, _, _ in BEFORE_PLANS]
+)
+def test_the_bytes_are_those_sent_before_the_encoding_plans(
+    body: dict[str, Any], digest: str
+) -> None:
+    # Twice: the first call builds the body's plan, the second uses the kept one.
+    for _ in range(2):
+        encoded = kproto.encode(body)
+        assert encoded is not None
+        assert hashlib.sha256(encoded).hexdigest() == digest
+
+
+def test_a_plan_kept_for_one_object_does_not_hide_another_objects_unknown_field() -> None:
+    assert kproto.encode(BINDING) is not None
+    assert kproto.encode({**BINDING, "metadata": {"name": "p", "finalizers": []}}) is None
+    assert kproto.encode({**BINDING, "extra": 1}) is None
+    assert kproto.encode(BINDING) is not None
+
+
 names = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
 
 
@@ -174,6 +248,14 @@ def test_every_field_reads_back(
     assert when.get(1, 0) * 1_000_000 + when.get(2, 0) // 1000 == micros  # type: ignore[operator]
     series = kproto.read_fields(event[3])  # type: ignore[arg-type]
     assert series.get(1, 0) == count
+
+
+@given(value=st.integers(min_value=-(2**63), max_value=2**63 - 1))
+def test_varints_read_back_in_the_fewest_bytes(value: int) -> None:
+    data = kproto._varint(value)
+    unsigned = value % 2**64  # int64 negatives as two's complement
+    assert kproto._read_varint(data, 0) == (unsigned, len(data))
+    assert len(data) == max(1, -(-unsigned.bit_length() // 7))
 
 
 def test_a_protobuf_status_becomes_an_api_error() -> None:
