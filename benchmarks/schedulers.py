@@ -183,10 +183,14 @@ class SchedulerProcess:
         admin_kubeconfig: Path,
         scheduler_kubeconfig: Path,
         extra_args: Sequence[str] = (),
+        launcher: Sequence[str] = (),
     ) -> None:
         self.kind = kind
         # Appended to the command line (the soak asks asched for JSON logs).
         self._extra_args = list(extra_args)
+        # What runs asched's `run` command instead of `python -m asched` (benchmarks.memtrace
+        # wraps it in a process that can report its own memory).
+        self._launcher = list(launcher) or [sys.executable, "-m", "asched"]
         self.port = free_port()
         self.work_dir = work_dir
         self.log_path = work_dir / f"{kind}.log"
@@ -211,9 +215,7 @@ class SchedulerProcess:
     def argv(self) -> list[str]:
         if self.kind.is_asched:
             return [
-                sys.executable,
-                "-m",
-                "asched",
+                *self._launcher,
                 "run",
                 "--config",
                 str(self.config_path),

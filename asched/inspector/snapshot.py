@@ -33,6 +33,14 @@ DRAIN_BUDGET = 16
 ZONE_LABEL = "topology.kubernetes.io/zone"
 GPU = "nvidia.com/gpu"
 QUEUES = ("active", "backoff", "unschedulable", "gated")
+# How often `tick` drops the rejections of pods that are no longer pending (bound or
+# deleted) when no browser listens. Without it they stayed until the Collector's cap
+# (5000): the soak's mixed churn leaves one unschedulable pod a second, each deleted a
+# second later under a new name, and asched kept its rejection (nodes rejected per
+# plugin, the FailedScheduling message) for 83 minutes, growing all the while
+# (benchmarks.memtrace; docs/benchmarks.md). Once per PRUNE_EVERY and only when there are
+# more rejections than pending pods: the pass reads every pending pod.
+PRUNE_EVERY = 10.0
 
 
 class Inspector:
@@ -57,6 +65,7 @@ class Inspector:
         )
         self._last_binds = (wall(), 0)
         self._binds_per_second = 0.0
+        self._next_prune = wall() + PRUNE_EVERY
 
     async def run(self) -> NoReturn:
         while True:
@@ -78,7 +87,12 @@ class Inspector:
         self._last_binds = (now, binds)
         self.collector.drain()
         if self.broadcaster.clients:
+            # snapshot() drops the rejections of pods gone from the queue itself.
             self.broadcaster.publish(self.encoded())
+        elif now >= self._next_prune:
+            self._next_prune = now + PRUNE_EVERY
+            if len(self.collector.rejections) > sum(counts.values()):
+                self.collector.forget_rejections(q.key for q in self._sched.queue.pending())
 
     def encoded(self) -> bytes:
         return orjson.dumps(self.snapshot())
