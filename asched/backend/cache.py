@@ -232,6 +232,11 @@ class Cache:
     # ---- snapshot --------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring `snapshot` up to date, cloning only nodes changed since the last call."""
+        # Cache.UpdateSnapshot's safety check: a group cycle forgets what it simulated,
+        # and a node left with simulated pods would hide the cache's own changes to it.
+        leftover = snapshot.forget_all_assumed() if snapshot.assumed_pods() else 0
+        if leftover:
+            log.error("snapshot_assumed_pods_left", pods=leftover)
         rebuild_order = self._order_changed
         for name in self._dirty:
             ni = self._nodes.get(name)

@@ -3,6 +3,13 @@
 The cache refreshes it incrementally before each cycle (only nodes changed since the last
 refresh are cloned, as kube-scheduler's Cache.UpdateSnapshot does), so a cycle that awaits
 between fan-out chunks still sees one consistent cluster while informers keep writing.
+
+A pod group cycle simulates its members in the snapshot alone (kube-scheduler's
+Snapshot.AssumePod and ForgetPod, used when IsPodGroupSchedulingCycle): `assume_pod`
+stores a copy of the node with the pod added, and `forget_pod` puts back the NodeInfo the
+node had before the cycle once none of its simulated pods is left, so a reverted
+simulation leaves every row as it found it (the same objects, generations included) and
+the cache never sees the pods.
 """
 
 from __future__ import annotations
@@ -11,13 +18,30 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from asched.api import Pod
 from asched.framework.columns import NodeColumns, NodeRows, subset
 from asched.framework.nodeinfo import NodeInfo
+
+
+class SnapshotError(RuntimeError):
+    """The snapshot was asked to assume or forget inconsistently (a scheduler bug)."""
+
+
+class _Assumed:
+    """The simulated pods on one node and the NodeInfo it had before the first of them."""
+
+    __slots__ = ("base", "pods")
+
+    def __init__(self, base: NodeInfo) -> None:
+        self.base = base
+        self.pods: dict[str, Pod] = {}
 
 
 class Snapshot:
     __slots__ = (
         "_affinity",
+        "_assumed",
+        "_assumed_node",
         "_cols",
         "_index",
         "_list",
@@ -34,6 +58,9 @@ class Snapshot:
         # affinity subsets.
         self._affinity: tuple[int, NodeRows] | None = None
         self._required_anti_affinity: tuple[int, NodeRows] | None = None
+        # Simulated pods (assume_pod) by node name, and the node of each by uid.
+        self._assumed: dict[str, _Assumed] = {}
+        self._assumed_node: dict[str, str] = {}
 
     def _rows(self, infos: list[NodeInfo]) -> NodeRows:
         """The node list, with the columns rebuilt to match it row for row."""
@@ -81,6 +108,64 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self._list)
+
+    # ---- a pod group cycle's simulation -------------------------------------------
+    def assume_pod(self, pod: Pod) -> None:
+        """Snapshot.AssumePod: count `pod` (a copy with node_name set) on its node in this
+        snapshot only. The node's NodeInfo is replaced by a copy with the pod added (with a
+        new generation, so column memos see the change); the one it replaces may be held
+        by a plugin's state from earlier in the cycle, and stays as it was."""
+        name = pod.node_name
+        i = self._index.get(name)
+        if i is None:
+            raise SnapshotError(f"assume_pod: pod {pod.key}'s node {name!r} is not in the snapshot")
+        if pod.uid in self._assumed_node:
+            raise SnapshotError(f"assume_pod: pod {pod.key} is already assumed in the snapshot")
+        current = self._list[i]
+        held = self._assumed.get(name)
+        if held is None:
+            held = self._assumed[name] = _Assumed(current)
+        ni = current.clone()
+        ni.add_pod(pod)
+        held.pods[pod.uid] = pod
+        self._assumed_node[pod.uid] = name
+        self._store(i, ni)
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Snapshot.ForgetPod: undo assume_pod. The last simulated pod of a node to go
+        puts back the node's NodeInfo from before the first; in between (pods forgotten
+        out of order) the node is copied without the pod."""
+        name = self._assumed_node.pop(pod.uid, None)
+        if name is None:
+            raise SnapshotError(f"forget_pod: pod {pod.key} is not assumed in the snapshot")
+        held = self._assumed[name]
+        assumed = held.pods.pop(pod.uid)
+        i = self._index[name]
+        if not held.pods:
+            del self._assumed[name]
+            self._store(i, held.base)
+            return
+        ni = self._list[i].clone()
+        ni.remove_pod(assumed)
+        self._store(i, ni)
+
+    def assumed_pods(self) -> int:
+        """How many pods are assumed in the snapshot (0 outside a group cycle)."""
+        return len(self._assumed_node)
+
+    def forget_all_assumed(self) -> int:
+        """forgetAllAssumedPods: every node back as it was before the simulation; the
+        count of pods forgotten (a safety net: a cycle forgets its own)."""
+        count = len(self._assumed_node)
+        for name, held in self._assumed.items():
+            self._store(self._index[name], held.base)
+        self._assumed.clear()
+        self._assumed_node.clear()
+        return count
+
+    def _store(self, i: int, ni: NodeInfo) -> None:
+        self._map[ni.name] = ni
+        self._cols.set_row(i, ni)  # also stores it in the shared node list
 
     # Written only by Cache.update_snapshot.
     def _replace(self, ni: NodeInfo) -> bool:

@@ -264,7 +264,8 @@ class NodeColumns:
         return col
 
     def set_row(self, i: int, ni: NodeInfo) -> None:
-        if self.infos[i].node is not ni.node:
+        prev = self.infos[i]
+        if prev.node is not ni.node:
             self.node_serial[i] = next(_node_serials)
             self.node_version += 1
         self.version += 1
@@ -274,18 +275,21 @@ class NodeColumns:
             self.anti_affinity_version += 1
         self.infos[i] = ni
         self.info_array[i] = ni
+        if ni.node is not None and prev.node is ni.node and prev.allocatable is ni.allocatable:
+            # Only the node's pods changed (an assume, a forget, a pod event): what the
+            # Node object and its allocatable decide is already in the row. Most writes
+            # are this kind, a group cycle's simulation two per member.
+            self._write_pods(i, ni)
+            return
         self.names[i] = ni.name
         self.name_array[i] = ni.name
         lacked = self._lacks_cpu_or_memory_at(i)
         self._write(i, ni)
         self._without_cpu_or_memory += self._lacks_cpu_or_memory_at(i) - lacked
 
-    def _write(self, i: int, ni: NodeInfo) -> None:
-        alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        self.alloc_cpu[i] = alloc.milli_cpu
-        self.alloc_mem[i] = alloc.memory
-        self.alloc_eph[i] = alloc.ephemeral_storage
-        self.alloc_pods[i] = alloc.allowed_pods
+    def _write_pods(self, i: int, ni: NodeInfo) -> None:
+        """The columns that follow the node's pods (and the generation)."""
+        req, nz = ni.requested, ni.non_zero_requested
         self.req_cpu[i] = req.milli_cpu
         self.req_mem[i] = req.memory
         self.req_eph[i] = req.ephemeral_storage
@@ -297,11 +301,20 @@ class NodeColumns:
         self.with_affinity[i] = bool(ni.pods_with_affinity)
         self.with_required_anti_affinity[i] = bool(ni.pods_with_required_anti_affinity)
         node = ni.node
+        self.has_images[i] = bool(ni.image_states) or (node is not None and bool(node.images))
+
+    def _write(self, i: int, ni: NodeInfo) -> None:
+        alloc = ni.allocatable
+        self.alloc_cpu[i] = alloc.milli_cpu
+        self.alloc_mem[i] = alloc.memory
+        self.alloc_eph[i] = alloc.ephemeral_storage
+        self.alloc_pods[i] = alloc.allowed_pods
+        self._write_pods(i, ni)
+        node = ni.node
         for col in self._labels.values():
             col.set(i, ni)
         for col in self._annotations.values():
             col.set(i, ni)
-        self.has_images[i] = bool(ni.image_states) or (node is not None and bool(node.images))
         if node is None:
             self.unschedulable[i] = self.hard_taints[i] = self.prefer_taints[i] = False
             return

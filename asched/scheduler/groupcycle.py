@@ -63,9 +63,9 @@ from asched.scheduler.cycle import Assumed, release_assumption
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.groupstate import (
     POD_GROUP_UNSCHEDULABLE,
-    LiveWorld,
     Member,
     Outcome,
+    SnapshotWorld,
     World,
     as_error,
     group_status,
@@ -192,7 +192,7 @@ class GroupCycle:
         self._cache.update_snapshot(self._snapshot)
         group_cycle = CycleState()
         members = [Member(qpi, CycleState(), start, group_cycle) for qpi in live]
-        status, chosen = await self._place(fwk, pg, members, LiveWorld(self._cache, self._snapshot))
+        status, chosen = await self._place(fwk, pg, members, SnapshotWorld(self._snapshot))
         if chosen is not None:
             status = self._commit(fwk, members)
         if self._metrics is not None:
@@ -260,7 +260,7 @@ class GroupCycle:
                 # with it; back to the queue like a group whose hierarchy changed.
                 msg = composite_not_found(pg.parent)
                 self._outcomes.failed(qpi, fwk.profile_name, start, msg, error=True, nominated="")
-        results = await cc.schedule(fwk, tree, members, LiveWorld(self._cache, self._snapshot))
+        results = await cc.schedule(fwk, tree, members, SnapshotWorld(self._snapshot))
         root_status = results[tree.key].status
         if root_status.code == Code.SUCCESS:
             # Commit every PodGroup that, with all its ancestors, succeeded (successful-

@@ -7,8 +7,9 @@ and the worlds a simulation places members in (asched/scheduler/groupcycle.py).
   placement's results can be put back after its simulation is rolled back, the member's
   CycleState included: the chosen placement's states go on to Reserve and binding, as
   Go's podCtx.state does (a plugin's PreFilter data, DynamicResources' allocations);
-- `LiveWorld` assumes into the scheduler's cache and snapshot (with Reserve), `WhatIfWorld`
-  into copies of the nodes with some pods taken away (group preemption's what-if).
+- `SnapshotWorld` assumes into the cycle's snapshot (with Reserve), never the cache, as
+  kube-scheduler's group cycle does; `WhatIfWorld` into copies of the nodes with some pods
+  taken away (group preemption's what-if).
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from asched.api import Pod
-from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
 from asched.framework.cycle_state import CycleState
 from asched.framework.nodeinfo import NodeInfo
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
-from asched.scheduler.cycle import release_assumption
 
 # errPodGroupUnschedulable: Go's Status.Message() puts a status's error first.
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
@@ -143,30 +142,33 @@ class World(Protocol):
         ...
 
 
-class LiveWorld:
-    """The scheduler's cache and snapshot: assume, Reserve, refresh (assumeAndReserve)."""
+class SnapshotWorld:
+    """The cycle's snapshot: assume, Reserve, and the reverse (assumeAndReserveWithRevert
+    in a pod group cycle, whose assume writes nodeInfoSnapshot, not the cache: Go's
+    Scheduler.assume and unreserveAndForget when IsPodGroupSchedulingCycle). The cache
+    sees only the members the chosen placement commits (GroupCycle._commit); the snapshot
+    is not refreshed from it during the cycle, as Go's is not."""
 
-    def __init__(self, cache: Cache, snapshot: Snapshot) -> None:
-        self._cache = cache
+    def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
 
     def nodes(self) -> Sequence[NodeInfo]:
         return self._snapshot.node_infos()
 
     def assume(self, fwk: Framework, m: Member, pod: Pod) -> Status | None:
-        self._cache.assume_pod(pod)
+        self._snapshot.assume_pod(pod)
         st = fwk.run_reserve(m.state, pod, pod.node_name)
         if st is not None:
-            release_assumption(fwk, self._cache, pod, m.state)
-        else:
-            # The next member sees this one on its node.
-            self._cache.update_snapshot(self._snapshot)
+            self._unreserve_and_forget(fwk, m.state, pod)
         return st
 
     def release(self, fwk: Framework, m: Member) -> None:
         assert m.assumed is not None
-        release_assumption(fwk, self._cache, m.assumed, m.state)
-        self._cache.update_snapshot(self._snapshot)
+        self._unreserve_and_forget(fwk, m.state, m.assumed)
+
+    def _unreserve_and_forget(self, fwk: Framework, state: CycleState, pod: Pod) -> None:
+        fwk.run_unreserve(state, pod, pod.node_name)
+        self._snapshot.forget_pod(pod)
 
 
 class WhatIfWorld:
