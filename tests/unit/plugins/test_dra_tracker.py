@@ -122,7 +122,7 @@ def _gathered(tracker: ClaimTracker) -> AllocatedState:
     return state
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     before=st.lists(_ops.filter(lambda op: op.verb == "upsert"), max_size=4),
     ops=st.lists(_ops, max_size=40),
