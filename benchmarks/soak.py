@@ -88,6 +88,10 @@ LAG_WINDOW_S = 600.0
 # After the churn stops: how long asched gets to bind what is still pending.
 SETTLE_S = 120.0
 # kube-apiserver's second kill comes this long after the first restart's readyz.
+# How long a restarted kube-apiserver may take to answer /readyz. LocalCluster's default
+# (60 s) is enough on a quiet machine; with 1000 nodes and other test suites on the two
+# cores (load 14) a restart took longer, and the soak died with it at 11 minutes.
+APISERVER_READY_S = 300.0
 SECOND_KILL_AFTER_S = 10.0
 ETCD_PAUSE_S = 8.0
 
@@ -286,9 +290,9 @@ class Soak:
             await self.kill_asched()
             await self.start_asched()
         elif kind == APISERVER_TWICE:
-            await self.cluster.restart_apiserver()
+            await self.cluster.restart_apiserver(ready_within=APISERVER_READY_S)
             await anyio.sleep(SECOND_KILL_AFTER_S)
-            await self.cluster.restart_apiserver()
+            await self.cluster.restart_apiserver(ready_within=APISERVER_READY_S)
         elif kind == ETCD_PAUSE:
             await self.cluster.pause_etcd(ETCD_PAUSE_S)
         elif kind == WATCH_EXPIRY:
@@ -297,7 +301,9 @@ class Soak:
             # a watch cache, makes every resumed watch fail with 410 Gone.
             await self._touch_configmap(20)
             await self.cluster.restart_apiserver(
-                extra_args=["--watch-cache=false"], before_start=self.cluster.compact_etcd
+                ready_within=APISERVER_READY_S,
+                extra_args=["--watch-cache=false"],
+                before_start=self.cluster.compact_etcd,
             )
         else:  # pragma: no cover - schedule() makes no other kind
             raise ValueError(kind)
@@ -414,52 +420,59 @@ async def run_soak(args: argparse.Namespace) -> dict[str, Any]:
             soak = Soak(
                 cluster, admin, work_dir, ClientLimits(500, 1000), args.pods, args.replace, src
             )
-            observer = BindObserver(admin, NAMESPACE, expected=sys.maxsize)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(observer.run)
-                await observer.wait_synced()
-                # Half the population exists before asched starts (the setup).
-                for _ in range(args.pods // 2):
-                    await soak.create_pod()
-                soak.started = time.time()
-                await soak.start_asched()
-                for _ in range(args.pods - args.pods // 2):
-                    await soak.create_pod()
-                tg.start_soon(soak.sample_rss)
-                tg.start_soon(soak.scrape_loop)
-                tg.start_soon(soak.replace_pods)
-                tg.start_soon(soak.mixed_churn)
-                for at, kind in plan:
-                    await anyio.sleep(max(0.0, soak.started + at - time.time()))
-                    await soak.inject(kind)
-                await anyio.sleep(max(0.0, soak.started + duration - time.time()))
-                ended = time.time()
-                await soak.scrape()
-                warm_at = plan[1][0] - 1.0 if len(plan) > 1 else 0.0
-                document.update(_rss_summary(soak, warm_at))
-                tg.cancel_scope.cancel()
-            # The churn stopped; asched gets SETTLE_S to bind what is pending.
-            with anyio.move_on_after(SETTLE_S):
-                while True:
-                    checks = await _with_retries(lambda: _final_checks(admin, nodes))
-                    if not checks["pods_lost"]:
-                        break
-                    await anyio.sleep(5.0)
-            checks = await _with_retries(lambda: _final_checks(admin, nodes))
-            document.update(checks)
-            document["double_bindings"] = observer.rebound
-            assert soak.proc is not None
-            document["exit_code_on_sigterm"] = await soak.proc.stop()
-            errors = await anyio.to_thread.run_sync(_error_lines, soak.proc.log_path)
-            document["error_log_lines"] = len(errors)
-            document["error_log_events"] = sorted({str(r.get("event")) for r in errors})
-            document["loop_lag_p99_ms_per_10min"] = lag_p99_per_window(
-                soak.scrapes, soak.started, ended, LAG_WINDOW_S
-            )
-            document["faults"] = soak.faults
-            document.update(full_gc_summary(soak.scrapes))
-            document["harness_request_failures"] = soak.request_failures
-            document["pods_created"] = next(soak.counter)
+            try:
+                observer = BindObserver(admin, NAMESPACE, expected=sys.maxsize)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(observer.run)
+                    await observer.wait_synced()
+                    # Half the population exists before asched starts (the setup).
+                    for _ in range(args.pods // 2):
+                        await soak.create_pod()
+                    soak.started = time.time()
+                    await soak.start_asched()
+                    for _ in range(args.pods - args.pods // 2):
+                        await soak.create_pod()
+                    tg.start_soon(soak.sample_rss)
+                    tg.start_soon(soak.scrape_loop)
+                    tg.start_soon(soak.replace_pods)
+                    tg.start_soon(soak.mixed_churn)
+                    for at, kind in plan:
+                        await anyio.sleep(max(0.0, soak.started + at - time.time()))
+                        await soak.inject(kind)
+                    await anyio.sleep(max(0.0, soak.started + duration - time.time()))
+                    ended = time.time()
+                    await soak.scrape()
+                    warm_at = plan[1][0] - 1.0 if len(plan) > 1 else 0.0
+                    document.update(_rss_summary(soak, warm_at))
+                    tg.cancel_scope.cancel()
+                # The churn stopped; asched gets SETTLE_S to bind what is pending.
+                with anyio.move_on_after(SETTLE_S):
+                    while True:
+                        checks = await _with_retries(lambda: _final_checks(admin, nodes))
+                        if not checks["pods_lost"]:
+                            break
+                        await anyio.sleep(5.0)
+                checks = await _with_retries(lambda: _final_checks(admin, nodes))
+                document.update(checks)
+                document["double_bindings"] = observer.rebound
+                assert soak.proc is not None
+                document["exit_code_on_sigterm"] = await soak.proc.stop()
+                errors = await anyio.to_thread.run_sync(_error_lines, soak.proc.log_path)
+                document["error_log_lines"] = len(errors)
+                document["error_log_events"] = sorted({str(r.get("event")) for r in errors})
+                document["loop_lag_p99_ms_per_10min"] = lag_p99_per_window(
+                    soak.scrapes, soak.started, ended, LAG_WINDOW_S
+                )
+                document["faults"] = soak.faults
+                document.update(full_gc_summary(soak.scrapes))
+                document["harness_request_failures"] = soak.request_failures
+                document["pods_created"] = next(soak.counter)
+            finally:
+                # However the soak ends (a fault that failed, Ctrl-C), asched is not left
+                # running after its cluster is gone; stop() is a no-op once it stopped.
+                if soak.proc is not None:
+                    with anyio.CancelScope(shield=True):
+                        await soak.proc.stop()
     document["loadavg_end"] = list(os.getloadavg())
     path = work_dir.with_suffix(".json")
     await anyio.Path(path).write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))

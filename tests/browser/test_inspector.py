@@ -108,11 +108,10 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
     require_chromium()
     isolation = unique("insp")
     scheduler = unique("inspector")
-    config = gang_config(tmp_path, scheduler, permit_wait_seconds=30)
     # A second profile whose pods are signable (no PodTopologySpread default
     # constraints), so opportunistic batching places alike pods by hint. Every profile
     # sorts the one queue alike; QueueSort plays no part in signing.
-    cfg = yaml.safe_load(config.read_text())
+    cfg = yaml.safe_load(gang_config(scheduler, permit_wait_seconds=30))
     batching = f"{scheduler}-batch"
     cfg["profiles"].append(
         {
@@ -126,6 +125,7 @@ async def test_decisions_rejections_gangs_and_queues_show_what_asched_did(
             ],
         }
     )
+    config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     specs = [
         NodeSpec(name, cpu=cpu, labels={ISOLATION_LABEL: isolation, ZONE: zone})

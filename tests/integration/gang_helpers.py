@@ -9,7 +9,7 @@ resumes from the last version it saw when the server ends the stream.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import yaml
 from asched.api.podgroup import POD_GROUP_LABEL
 from asched.localcluster import ClusterClient
 from tests.builders import make_pod, make_pod_group
+from tests.integration.harness import AschedHarness
 
 EXAMPLE_CONFIG = Path(__file__).parents[2] / "manifests" / "examples" / "coscheduling-config.yaml"
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
@@ -30,14 +31,13 @@ ISOLATION_LABEL = "asched-test/gang"
 
 
 def gang_config(
-    tmp_path: Path,
     scheduler_name: str,
     *,
     permit_wait_seconds: int | None = None,
     backoff_seconds: int | None = None,
     qps: int = 0,
-) -> Path:
-    """manifests/examples/coscheduling-config.yaml, with a test-unique schedulerName.
+) -> str:
+    """manifests/examples/coscheduling-config.yaml, with a test-unique schedulerName (YAML).
 
     The example is used as shipped (Coscheduling replaces PrioritySort at queueSort and
     is enabled at multiPoint); only the scheduler name, the timing args a test needs to
@@ -54,9 +54,7 @@ def gang_config(
         args["podGroupBackoffSeconds"] = backoff_seconds
     if qps:
         cfg["clientConnection"] = {"qps": qps, "burst": 2 * qps}
-    path = tmp_path / f"{scheduler_name}.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+    return yaml.safe_dump(cfg, sort_keys=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +119,6 @@ async def delete_pods(admin: ClusterClient, ns: str, names: Iterable[str]) -> No
     async with anyio.create_task_group() as tg:
         for name in names:
             tg.start_soon(delete, name)
-
-
-async def events_about(
-    admin: ClusterClient, ns: str, name: str, kind: str = ""
-) -> list[dict[str, Any]]:
-    """events.k8s.io/v1 Events regarding one object of the namespace."""
-    selector = f"regarding.name={name}" + (f",regarding.kind={kind}" if kind else "")
-    body = await admin.get(
-        f"/apis/events.k8s.io/v1/namespaces/{ns}/events", params={"fieldSelector": selector}
-    )
-    items: list[dict[str, Any]] = body["items"]
-    return items
 
 
 @dataclass(slots=True)
@@ -213,3 +199,38 @@ def partial_groups(watch: BindingWatch, gangs: Iterable[Gang]) -> dict[str, int]
         if 0 < n < g.min_member:
             out[g.name] = n
     return out
+
+
+async def kill_between_bindings_then_restart(
+    asched: AschedHarness,
+    watch: BindingWatch,
+    gangs: Sequence[Gang],
+    *,
+    throttled: str,
+    config: str,
+) -> dict[str, int]:
+    """SIGKILL asched (started with the *throttled* config) as soon as it bound a pod, then
+    start it again with *config* until every member of *gangs* is bound. Returns how many
+    members of each gang were bound when the first process died.
+
+    Throttled, so the bindings leave one or a few at a time and the kill lands between
+    two: unthrottled, every binding can be on the wire before the first one is seen."""
+    bound_before = len(watch.bound_at)
+    members = [m for g in gangs for m in g.members]
+    async with asched.run(throttled) as proc:
+        with anyio.fail_after(30):
+            while len(watch.bound_at) == bound_before:
+                await watch.changed.wait()
+        proc.kill()
+    # Bindings already on the wire when the process died may still land.
+    await anyio.sleep(1)
+    at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
+    print(
+        f"\nbound per gang when asched was killed: {at_kill}; "
+        f"partial: {partial_groups(watch, gangs)}"
+    )
+    assert sum(at_kill.values()) < len(members), "asched finished before it could be killed"
+    async with asched.run(config):
+        await watch.wait_bound(members, within=60)
+        await anyio.sleep(1)
+    return at_kill

@@ -25,6 +25,7 @@ from asched.localcluster import ClusterClient
 from asched.localcluster.binaries import BUILD_SCRIPT, find_binaries
 from tests.builders import make_pod
 from tests.integration.asched_proc import AschedProcess
+from tests.integration.harness import profile_config
 
 ROOT = Path(__file__).parents[2]
 MANIFESTS = ROOT / "manifests"
@@ -62,19 +63,17 @@ LEASE_DURATION = 4.0
 RETRY_PERIOD = 1.0
 
 
-def write_config(path: Path, scheduler_name: str) -> Path:
-    path.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "leaderElection:\n"
-        "  leaderElect: true\n"
-        f"  leaseDuration: {LEASE_DURATION:g}s\n"
-        "  renewDeadline: 3s\n"
-        f"  retryPeriod: {RETRY_PERIOD:g}s\n"
-        "profiles:\n"
-        f"  - schedulerName: {scheduler_name}\n"
+def leader_config(scheduler_name: str) -> str:
+    """One profile, leader election on with the short leases above (YAML)."""
+    return profile_config(
+        scheduler_name,
+        leader_election={
+            "leaderElect": True,
+            "leaseDuration": f"{LEASE_DURATION:g}s",
+            "renewDeadline": "3s",
+            "retryPeriod": f"{RETRY_PERIOD:g}s",
+        },
     )
-    return path
 
 
 def leader_elect_flags(namespace: str) -> list[str]:

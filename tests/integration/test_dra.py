@@ -7,22 +7,21 @@ checks what asched writes to the claim (allocation and reservation) and where th
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec
+from asched.localcluster import ApiError, ClusterClient, NodeSpec
 from asched.testing import dra
 from tests.builders import make_native_pod_group, make_pod
-from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
+from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import poll
-from tests.integration.test_scheduler import _config, _events, _wait_bound
 
 DRIVER = "gpu.example.com"
 RESOURCE = "/apis/resource.k8s.io/v1"
+CONFIG = profile_config("dra-test")
 
 
 class DraObjects:
@@ -59,13 +58,12 @@ async def _claim(admin: ClusterClient, ns: str, name: str) -> dict[str, Any]:
 
 
 async def test_pod_with_claim_is_bound_and_claim_allocated(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """Only the second node has a GPU: the pod goes there and the claim names its device."""
     plain, gpu_node = await kwok_nodes([NodeSpec("plain"), NodeSpec("gpu")])
@@ -79,12 +77,10 @@ async def test_pod_with_claim_is_bound_and_claim_allocated(
     )
     selector = f'device.attributes["{DRIVER}"].model == "a100"'
     pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
+    async with asched.run(CONFIG):
         # The pod first: PreEnqueue holds it until its claim exists, and the claim's
         # ResourceClaimAdd (queueing hint: the pod's own claim) lets it go.
-        created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+        created = await asched.create_pod(pod.manifest())
         await anyio.sleep(1)
         assert not (await admin.get(f"/api/v1/namespaces/{namespace}/pods/p"))["spec"].get(
             "nodeName"
@@ -93,7 +89,7 @@ async def test_pod_with_claim_is_bound_and_claim_allocated(
             f"{RESOURCE}/namespaces/{namespace}/resourceclaims",
             dra.resource_claim("c", dra.device_request("gpu", cls, selector), namespace=namespace),
         )
-        bound = await _wait_bound(admin, namespace, {"p"}, within=10)
+        bound = await asched.wait_bound({"p"}, within=10)
     assert bound["p"] == gpu_node != plain
     status = (await _claim(admin, namespace, "c"))["status"]
     assert status["allocation"]["devices"]["results"] == [
@@ -107,13 +103,12 @@ async def test_pod_with_claim_is_bound_and_claim_allocated(
 
 
 async def test_template_claim_and_competing_pods(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """Two pods, each with a claim from one template, one GPU in the cluster: the
     resourceclaim controller makes the claims, one pod gets the GPU, the other waits with
@@ -123,14 +118,12 @@ async def test_template_claim_and_competing_pods(
         f"{RESOURCE}/namespaces/{namespace}/resourceclaimtemplates",
         dra.resource_claim_template("t", dra.device_request("gpu", cls), namespace=namespace),
     )
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
+    async with asched.run(CONFIG):
         for name in ("p1", "p2"):
             pod = (
                 make_pod(name, namespace).scheduler("dra-test").resource_claim("gpu", template="t")
             )
-            await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+            await asched.create_pod(pod.manifest())
 
         async def outcome() -> tuple[list[str], str] | None:
             pods = (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
@@ -138,7 +131,7 @@ async def test_template_claim_and_competing_pods(
             if len(bound) != 1:
                 return None
             loser = "p2" if bound == ["p1"] else "p1"
-            for e in await _events(admin, namespace, loser):
+            for e in await asched.events(loser):
                 if e.get("reason") == "FailedScheduling":
                     return bound, str(e["note"])
             return None
@@ -150,13 +143,12 @@ async def test_template_claim_and_competing_pods(
 
 
 async def test_a_rack_nic_claim_is_shared_by_pods_on_two_nodes_of_the_rack(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """Issue 36 as a user met it: a ResourceSlice with a nodeSelector for rack r1 (nodes
     n1 and n2) holds a NIC. pb allocates claim nic-b on n2; the allocation gets the
@@ -197,23 +189,13 @@ async def test_a_rack_nic_claim_is_shared_by_pods_on_two_nodes_of_the_rack(
         return pod.manifest()
 
     uids = {}
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
+    async with asched.run(CONFIG):
         for name, node in (("pb", n2), ("pb2", n1)):
-            created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pinned(name, node))
+            created = await asched.create_pod(pinned(name, node))
             uids[name] = created["metadata"]["uid"]
-            assert (await _wait_bound(admin, namespace, {name}, within=20))[name] == node
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pinned("pc", n3))
-
-        async def refused() -> str | None:
-            for e in await _events(admin, namespace, "pc"):
-                if e.get("reason") == "FailedScheduling":
-                    return str(e["note"])
-            return None
-
-        with anyio.fail_after(20):
-            note = await poll(refused, interval=0.3)
+            assert (await asched.wait_bound({name}, within=20))[name] == node
+        await asched.create_pod(pinned("pc", n3))
+        note = str((await asched.wait_event("pc", "FailedScheduling", within=20))["note"])
     assert "1 resourceclaim not available on the node" in note
     status = (await _claim(admin, namespace, "nic-b"))["status"]
     assert status["allocation"]["nodeSelector"] == selector
@@ -249,13 +231,12 @@ async def _gpu_node_with_claim(
 
 
 async def test_post_filter_deallocates_a_claim_allocated_where_the_pod_cannot_go(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """The claim is allocated on a node that does not exist and reserved for nobody: Filter
     finds it available nowhere, PostFilter deallocates it (Go's deallocateOrDeletePodClaims,
@@ -277,16 +258,12 @@ async def test_post_filter_deallocates_a_claim_allocated_where_the_pod_cannot_go
         },
     )
     pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
-        bound = await _wait_bound(admin, namespace, {"p"}, within=20)
+    async with asched.run(CONFIG):
+        await asched.create_pod(pod.manifest())
+        bound = await asched.wait_bound({"p"}, within=20)
     assert bound["p"] == node
     notes = [
-        str(e["note"])
-        for e in await _events(admin, namespace, "p")
-        if e.get("reason") == "FailedScheduling"
+        str(e["note"]) for e in await asched.events("p") if e.get("reason") == "FailedScheduling"
     ]
     assert notes
     assert notes[0].startswith(
@@ -334,13 +311,12 @@ def _deny_bindings(namespace: str, name: str) -> tuple[dict[str, Any], dict[str,
 
 
 async def test_failed_bind_takes_the_pod_out_of_reserved_for(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """Bind fails after PreBind allocated and reserved the claim: Unreserve takes the pod
     out of status.reservedFor and leaves the allocation (Go's Unreserve). Once bindings
@@ -354,10 +330,8 @@ async def test_failed_bind_takes_the_pod_out_of_reserved_for(
     try:
         await _wait_policy_active(admin, namespace, node)
         pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
-        async with running_asched(
-            _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-        ):
-            created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+        async with asched.run(CONFIG):
+            created = await asched.create_pod(pod.manifest())
 
             async def released() -> dict[str, Any] | None:
                 status = (await _claim(admin, namespace, "c")).get("status") or {}
@@ -371,7 +345,7 @@ async def test_failed_bind_takes_the_pod_out_of_reserved_for(
                 status = await poll(released, interval=0.1)
             assert status["allocation"]["devices"]["results"][0]["pool"] == node
             await admin.delete(f"{admission}/validatingadmissionpolicybindings/{name}")
-            bound = await _wait_bound(admin, namespace, {"p"}, within=30)
+            bound = await asched.wait_bound({"p"}, within=30)
         assert bound["p"] == node
         status = (await _claim(admin, namespace, "c"))["status"]
         assert status["reservedFor"] == [
@@ -419,13 +393,12 @@ async def _wait_policy_active(admin: ClusterClient, namespace: str, node: str) -
 
 
 async def test_binding_waits_for_the_device_binding_conditions(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """A device with a binding condition (DRADeviceBindingConditions, beta in 1.37): the
     claim is allocated and reserved with the condition copied into its result, the pod is
@@ -443,13 +416,11 @@ async def test_binding_waits_for_the_device_binding_conditions(
         claims, dra.resource_claim("c", dra.device_request("gpu", cls), namespace=namespace)
     )
     pod = make_pod("p", namespace).scheduler("dra-test").resource_claim("gpu", claim="c")
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
+    async with asched.run(CONFIG):
+        await asched.create_pod(pod.manifest())
 
         async def pending() -> dict[str, Any] | None:
-            events = await _events(admin, namespace, "p")
+            events = await asched.events("p")
             if not any(e.get("reason") == "BindingConditionsPending" for e in events):
                 return None
             claim_status: dict[str, Any] = (await _claim(admin, namespace, "c"))["status"]
@@ -490,18 +461,17 @@ async def test_binding_waits_for_the_device_binding_conditions(
                 }
             },
         )
-        bound = await _wait_bound(admin, namespace, {"p"}, within=15)
+        bound = await asched.wait_bound({"p"}, within=15)
     assert bound["p"] == node
 
 
 async def test_extended_resource_backed_by_a_device_class(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """DRAExtendedResource (GA in 1.37): a pod asks for `example.com/<class>: 2`, which a
     DeviceClass names as its extendedResourceName. No node advertises it; one publishes
@@ -521,11 +491,9 @@ async def test_extended_resource_backed_by_a_device_class(
     pod = make_pod("p", namespace).scheduler("dra-test").request(resource, "2")
     manifest = pod.manifest()
     manifest["spec"]["containers"][0]["resources"]["limits"] = {resource: "2"}
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
-        created = await admin.post(f"/api/v1/namespaces/{namespace}/pods", manifest)
-        bound = await _wait_bound(admin, namespace, {"p"}, within=20)
+    async with asched.run(CONFIG):
+        created = await asched.create_pod(manifest)
+        bound = await asched.wait_bound({"p"}, within=20)
     assert bound["p"] == gpu_node != plain
     claims = (await admin.get(f"{RESOURCE}/namespaces/{namespace}/resourceclaims"))["items"]
     (claim,) = claims
@@ -554,13 +522,12 @@ async def test_extended_resource_backed_by_a_device_class(
 
 
 async def test_a_device_taint_rule_keeps_the_device_from_new_claims(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
 ) -> None:
     """DeviceTaintRules (GA in 1.37): a rule taints the first node's GPU NoSchedule; a
     claim without tolerations gets the other node's GPU, although the pod prefers the
@@ -609,11 +576,9 @@ async def test_a_device_taint_rule_keeps_the_device_from_new_claims(
             }
         )
     )
-    async with running_asched(
-        _config(tmp_path, "dra-test"), cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ):
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod.manifest())
-        bound = await _wait_bound(admin, namespace, {"p"}, within=15)
+    async with asched.run(CONFIG):
+        await asched.create_pod(pod.manifest())
+        bound = await asched.wait_bound({"p"}, within=15)
     assert bound["p"] == free
 
 
@@ -622,13 +587,12 @@ PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
 
 @pytest.mark.parametrize("gate", [True, False], ids=["workload-claims", "gate-off"])
 async def test_a_podgroup_claim_is_reserved_for_the_group_across_its_pods(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     *,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
     dra_objects: DraObjects,
-    tmp_path: Path,
     gate: bool,
 ) -> None:
     """Upstream's testWorkloadResourceClaims (test/integration/dra): a basic PodGroup
@@ -668,17 +632,12 @@ async def test_a_podgroup_claim_is_reserved_for_the_group_across_its_pods(
         )
         return pod.manifest()
 
-    extra = ["--feature-gates", "DRAWorkloadResourceClaims=true"] if gate else None
-    async with running_asched(
-        _config(tmp_path, "dra-test"),
-        cluster.scheduler_kubeconfig,
-        tmp_path / "asched.log",
-        extra,
-    ):
-        first = await admin.post(f"/api/v1/namespaces/{namespace}/pods", member("p1"))
-        await _wait_bound(admin, namespace, {"p1"}, within=15)
-        second = await admin.post(f"/api/v1/namespaces/{namespace}/pods", member("p2"))
-        bound = await _wait_bound(admin, namespace, {"p2"}, within=15)
+    gates = {"DRAWorkloadResourceClaims": True} if gate else None
+    async with asched.run(CONFIG, feature_gates=gates):
+        first = await asched.create_pod(member("p1"))
+        await asched.wait_bound({"p1"}, within=15)
+        second = await asched.create_pod(member("p2"))
+        bound = await asched.wait_bound({"p2"}, within=15)
     assert bound == {"p2": node}
 
     def consumers(status: dict[str, Any]) -> list[tuple[str, str]]:

@@ -26,24 +26,24 @@ from typing import Any
 
 import anyio
 import orjson
-import pytest
 
 from asched.api.quantity import parse_quantity_exact
 from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from asched.localcluster.kubeconfig import write_kubeconfig
 from tests.builders import make_pod
 from tests.cluster_fixtures import RestartApiServer
-from tests.integration.asched_proc import AschedProcess, running_asched
+from tests.integration.asched_proc import AschedProcess
 from tests.integration.conftest import NodeFactory
 from tests.integration.fault_proxy import Fault, FaultProxy
+from tests.integration.harness import AschedHarness
 from tests.integration.helpers import poll
 from tests.integration.ops_helpers import (
     BindingRecorder,
     Sample,
+    leader_config,
     leader_elect_flags,
     parse_metrics,
     value,
-    write_config,
 )
 
 BINDING = r"^/api/v1/namespaces/[^/]+/pods/[^/]+/binding$"
@@ -53,11 +53,14 @@ POD_STATUS = r"^/api/v1/namespaces/[^/]+/pods/[^/]+/status$"
 FAILURES = "asched_request_failures_total"
 
 
-async def _proxied_kubeconfig(cluster: LocalCluster, proxy: FaultProxy, path: Path) -> Path:
+async def _proxied_kubeconfig(asched: AschedHarness, proxy: FaultProxy) -> Path:
     """The scheduler's identity, through the proxy (plain HTTP on loopback)."""
-    identity = cluster.scheduler
+    identity = asched.cluster.scheduler
     return await write_kubeconfig(
-        path, f"http://127.0.0.1:{proxy.port}", identity.user, identity.token
+        asched.tmp_path / "proxied.kubeconfig",
+        f"http://127.0.0.1:{proxy.port}",
+        identity.user,
+        identity.token,
     )
 
 
@@ -192,15 +195,15 @@ def _rejected_scheduled(records: list[dict[str, Any]]) -> set[str]:
 
 
 async def test_cut_refused_and_throttled_writes_bind_every_pod_once_without_alarm(
+    asched: AschedHarness,
     cluster: LocalCluster,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     nodes = await kwok_nodes([NodeSpec(f"f{i}", cpu="4", memory="16Gi") for i in range(3)])
     scheduler = f"faults-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     names = [f"p{i:02d}" for i in range(24)]  # 24 x 500m fills the three nodes exactly
     proxy = FaultProxy(cluster.server, cluster.ca_pem)
     # Bindings: cut before the server saw them, cut after it applied them, refused.
@@ -220,12 +223,11 @@ async def test_cut_refused_and_throttled_writes_bind_every_pod_once_without_alar
     recorder = BindingRecorder(admin, namespace)
     async with proxy.running(), anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        kubeconfig = await _proxied_kubeconfig(cluster, proxy, tmp_path / "proxied.kubeconfig")
-        async with running_asched(
+        kubeconfig = await _proxied_kubeconfig(asched, proxy)
+        async with asched.run(
             config,
-            kubeconfig,
-            tmp_path / "asched.log",
-            [*leader_elect_flags(namespace), "--log-format", "json"],
+            kubeconfig=kubeconfig,
+            args=[*leader_elect_flags(namespace), "--log-format", "json"],
         ) as proc:
             await _create_pods(admin, namespace, [_pod(n, namespace, scheduler) for n in names])
             await recorder.wait_bound(len(names), within=60)
@@ -274,25 +276,23 @@ async def test_cut_refused_and_throttled_writes_bind_every_pod_once_without_alar
 
 
 async def test_sigterm_during_an_outage_with_binds_in_flight_exits_cleanly(
+    asched: AschedHarness,
     cluster: LocalCluster,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     nodes = await kwok_nodes([NodeSpec(f"o{i}", cpu="4", memory="16Gi") for i in range(2)])
     scheduler = f"outage-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     proxy = FaultProxy(cluster.server, cluster.ca_pem)
     recorder = BindingRecorder(admin, namespace)
     first = [f"a{i:02d}" for i in range(8)]
     second = [f"b{i:02d}" for i in range(8)]  # 16 x 500m fills the two nodes exactly
     async with proxy.running(), anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        kubeconfig = await _proxied_kubeconfig(cluster, proxy, tmp_path / "proxied.kubeconfig")
-        async with running_asched(
-            config, kubeconfig, tmp_path / "asched.log", ["--log-format", "json"]
-        ) as proc:
+        kubeconfig = await _proxied_kubeconfig(asched, proxy)
+        async with asched.run(config, kubeconfig=kubeconfig, args=["--log-format", "json"]) as proc:
             await _create_pods(admin, namespace, [_pod(n, namespace, scheduler) for n in first])
             await recorder.wait_bound(len(first), within=30)
             # The next Bindings stay in flight for 3 s; the API server goes away meanwhile,
@@ -324,48 +324,40 @@ async def test_sigterm_during_an_outage_with_binds_in_flight_exits_cleanly(
 
 
 async def test_apiserver_killed_and_restarted_during_binding(
+    asched: AschedHarness,
     cluster: LocalCluster,
     namespace: str,
     kwok_nodes: NodeFactory,
     restart_apiserver: RestartApiServer,
-    tmp_path: Path,
 ) -> None:
     """Issue 34's incident: kube-apiserver restarts while Bindings are on the wire."""
     async with cluster.admin_client() as admin:
         await _restart_during_binding(
-            cluster,
-            admin,
-            namespace,
-            kwok_nodes=kwok_nodes,
-            restart_apiserver=restart_apiserver,
-            tmp_path=tmp_path,
+            asched, admin, namespace, kwok_nodes=kwok_nodes, restart_apiserver=restart_apiserver
         )
 
 
 async def _restart_during_binding(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     *,
     kwok_nodes: NodeFactory,
     restart_apiserver: RestartApiServer,
-    tmp_path: Path,
 ) -> None:
     nodes = await kwok_nodes([NodeSpec(f"r{i}", cpu="4", memory="16Gi") for i in range(3)])
     scheduler = f"restart-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     names = [f"p{i:02d}" for i in range(24)]
-    proxy = FaultProxy(cluster.server, cluster.ca_pem)
+    proxy = FaultProxy(asched.cluster.server, asched.cluster.ca_pem)
     # Some Bindings are held on the wire (forwarded 2 s late) so that the kill finds them
     # in flight; the proxy only delays, the faults are the real server's.
     held = proxy.add(Fault("POST", BINDING, "hold", times=8, delay=2.0))
     recorder = BindingRecorder(admin, namespace)
     async with proxy.running(), anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        kubeconfig = await _proxied_kubeconfig(cluster, proxy, tmp_path / "proxied.kubeconfig")
-        async with running_asched(
-            config, kubeconfig, tmp_path / "asched.log", ["--log-format", "json"]
-        ) as proc:
+        kubeconfig = await _proxied_kubeconfig(asched, proxy)
+        async with asched.run(config, kubeconfig=kubeconfig, args=["--log-format", "json"]) as proc:
             await _create_pods(admin, namespace, [_pod(n, namespace, scheduler) for n in names])
             with anyio.fail_after(20):
                 await poll(_async(lambda: held.hits >= 4 or None))
@@ -407,9 +399,9 @@ class Setup:
     admin: ClusterClient
     namespace: str
     scheduler: str
-    config: Path
+    config: str
     kubeconfig: Path
-    tmp_path: Path
+    harness: AschedHarness
     names: list[str]
     stack: AsyncExitStack
     made: set[str] = field(default_factory=set)
@@ -428,40 +420,18 @@ class Setup:
         self.made.update(todo)
 
     async def start_asched(self) -> None:
-        log_path = self.tmp_path / f"asched-{len(self.procs)}.log"
         proc = await self.stack.enter_async_context(
-            running_asched(self.config, self.kubeconfig, log_path, ["--log-format", "json"])
+            self.harness.run(self.config, kubeconfig=self.kubeconfig, args=["--log-format", "json"])
         )
         self.procs.append(proc)
 
 
-@dataclass(frozen=True)
-class Env:
-    cluster: LocalCluster
-    admin: ClusterClient
-    namespace: str
-    kwok_nodes: NodeFactory
-    tmp_path: Path
-
-
-@pytest.fixture
-def env(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
-) -> Env:
-    return Env(cluster, admin, namespace, kwok_nodes, tmp_path)
-
-
 async def _issue_setup_under(
-    fault: Callable[[Setup], Awaitable[None]], env: Env
+    fault: Callable[[Setup], Awaitable[None]], asched: AschedHarness, kwok_nodes: NodeFactory
 ) -> tuple[Run, list[dict[str, Any]]]:
     """Run the issue's setup with *fault* injected once Bindings are in flight; return
     the checked run and asched's (last process's) log records."""
-    cluster, admin, namespace = env.cluster, env.admin, env.namespace
-    kwok_nodes, tmp_path = env.kwok_nodes, env.tmp_path
+    cluster, admin, namespace = asched.cluster, asched.admin, asched.namespace
     nodes = await kwok_nodes(
         [NodeSpec(f"s{i}", cpu=SETUP_NODE_CPU, memory="16Gi") for i in range(SETUP_NODES)]
     )
@@ -476,9 +446,9 @@ async def _issue_setup_under(
             admin,
             namespace,
             scheduler,
-            write_config(tmp_path / "config.yaml", scheduler),
-            await _proxied_kubeconfig(cluster, proxy, tmp_path / "proxied.kubeconfig"),
-            tmp_path,
+            leader_config(scheduler),
+            await _proxied_kubeconfig(asched, proxy),
+            asched,
             names,
             stack,
         )
@@ -503,8 +473,7 @@ async def _issue_setup_under(
 
 
 async def test_issue_setup_apiserver_killed_twice_10s_apart_while_binding(
-    env: Env,
-    restart_apiserver: RestartApiServer,
+    asched: AschedHarness, kwok_nodes: NodeFactory, restart_apiserver: RestartApiServer
 ) -> None:
     async def twice(setup: Setup) -> None:
         began = anyio.current_time()
@@ -513,7 +482,7 @@ async def test_issue_setup_apiserver_killed_twice_10s_apart_while_binding(
         await anyio.sleep(max(0.0, began + 10.0 - anyio.current_time()))
         await restart_apiserver()
 
-    _, records = await _issue_setup_under(twice, env)
+    _, records = await _issue_setup_under(twice, asched, kwok_nodes)
     # Both kills cut asched's watches; each informer resumed (or relisted) and kept going.
     cut = {r["informer"] for r in records if r["event"] == "informer_watch_failed"}
     assert {"pods", "nodes"} <= cut, cut
@@ -527,18 +496,19 @@ def _only_startup_rejections(records: list[dict[str, Any]]) -> None:
     assert all(" 403 Forbidden: " in r["error"] for r in refused), refused
 
 
-async def test_issue_setup_etcd_stopped_for_8s(env: Env) -> None:
+async def test_issue_setup_etcd_stopped_for_8s(
+    asched: AschedHarness, kwok_nodes: NodeFactory
+) -> None:
     async def pause(setup: Setup) -> None:
         # etcd's pid is all it takes: the signals need not come from the cluster's loop.
-        await env.cluster.pause_etcd(8.0)
+        await asched.cluster.pause_etcd(8.0)
 
     # The held Bindings reach a server that cannot write them for 8 s.
-    await _issue_setup_under(pause, env)
+    await _issue_setup_under(pause, asched, kwok_nodes)
 
 
 async def test_issue_setup_watches_expire_410_and_asched_relists(
-    env: Env,
-    restart_apiserver: RestartApiServer,
+    asched: AschedHarness, kwok_nodes: NodeFactory, restart_apiserver: RestartApiServer
 ) -> None:
     async def expire(setup: Setup) -> None:
         # Writes nobody watches move etcd past every informer's resourceVersion; with
@@ -550,7 +520,7 @@ async def test_issue_setup_watches_expire_410_and_asched_relists(
         await restart_apiserver(extra_args=["--watch-cache=false"], compact=True)
 
     try:
-        _, records = await _issue_setup_under(expire, env)
+        _, records = await _issue_setup_under(expire, asched, kwok_nodes)
     finally:
         # The session's other tests get their API server back with its watch cache.
         await restart_apiserver()
@@ -562,7 +532,9 @@ async def test_issue_setup_watches_expire_410_and_asched_relists(
     assert relisted["nodes"] >= 2, relisted
 
 
-async def test_issue_setup_asched_sigkilled_and_restarted(env: Env) -> None:
+async def test_issue_setup_asched_sigkilled_and_restarted(
+    asched: AschedHarness, kwok_nodes: NodeFactory
+) -> None:
     async def restart(setup: Setup) -> None:
         first = setup.proc
         first.kill()
@@ -571,7 +543,7 @@ async def test_issue_setup_asched_sigkilled_and_restarted(env: Env) -> None:
         assert first.proc is not None
         assert first.proc.returncode == -signal.SIGKILL
 
-    run, records = await _issue_setup_under(restart, env)
+    run, records = await _issue_setup_under(restart, asched, kwok_nodes)
     # The new process took over: it found what the old one had bound in its first list
     # (check_clean: no pod bound twice) and bound the rest.
     assert len(run.killed) == 1

@@ -12,15 +12,13 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
+from asched.localcluster import ClusterClient, NodeSpec
 from tests.builders import make_pod
-from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
 from tests.integration.gang_helpers import (
     ISOLATION_LABEL,
@@ -29,10 +27,11 @@ from tests.integration.gang_helpers import (
     Gang,
     create_gang,
     delete_pods,
-    events_about,
     gang_config,
+    kill_between_bindings_then_restart,
     partial_groups,
 )
+from tests.integration.harness import AschedHarness
 from tests.integration.helpers import bind, poll
 
 # A gang's members must all be bound within this long of its first binding. The design
@@ -59,18 +58,17 @@ async def isolated_nodes(kwok_nodes: NodeFactory, count: int, cpu: str) -> str:
 
 
 async def test_gang_of_ten_binds_in_one_burst(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     iso = await isolated_nodes(kwok_nodes, 4, cpu="4")
     name = unique("gang10")
-    config = gang_config(tmp_path, name)
+    config = gang_config(name)
     async with (
         watching(admin, namespace) as watch,
-        running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
+        asched.run(config),
     ):
         gang = await create_gang(admin, namespace, "ten", 10, scheduler=name, isolation=iso)
         await watch.wait_bound(gang.members, within=30)
@@ -93,11 +91,9 @@ async def podgroup(admin: ClusterClient, ns: str, name: str) -> dict[str, Any]:
     return body
 
 
-async def warning_about_group(
-    admin: ClusterClient, ns: str, group: str, within: float
-) -> dict[str, Any]:
+async def warning_about_group(asched: AschedHarness, group: str, within: float) -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
-        for e in await events_about(admin, ns, group, kind="PodGroup"):
+        for e in await asched.events(group, kind="PodGroup"):
             if e.get("type") == "Warning":
                 return e
         return None
@@ -107,19 +103,18 @@ async def warning_about_group(
 
 
 async def test_three_gangs_where_two_fit_all_or_nothing(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     # 4 nodes x 4 CPU hold 8 pods of 2 CPU: two gangs of 4, never three.
     iso = await isolated_nodes(kwok_nodes, 4, cpu="4")
     name = unique("gang3")
-    config = gang_config(tmp_path, name, backoff_seconds=2)
+    config = gang_config(name, backoff_seconds=2)
     async with (
         watching(admin, namespace) as watch,
-        running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
+        asched.run(config),
     ):
         gangs = [
             await create_gang(admin, namespace, g, 4, scheduler=name, isolation=iso, cpu="2")
@@ -131,7 +126,7 @@ async def test_three_gangs_where_two_fit_all_or_nothing(
         done = [g for g in gangs if len(watch.bound(g.members)) == 4]
         (left,) = [g for g in gangs if g not in done]
         # The third is turned away as a whole: a Warning on its PodGroup, nothing bound.
-        warning = await warning_about_group(admin, namespace, left.name, within=20)
+        warning = await warning_about_group(asched, left.name, within=20)
         assert "fits no node" in warning["note"], warning["note"]
         await anyio.sleep(3)
         assert watch.bound(left.members) == []
@@ -178,11 +173,10 @@ async def _settle(watch: BindingWatch, gangs: list[Gang], slots: int, within: fl
 
 
 async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     rng = random.Random(5)
     sizes = [rng.randint(2, 8) for _ in range(50)]
@@ -191,14 +185,14 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
     slots = nodes * 4
     iso = await isolated_nodes(kwok_nodes, nodes, cpu="4")
     name = unique("gang50")
-    config = gang_config(tmp_path, name, backoff_seconds=2)
+    config = gang_config(name, backoff_seconds=2)
     async with watching(admin, namespace) as watch:
         # All pods exist before the scheduler starts, so the gangs interleave in its queue.
         gangs = [
             await create_gang(admin, namespace, f"g{i:02d}", size, scheduler=name, isolation=iso)
             for i, size in enumerate(sizes)
         ]
-        async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
+        async with asched.run(config):
             started = anyio.current_time()
             await _settle(watch, gangs, slots, within=60)
             first_fill = anyio.current_time() - started
@@ -232,20 +226,19 @@ async def test_fifty_gangs_at_150_percent_never_partial_never_stuck(
     assert spreads[-1] < BURST_WINDOW
 
 
-async def _failed_scheduling(admin: ClusterClient, ns: str, pod: str) -> list[str]:
+async def _failed_scheduling(asched: AschedHarness, pod: str) -> list[str]:
     return [
         e["note"]
-        for e in await events_about(admin, ns, pod, kind="Pod")
+        for e in await asched.events(pod, kind="Pod")
         if e.get("reason") == "FailedScheduling"
     ]
 
 
 async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_nothing(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     # 4 nodes x 4 CPU. "bad": its last member wants 6 CPU, more than any node, though
     # the gang's 9 CPU fit the cluster's 16, so its first members are reserved before
@@ -253,10 +246,10 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
     iso = await isolated_nodes(kwok_nodes, 4, cpu="4")
     name = unique("gangbad")
     # The example's timings: a 60 s Permit wait, so "fast" cannot mean "timed out".
-    config = gang_config(tmp_path, name)
+    config = gang_config(name)
     async with (
         watching(admin, namespace) as watch,
-        running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
+        asched.run(config),
     ):
         bad = await create_gang(
             admin, namespace, "bad", 4, scheduler=name, isolation=iso, cpu_of={3: "6"}
@@ -264,9 +257,9 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
         huge = await create_gang(
             admin, namespace, "huge", 3, scheduler=name, isolation=iso, cpu_of={2: "100"}
         )
-        warn_bad = await warning_about_group(admin, namespace, "bad", within=10)
+        warn_bad = await warning_about_group(asched, "bad", within=10)
         rejected_in = anyio.current_time() - bad.created_at
-        warn_huge = await warning_about_group(admin, namespace, "huge", within=10)
+        warn_huge = await warning_about_group(asched, "huge", within=10)
         print(f"\nunplaceable gang rejected {rejected_in:.2f} s after creation: {warn_bad['note']}")
         assert "bad-3 fits no node" in warn_bad["note"]
         assert "Insufficient cpu" in warn_bad["note"]
@@ -277,7 +270,7 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
             for pod in gang.members:
 
                 async def named(pod: str = pod, why: str = why) -> list[str] | None:
-                    notes = await _failed_scheduling(admin, namespace, pod)
+                    notes = await _failed_scheduling(asched, pod)
                     return notes if any(why in n for n in notes) else None
 
                 with anyio.fail_after(10):
@@ -300,11 +293,10 @@ async def test_gang_with_a_member_that_never_fits_is_rejected_fast_and_holds_not
 
 
 async def test_sigkill_mid_gang_then_restart_completes_every_group(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     # 10 nodes x 8 CPU = 80 slots for 68 pods: everything fits once placed.
     iso = await isolated_nodes(kwok_nodes, 10, cpu="8")
@@ -315,8 +307,6 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
         )["items"]
     ]
     name = unique("gangkill")
-    config = gang_config(tmp_path, name, backoff_seconds=2)
-    log = tmp_path / "asched.log"
     async with watching(admin, namespace) as watch:
         # What a kill between two bindings leaves behind, made deterministic: 3 of the
         # 8 members of "pre" bound (by a scheduler that then died), 5 pending.
@@ -328,26 +318,13 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
             for i in range(6)
         ]
         await watch.wait_bound(pre.members[:3], within=10)
-        # Throttled, so the bindings leave a few at a time and the kill lands between
-        # them: unthrottled, all 68 can be on the wire before the first one is seen bound.
-        (tmp_path / "throttled").mkdir()
-        throttled = gang_config(tmp_path / "throttled", name, backoff_seconds=2, qps=5)
-        async with running_asched(throttled, cluster.scheduler_kubeconfig, log) as proc:
-            with anyio.fail_after(30):
-                while len(watch.bound_at) == 3:
-                    await watch.changed.wait()
-            proc.kill()
-        # Bindings already on the wire when the process died may still land.
-        await anyio.sleep(1)
-        at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
-        print(
-            f"\nbound per gang when asched was killed: {at_kill}; "
-            f"partial: {partial_groups(watch, gangs)}"
+        at_kill = await kill_between_bindings_then_restart(
+            asched,
+            watch,
+            gangs,
+            throttled=gang_config(name, backoff_seconds=2, qps=5),
+            config=gang_config(name, backoff_seconds=2),
         )
-        assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
-        async with running_asched(config, cluster.scheduler_kubeconfig, log):
-            await watch.wait_bound([m for g in gangs for m in g.members], within=60)
-            await anyio.sleep(1)
     assert partial_groups(watch, gangs) == {}
     # Each pod was bound once: the node the watch saw first is the node it has now.
     final = {
@@ -367,10 +344,10 @@ async def test_sigkill_mid_gang_then_restart_completes_every_group(
     ids=["20x10-qps50", "20x50-qps50", "20x50-qps1000"],
 )
 async def test_gangs_created_while_running_measure_creation_to_bound(
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
     shape: tuple[int, int, int],
 ) -> None:
     """The latency users see: a gang's first pod created -> its last pod bound.
@@ -381,10 +358,10 @@ async def test_gangs_created_while_running_measure_creation_to_bound(
     gangs, size, qps = shape
     iso = await isolated_nodes(kwok_nodes, 50, cpu="32")
     name = unique("gangrun")
-    config = gang_config(tmp_path, name, qps=qps)
+    config = gang_config(name, qps=qps)
     async with (
         watching(admin, namespace) as watch,
-        running_asched(config, kwok_nodes.cluster.scheduler_kubeconfig, tmp_path / "asched.log"),
+        asched.run(config),
     ):
         started = anyio.current_time()
         created = [

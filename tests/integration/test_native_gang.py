@@ -8,34 +8,24 @@ member was ever bound" is checked against the API server's history, not a final 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import anyio
 
-from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
+from asched.localcluster import ClusterClient, NodeSpec
 from tests.builders import make_native_pod_group, make_pod
-from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory, unique
-from tests.integration.gang_helpers import ISOLATION_LABEL, Gang, events_about, partial_groups
+from tests.integration.gang_helpers import (
+    ISOLATION_LABEL,
+    Gang,
+    kill_between_bindings_then_restart,
+    partial_groups,
+)
+from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import bind, poll
 from tests.integration.test_gang import isolated_nodes, watching
 
 PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
-
-
-def _config(tmp_path: Path, scheduler_name: str, *, qps: int = 0) -> Path:
-    """One default profile; `qps` > 0 limits the client to that many requests a second
-    (burst 1), so bindings leave one by one."""
-    path = tmp_path / (f"config-qps{qps}.yaml" if qps else "config.yaml")
-    client = f"clientConnection:\n  qps: {qps}\n  burst: 1\n" if qps else ""
-    path.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        f"{client}"
-        f"profiles:\n  - schedulerName: {scheduler_name}\n"
-    )
-    return path
 
 
 async def _group(admin: ClusterClient, ns: str, name: str, min_count: int) -> None:
@@ -90,30 +80,24 @@ async def _wait_condition(
 
 
 async def _event_reasons(
-    admin: ClusterClient, ns: str, pod: str, until: str, within: float = 20
+    asched: AschedHarness, pod: str, until: str, within: float = 20
 ) -> list[str]:
     """The reasons of the Events about *pod*, once one with reason *until* is there."""
-
-    async def check() -> list[str] | None:
-        reasons = [e["reason"] for e in await events_about(admin, ns, pod, "Pod")]
-        return reasons if until in reasons else None
-
-    with anyio.fail_after(within):
-        return await poll(check, interval=0.2)
+    await asched.wait_event(pod, until, within, kind="Pod")
+    return [e["reason"] for e in await asched.events(pod, "Pod")]
 
 
 async def test_gang_waits_for_its_group_and_quorum_then_binds_whole(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     iso = await isolated_nodes(kwok_nodes, 2, cpu="4")
     name = unique("native")
     async with (
         watching(admin, namespace) as watch,
-        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+        asched.run(profile_config(name)),
     ):
         # Pods first: PreEnqueue holds them until their PodGroup appears...
         pods = await _members(admin, namespace, "g", 2, scheduler=name, iso=iso)
@@ -132,7 +116,7 @@ async def test_gang_waits_for_its_group_and_quorum_then_binds_whole(
         await watch.wait_bound(pods, within=30)
         cond = await _wait_condition(admin, namespace, "g", "True")
         group = await admin.get(f"{PODGROUPS.format(ns=namespace)}/g")
-        reasons = {pod: await _event_reasons(admin, namespace, pod, "Scheduled") for pod in pods}
+        reasons = {pod: await _event_reasons(asched, pod, "Scheduled") for pod in pods}
     generation = group["metadata"].get("generation", 0)
     assert (cond["reason"], cond["message"]) == ("Scheduled", ""), cond
     # metav1.Condition omits observedGeneration 0.
@@ -142,24 +126,23 @@ async def test_gang_waits_for_its_group_and_quorum_then_binds_whole(
 
 
 async def test_gang_with_a_member_that_fits_nowhere_binds_none(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     iso = await isolated_nodes(kwok_nodes, 2, cpu="4")
     name = unique("native")
     async with (
         watching(admin, namespace) as watch,
-        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+        asched.run(profile_config(name)),
     ):
         await _group(admin, namespace, "big", 3)
         # Member 1 asks for more CPU than any node has: minCount 3 cannot be met.
         pods = await _members(admin, namespace, "big", 3, scheduler=name, iso=iso, cpu_of={1: "8"})
         cond = await _wait_condition(admin, namespace, "big", "False")
         for pod in pods:
-            await _event_reasons(admin, namespace, pod, "FailedScheduling")
+            await _event_reasons(asched, pod, "FailedScheduling")
         assert watch.bound(pods) == []
     # kube-scheduler 1.37 with TopologyAwareWorkloadScheduling: one placement (no topology
     # constraint) whose status is PlacementFeasible's, then DefaultPreemption's
@@ -177,7 +160,7 @@ async def test_gang_with_a_member_that_fits_nowhere_binds_none(
     # reports the group's status as it was before PodGroupPostFilter (Go clones it then).
     notes = {}
     for pod in pods:
-        events = await events_about(admin, namespace, pod, "Pod")
+        events = await asched.events(pod, "Pod")
         failed = [e["note"] for e in events if e["reason"] == "FailedScheduling"]
         assert failed, pod
         notes[pod] = failed[0]
@@ -191,11 +174,10 @@ RACK = "topology.kubernetes.io/rack"
 
 
 async def test_topology_gang_lands_inside_the_one_rack_that_fits_it(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     iso = unique("iso")
     # rack-a: two 4-CPU nodes; rack-b: one. Three 2-CPU members fit only in rack-a.
@@ -207,7 +189,7 @@ async def test_topology_gang_lands_inside_the_one_rack_that_fits_it(
     name = unique("native")
     async with (
         watching(admin, namespace) as watch,
-        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+        asched.run(profile_config(name)),
     ):
         pg = make_native_pod_group("ring", namespace).min_count(3).topology(RACK)
         await admin.post(PODGROUPS.format(ns=namespace), pg.manifest())
@@ -227,19 +209,16 @@ async def test_topology_gang_lands_inside_the_one_rack_that_fits_it(
 
 
 async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     # 10 nodes x 8 CPU = 80 slots for 68 members: everything fits once placed.
     iso = await isolated_nodes(kwok_nodes, 10, cpu="8")
     listed = await admin.get("/api/v1/nodes", params={"labelSelector": f"{ISOLATION_LABEL}={iso}"})
     node_names = [n["metadata"]["name"] for n in listed["items"]]
     name = unique("nativekill")
-    config = _config(tmp_path, name)
-    log = tmp_path / "asched.log"
     async with watching(admin, namespace) as watch:
         # What a kill between two bindings leaves behind, made deterministic: 3 of the 8
         # members of "pre" bound by a scheduler that then died, 5 pending.
@@ -253,22 +232,14 @@ async def test_sigkill_mid_binding_then_restart_leaves_no_native_gang_partial(
             members = await _members(admin, namespace, f"k{i}", 10, scheduler=name, iso=iso)
             gangs.append(Gang(f"k{i}", 10, tuple(members)))
         await watch.wait_bound(pre[:3], within=10)
-        # Throttled, so the bindings leave one by one and the kill lands between two:
-        # unthrottled, all 68 can be on the wire before the first one is seen bound.
-        throttled = _config(tmp_path, name, qps=5)
-        async with running_asched(throttled, cluster.scheduler_kubeconfig, log) as proc:
-            with anyio.fail_after(30):
-                while len(watch.bound_at) == 3:
-                    await watch.changed.wait()
-            proc.kill()
-        # Bindings already on the wire when the process died may still land.
-        await anyio.sleep(1)
-        at_kill = {g.name: len(watch.bound(g.members)) for g in gangs}
-        print(f"\nbound per native gang when asched was killed: {at_kill}")
-        assert sum(at_kill.values()) < 68, "asched finished before it could be killed"
-        async with running_asched(config, cluster.scheduler_kubeconfig, log):
-            await watch.wait_bound([m for g in gangs for m in g.members], within=60)
-            await anyio.sleep(1)
+        # Burst 1: the bindings leave one by one.
+        await kill_between_bindings_then_restart(
+            asched,
+            watch,
+            gangs,
+            throttled=profile_config(name, qps=5, burst=1),
+            config=profile_config(name),
+        )
     assert partial_groups(watch, gangs) == {}
     final = {
         p["metadata"]["name"]: p["spec"].get("nodeName")
@@ -300,18 +271,17 @@ def _job(name: str, scheduler: str, iso: str, parallelism: int, cpu: str) -> dic
 
 
 async def test_a_job_with_gang_scheduling_is_placed_whole_or_not_at_all(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     # Two 4-CPU nodes: four 2-CPU workers fit, five do not.
     iso = await isolated_nodes(kwok_nodes, 2, cpu="4")
     name = unique("native")
     async with (
         watching(admin, namespace) as watch,
-        running_asched(_config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"),
+        asched.run(profile_config(name)),
     ):
         await admin.post(
             f"/apis/batch/v1/namespaces/{namespace}/jobs", _job("fits", name, iso, 4, "2")
@@ -347,11 +317,10 @@ async def test_a_job_with_gang_scheduling_is_placed_whole_or_not_at_all(
 
 
 async def test_group_preemption_evicts_a_disruption_all_group_whole(
-    cluster: LocalCluster,
+    asched: AschedHarness,
     admin: ClusterClient,
     namespace: str,
     kwok_nodes: NodeFactory,
-    tmp_path: Path,
 ) -> None:
     """DefaultPreemption's PodGroupPostFilter with a victim group of disruptionMode All:
     the high gang needs one node, but the low group on both nodes goes whole."""
@@ -376,9 +345,7 @@ async def test_group_preemption_evicts_a_disruption_all_group_whole(
             await admin.post(f"/api/v1/namespaces/{namespace}/pods", body)
         async with (
             watching(admin, namespace) as watch,
-            running_asched(
-                _config(tmp_path, name), cluster.scheduler_kubeconfig, tmp_path / "a.log"
-            ),
+            asched.run(profile_config(name)),
         ):
             hi = make_native_pod_group("hi", namespace).min_count(1).manifest()
             hi["spec"]["priorityClassName"] = high
@@ -395,13 +362,10 @@ async def test_group_preemption_evicts_a_disruption_all_group_whole(
             member["spec"]["priorityClassName"] = high
             await admin.post(f"/api/v1/namespaces/{namespace}/pods", member)
             await watch.wait_bound(["hi-0"], within=30)
-            notes = {
-                v: [e["note"] for e in await events_about(admin, namespace, v, "Pod")]
-                for v in victims
-            }
+            notes = {v: [e["note"] for e in await asched.events(v, "Pod")] for v in victims}
             failed = [
                 e["note"]
-                for e in await events_about(admin, namespace, "hi-0", "Pod")
+                for e in await asched.events("hi-0", "Pod")
                 if e["reason"] == "FailedScheduling"
             ]
             left = {

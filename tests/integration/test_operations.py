@@ -24,8 +24,9 @@ from asched.localcluster import ApiError, ClusterClient, LocalCluster, NodeSpec
 from asched.localcluster.apply import Applier, load_manifests
 from asched.localcluster.kubeconfig import write_kubeconfig
 from asched.plugins.registry import in_tree_registry
-from tests.integration.asched_proc import AschedProcess, free_port, running_asched
+from tests.integration.asched_proc import AschedProcess, free_port
 from tests.integration.conftest import NodeFactory
+from tests.integration.harness import AschedHarness
 from tests.integration.helpers import bind, poll, status_of
 from tests.integration.ops_helpers import (
     LEASE_DURATION,
@@ -39,6 +40,7 @@ from tests.integration.ops_helpers import (
     kubeconfig_via,
     kubectl,
     label_values,
+    leader_config,
     leader_elect_flags,
     lease_path,
     lease_spec,
@@ -46,7 +48,6 @@ from tests.integration.ops_helpers import (
     parse_metrics,
     pod_manifest,
     value,
-    write_config,
 )
 
 # ---- a. the manifests -------------------------------------------------------------------
@@ -384,11 +385,7 @@ async def test_scheduler_identity_performs_its_job_and_nothing_dangerous(
 
 
 async def test_asched_schedules_as_the_deployments_service_account(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     """What the Deployment's pods would do: run with a token of ServiceAccount asched/asched."""
     [node] = await kwok_nodes([NodeSpec("sa")])
@@ -401,23 +398,21 @@ async def test_asched_schedules_as_the_deployments_service_account(
         },
     )
     kubeconfig = await write_kubeconfig(
-        tmp_path / "sa.kubeconfig",
-        cluster.server,
+        asched.tmp_path / "sa.kubeconfig",
+        asched.cluster.server,
         SA_USER,
         request["status"]["token"],
-        ca_pem=cluster.ca_pem,
+        ca_pem=asched.cluster.ca_pem,
     )
     scheduler = f"sa-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        async with running_asched(
-            config, kubeconfig, tmp_path / "asched.log", leader_elect_flags(namespace)
+        async with asched.run(
+            config, kubeconfig=kubeconfig, args=leader_elect_flags(namespace)
         ) as proc:
-            await admin.post(
-                f"/api/v1/namespaces/{namespace}/pods", pod_manifest("p", namespace, scheduler)
-            )
+            await asched.create_pod(pod_manifest("p", namespace, scheduler))
             await recorder.wait_bound(1, within=30)
             assert await proc.terminate() == 0
         tg.cancel_scope.cancel()
@@ -429,29 +424,21 @@ async def test_asched_schedules_as_the_deployments_service_account(
 
 
 async def test_leader_failover_binds_every_pod_exactly_once(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     await kwok_nodes([NodeSpec(f"f{i:02d}", cpu="32", memory="64Gi") for i in range(20)])
     scheduler = f"failover-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     flags = leader_elect_flags(namespace)
     total = 400
     names = [f"p{i:03d}" for i in range(total)]
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)  # watching before any scheduler exists
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, tmp_path / "a.log", flags
-        ) as a:
+        async with asched.run(config, args=flags) as a:
             with anyio.fail_after(20):
                 await poll(lambda: _holder_is(admin, namespace, identity_of(a)))
-            async with running_asched(
-                config, cluster.scheduler_kubeconfig, tmp_path / "b.log", flags
-            ) as b:
+            async with asched.run(config, args=flags) as b:
                 assert not log_events(b, "leader_elected")  # b stands by
                 tg.start_soon(
                     functools.partial(
@@ -511,20 +498,14 @@ async def _holder_is(admin: ClusterClient, namespace: str, identity: str) -> boo
 
 
 async def test_metrics_after_a_run(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     await kwok_nodes([NodeSpec(f"m{i}", cpu="8") for i in range(5)])
     profile = f"metrics-{namespace}"
-    config = write_config(tmp_path / "config.yaml", profile)
+    config = leader_config(profile)
     count = 60
     pods = f"/api/v1/namespaces/{namespace}/pods"
-    async with running_asched(
-        config, cluster.scheduler_kubeconfig, tmp_path / "asched.log", leader_elect_flags(namespace)
-    ) as proc:
+    async with asched.run(config, args=leader_elect_flags(namespace)) as proc:
         for i in range(count):
             await admin.post(pods, pod_manifest(f"p{i:02d}", namespace, profile))
         huge = pod_manifest("huge", namespace, profile)
@@ -629,7 +610,9 @@ async def test_readyz_waits_for_the_caches_while_livez_answers(
     port = free_port()
     kubeconfig = kubeconfig_via(cluster.scheduler_kubeconfig, tmp_path / "late.kubeconfig", port)
     api = urlsplit(cluster.server)
-    config = write_config(tmp_path / "config.yaml", "readyz-test")
+    # Not AschedHarness.run: that waits for /readyz, which is what this test watches.
+    config = tmp_path / "config.yaml"
+    config.write_text(leader_config("readyz-test"))
     proc = AschedProcess(config, kubeconfig, tmp_path / "asched.log")
     proc.start()
     try:
@@ -657,24 +640,18 @@ async def _ok(http: aiohttp.ClientSession, url: str) -> bool | None:
 
 
 async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     await kwok_nodes([NodeSpec(f"s{i:02d}", cpu="32", memory="64Gi") for i in range(10)])
     scheduler = f"sigterm-{namespace}"
-    config = write_config(tmp_path / "config.yaml", scheduler)
+    config = leader_config(scheduler)
     flags = leader_elect_flags(namespace)
     total = 300
     names = [f"p{i:03d}" for i in range(total)]
     recorder = BindingRecorder(admin, namespace)
     async with anyio.create_task_group() as tg:
         await tg.start(recorder.run)
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, tmp_path / "first.log", flags
-        ) as first:
+        async with asched.run(config, args=flags) as first:
             creating = anyio.Event()
 
             async def create_all() -> None:
@@ -706,9 +683,7 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
 
         # A successor takes the released Lease at once and binds the rest, each once.
         started = anyio.current_time()
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, tmp_path / "second.log", flags
-        ) as second:
+        async with asched.run(config, args=flags) as second:
             with anyio.fail_after(LEASE_DURATION):
                 await poll(lambda: _holder_is(admin, namespace, identity_of(second)))
             acquired_in = anyio.current_time() - started
@@ -726,21 +701,14 @@ async def test_sigterm_stops_cleanly_and_leaves_no_pod_half_done(
 
 
 async def test_sigterm_on_a_standby_exits_at_once_and_leaves_the_leader(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str
 ) -> None:
-    config = write_config(tmp_path / "config.yaml", f"standby-{namespace}")
+    config = leader_config(f"standby-{namespace}")
     flags = leader_elect_flags(namespace)
-    async with running_asched(
-        config, cluster.scheduler_kubeconfig, tmp_path / "a.log", flags
-    ) as leader:
+    async with asched.run(config, args=flags) as leader:
         with anyio.fail_after(20):
             await poll(lambda: _holder_is(admin, namespace, identity_of(leader)))
-        async with running_asched(
-            config, cluster.scheduler_kubeconfig, tmp_path / "b.log", flags
-        ) as standby:
+        async with asched.run(config, args=flags) as standby:
             began = time.monotonic()
             assert await standby.terminate(within=10) == 0
             stopped_in = time.monotonic() - began

@@ -9,62 +9,17 @@ from typing import Any
 import anyio
 
 from asched.api import Resource, decode_node, decode_pod
-from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
+from asched.localcluster import ClusterClient, NodeSpec
 from tests.builders import make_pod
-from tests.integration.asched_proc import running_asched
 from tests.integration.conftest import NodeFactory
+from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import poll
 
 SEED_CONFIG = Path(__file__).parents[1] / "data" / "configs" / "seed-node-affinity-plugin.yaml"
 
 
-def _config(tmp_path: Path, scheduler_name: str, extra: str = "") -> Path:
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "profiles:\n"
-        f"  - schedulerName: {scheduler_name}\n" + extra
-    )
-    return path
-
-
-async def _pods(admin: ClusterClient, ns: str) -> list[dict[str, Any]]:
-    body = await admin.get(f"/api/v1/namespaces/{ns}/pods")
-    items: list[dict[str, Any]] = body["items"]
-    return items
-
-
-async def _wait_bound(
-    admin: ClusterClient, ns: str, names: set[str], within: float = 60
-) -> dict[str, str]:
-    async def check() -> dict[str, str] | None:
-        bound = {
-            p["metadata"]["name"]: p["spec"].get("nodeName", "")
-            for p in await _pods(admin, ns)
-            if p["metadata"]["name"] in names
-        }
-        return bound if all(bound.get(n) for n in names) else None
-
-    with anyio.fail_after(within):
-        return await poll(check, interval=0.2)
-
-
-async def _events(admin: ClusterClient, ns: str, pod: str) -> list[dict[str, Any]]:
-    body = await admin.get(
-        f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
-        params={"fieldSelector": f"regarding.name={pod}"},
-    )
-    items: list[dict[str, Any]] = body["items"]
-    return items
-
-
 async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     """The seed article's config as written; its gpu-pod goes to a node-type=gpu node."""
     nodes = await kwok_nodes(
@@ -91,44 +46,29 @@ async def test_seed_scenario_gpu_pod_lands_on_gpu_node(
     # No nodeSelector: the plugin's labelKey/labelValue args alone send it to a GPU node.
     plain = make_pod("plain", namespace).scheduler("custom-scheduler").cpu("100m").manifest()
     other = make_pod("other", namespace).scheduler("someone-else").manifest()
-    async with running_asched(
-        SEED_CONFIG, cluster.scheduler_kubeconfig, tmp_path / "asched.log"
-    ) as proc:
+    async with asched.run(SEED_CONFIG) as proc:
         for body in (gpu_pod, plain, other):
-            await admin.post(f"/api/v1/namespaces/{namespace}/pods", body)
-        bound = await _wait_bound(admin, namespace, {"gpu-pod", "plain"})
+            await asched.create_pod(body)
+        bound = await asched.wait_bound({"gpu-pod", "plain"})
         assert bound["gpu-pod"] in gpu_nodes
         assert bound["plain"] in gpu_nodes
         await anyio.sleep(2)
-        others = {p["metadata"]["name"]: p for p in await _pods(admin, namespace)}
+        others = {p["metadata"]["name"]: p for p in await asched.pods()}
         assert not others["other"]["spec"].get("nodeName")
-        assert not await _events(admin, namespace, "other")
-        with anyio.fail_after(20):
-            scheduled = await poll(lambda: _scheduled_event(admin, namespace, "gpu-pod"))
+        assert not await asched.events("other")
+        scheduled = await asched.wait_event("gpu-pod", "Scheduled", within=20)
         want = f"Successfully assigned {namespace}/gpu-pod to {bound['gpu-pod']}"
         assert scheduled["note"] == want
         assert "config_deviation" in proc.logs()
 
 
-async def _scheduled_event(admin: ClusterClient, ns: str, pod: str) -> dict[str, Any] | None:
-    for e in await _events(admin, ns, pod):
-        if e.get("reason") == "Scheduled":
-            return e
-    return None
-
-
 async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     await kwok_nodes(
         [NodeSpec(f"a{i}", cpu="4", labels={"zone": "a"}) for i in range(3)]
         + [NodeSpec(f"b{i}", cpu="4") for i in range(2)]
     )
-    config = _config(tmp_path, "fit-test")
     pod = (
         make_pod("big", namespace)
         .scheduler("fit-test")
@@ -136,17 +76,9 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
         .node_selector({"zone": "a"})
         .manifest()
     )
-    async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
-        await admin.post(f"/api/v1/namespaces/{namespace}/pods", pod)
-
-        async def failed() -> dict[str, Any] | None:
-            for e in await _events(admin, namespace, "big"):
-                if e.get("reason") == "FailedScheduling":
-                    return e
-            return None
-
-        with anyio.fail_after(30):
-            event = await poll(failed, interval=0.2)
+    async with asched.run(profile_config("fit-test")):
+        await asched.create_pod(pod)
+        event = await asched.wait_event("big", "FailedScheduling", within=30)
         expected = (
             "0/5 nodes are available: 2 node(s) didn't match Pod's node "
             "affinity/selector, 3 Insufficient cpu."
@@ -169,29 +101,23 @@ async def test_unschedulable_pod_reports_and_is_rescued_by_node_add(
         # A node that fits arrives: the NodeAdd event (not the 5-minute flush) brings the
         # pod back, so it binds within seconds.
         names = await kwok_nodes([NodeSpec("big-a", cpu="16", labels={"zone": "a"})])
-        bound = await _wait_bound(admin, namespace, {"big"}, within=20)
+        bound = await asched.wait_bound({"big"}, within=20)
         assert bound["big"] == names[0]
 
 
 async def test_thousand_pods_on_hundred_nodes_never_overcommit(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     # 100 nodes x 2 CPU fit 1300 pods of 150m; 1000 pods leave little slack.
     await kwok_nodes(
         [NodeSpec(f"n{i:03d}", cpu="2", memory="4Gi") for i in range(100)], ready_within=120
     )
-    config = _config(tmp_path, "bulk-test")
     total = 1000
     limiter = anyio.Semaphore(32)
 
     async def create(i: int) -> None:
         async with limiter:
-            await admin.post(
-                f"/api/v1/namespaces/{namespace}/pods",
+            await asched.create_pod(
                 make_pod(f"p{i:04d}", namespace)
                 .scheduler("bulk-test")
                 .cpu("150m")
@@ -202,13 +128,13 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
     async with anyio.create_task_group() as tg:
         for i in range(total):
             tg.start_soon(create, i)
-    async with running_asched(config, cluster.scheduler_kubeconfig, tmp_path / "asched.log"):
+    async with asched.run(profile_config("bulk-test")):
         start = anyio.current_time()
-        bound = await _wait_bound(admin, namespace, {f"p{i:04d}" for i in range(total)}, within=240)
+        bound = await asched.wait_bound({f"p{i:04d}" for i in range(total)}, within=240)
         elapsed = anyio.current_time() - start
     print(f"\n1000 pods bound in {elapsed:.1f}s ({total / elapsed:.0f} pods/s incl. startup)")
     per_node: dict[str, Resource] = {}
-    for raw in await _pods(admin, namespace):
+    for raw in await asched.pods():
         pod = decode_pod(raw)
         per_node.setdefault(pod.node_name, Resource()).add(pod.requests)
     nodes = {
@@ -222,33 +148,27 @@ async def test_thousand_pods_on_hundred_nodes_never_overcommit(
 
 
 async def test_sigkill_midway_loses_nothing_and_binds_once(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, namespace: str, kwok_nodes: NodeFactory
 ) -> None:
     await kwok_nodes([NodeSpec(f"k{i:02d}", cpu="8") for i in range(20)])
-    config = _config(tmp_path, "kill-test")
+    config = profile_config("kill-test")
     total = 400
     async with anyio.create_task_group() as tg:
         for i in range(total):
             tg.start_soon(
-                admin.post,
-                f"/api/v1/namespaces/{namespace}/pods",
+                asched.create_pod,
                 make_pod(f"p{i:03d}", namespace).scheduler("kill-test").cpu("100m").manifest(),
             )
     first_seen: dict[str, str] = {}
 
     async def bound_now() -> int:
-        for p in await _pods(admin, namespace):
+        for p in await asched.pods():
             node = p["spec"].get("nodeName")
             if node:
                 assert first_seen.setdefault(p["metadata"]["name"], node) == node
         return len(first_seen)
 
-    log = tmp_path / "asched.log"
-    async with running_asched(config, cluster.scheduler_kubeconfig, log) as proc:
+    async with asched.run(config) as proc:
 
         async def a_third_bound() -> bool | None:
             return True if await bound_now() >= total // 3 else None
@@ -258,6 +178,6 @@ async def test_sigkill_midway_loses_nothing_and_binds_once(
         proc.kill()
     killed_at = await bound_now()
     assert killed_at < total, "asched finished before it could be killed"
-    async with running_asched(config, cluster.scheduler_kubeconfig, log):
-        await _wait_bound(admin, namespace, {f"p{i:03d}" for i in range(total)}, within=120)
+    async with asched.run(config):
+        await asched.wait_bound({f"p{i:03d}" for i in range(total)}, within=120)
     assert await bound_now() == total

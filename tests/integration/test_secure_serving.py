@@ -19,11 +19,12 @@ import anyio
 import orjson
 import yaml
 
-from asched.localcluster import ClusterClient, LocalCluster
+from asched.localcluster import ClusterClient
 from asched.server.certgen import generate_self_signed
 from tests.certs import ClientCA
 from tests.cluster_fixtures import unique
-from tests.integration.asched_proc import AschedProcess, running_asched
+from tests.integration.asched_proc import AschedProcess
+from tests.integration.harness import AschedHarness
 from tests.integration.helpers import poll
 
 READER_ROLE = Path(__file__).parents[2] / "manifests" / "examples" / "metrics-reader.yaml"
@@ -119,7 +120,7 @@ def _status_message(body: bytes) -> tuple[int, str]:
 
 
 async def test_metrics_need_a_token_the_api_server_vouches_for_and_a_right(
-    cluster: LocalCluster, admin: ClusterClient, namespace: str, tmp_path: Path
+    asched: AschedHarness, admin: ClusterClient, namespace: str, tmp_path: Path
 ) -> None:
     # A serving pair of the test's own, so the client verifies the chain (no skip-verify).
     pair = generate_self_signed("localhost", ("127.0.0.1",))
@@ -135,14 +136,7 @@ async def test_metrics_need_a_token_the_api_server_vouches_for_and_a_right(
 
     async with (
         _metrics_reader(admin, *_service_account(namespace, "reader")),
-        running_asched(
-            None,
-            cluster.scheduler_kubeconfig,
-            tmp_path / "asched.log",
-            flags,
-            secure=True,
-            ssl=client_ssl,
-        ) as proc,
+        asched.run(args=flags, secure=True, ssl=client_ssl) as proc,
     ):
         assert proc.url.startswith("https://")
         no_token = await _get(proc, "/metrics")
@@ -178,11 +172,9 @@ async def test_metrics_need_a_token_the_api_server_vouches_for_and_a_right(
 
 
 async def test_default_serving_is_https_with_a_generated_certificate(
-    cluster: LocalCluster, tmp_path: Path
+    asched: AschedHarness,
 ) -> None:
-    async with running_asched(
-        None, cluster.scheduler_kubeconfig, tmp_path / "asched.log", secure=True
-    ) as proc:
+    async with asched.run(secure=True) as proc:
         healthz = await _get(proc, "/healthz")
         metrics = await _get(proc, "/metrics")
         async with aiohttp.ClientSession() as http:
@@ -199,7 +191,7 @@ async def test_default_serving_is_https_with_a_generated_certificate(
 
 
 async def test_a_client_certificate_of_the_client_ca_authenticates_its_user(
-    cluster: LocalCluster, admin: ClusterClient, tmp_path: Path
+    asched: AschedHarness, admin: ClusterClient, tmp_path: Path
 ) -> None:
     """kube-scheduler's --client-ca-file: the certificate's CommonName is the user the
     SubjectAccessReview asks about, its Organizations the groups."""
@@ -221,11 +213,8 @@ async def test_a_client_certificate_of_the_client_ca_authenticates_its_user(
     groups = ["asched-test-scrapers", "system:authenticated"]
     async with (
         _metrics_reader(admin, subject, user, groups),
-        running_asched(
-            None,
-            cluster.scheduler_kubeconfig,
-            tmp_path / "asched.log",
-            [f"--client-ca-file={tmp_path / 'client-ca.crt'}"],
+        asched.run(
+            args=[f"--client-ca-file={tmp_path / 'client-ca.crt'}"],
             secure=True,
             ssl=client(cert, key),
         ) as proc,
@@ -244,7 +233,7 @@ async def test_a_client_certificate_of_the_client_ca_authenticates_its_user(
 
 
 async def test_the_inspector_is_authorized_like_metrics_by_its_viewer_role(
-    cluster: LocalCluster, admin: ClusterClient, namespace: str, tmp_path: Path
+    asched: AschedHarness, admin: ClusterClient, namespace: str
 ) -> None:
     viewer = await _service_account_token(admin, namespace, "viewer")
     reader = await _service_account_token(admin, namespace, "reader")
@@ -256,7 +245,7 @@ async def test_the_inspector_is_authorized_like_metrics_by_its_viewer_role(
             path="/inspector/",
         ),
         _metrics_reader(admin, *_service_account(namespace, "reader")),
-        running_asched(None, cluster.scheduler_kubeconfig, tmp_path / "a.log", secure=True) as proc,
+        asched.run(secure=True) as proc,
     ):
         page = await _get(proc, "/inspector/", viewer)
         snapshot = await _get(proc, "/inspector/api/snapshot", viewer)

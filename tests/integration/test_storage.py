@@ -11,25 +11,26 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
+from asched.localcluster import ClusterClient, NodeSpec
 from asched.localcluster.provisioner import FAKE_PROVISIONER, provisioning
 from asched.testing.builders import PodBuilder
 from tests.builders import make_pod
 from tests.cluster_fixtures import unique
-from tests.integration.asched_proc import AschedProcess, running_asched
+from tests.integration.asched_proc import AschedProcess
 from tests.integration.conftest import NodeFactory
+from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import poll
 
 SCHEDULER = "storage-test"
 HOSTNAME = "kubernetes.io/hostname"
 PVS = "/api/v1/persistentvolumes"
 CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
+CONFIG = profile_config(SCHEDULER)
 
 
 @dataclass
@@ -37,25 +38,14 @@ class Storage:
     """One test's cluster side: namespace, nodes, classes and PVs it made (deleted after),
     and asched started with the `storage-test` profile."""
 
-    cluster: LocalCluster
+    harness: AschedHarness
     admin: ClusterClient
     namespace: str
     nodes: NodeFactory
-    tmp_path: Path
     classes: list[str] = field(default_factory=list)
 
-    @property
-    def config(self) -> Path:
-        path = self.tmp_path / "config.yaml"
-        path.write_text(
-            "apiVersion: kubescheduler.config.k8s.io/v1\n"
-            "kind: KubeSchedulerConfiguration\n"
-            f"profiles:\n  - schedulerName: {SCHEDULER}\n"
-        )
-        return path
-
-    def asched(self, log: str = "asched.log") -> AbstractAsyncContextManager[AschedProcess]:
-        return running_asched(self.config, self.cluster.scheduler_kubeconfig, self.tmp_path / log)
+    def asched(self) -> AbstractAsyncContextManager[AschedProcess]:
+        return self.harness.run(CONFIG)
 
     async def storage_class(self, provisioner: str) -> str:
         """A WaitForFirstConsumer class of *provisioner*."""
@@ -80,7 +70,7 @@ class Storage:
         await self.admin.post(f"/api/v1/namespaces/{self.namespace}/persistentvolumeclaims", body)
 
     async def pod(self, body: dict[str, Any]) -> None:
-        await self.admin.post(f"/api/v1/namespaces/{self.namespace}/pods", body)
+        await self.harness.create_pod(body)
 
     def make_pod(self, name: str) -> PodBuilder:
         return make_pod(name, self.namespace).scheduler(SCHEDULER)
@@ -115,13 +105,9 @@ class Storage:
 
 @pytest.fixture
 async def storage(
-    cluster: LocalCluster,
-    admin: ClusterClient,
-    namespace: str,
-    kwok_nodes: NodeFactory,
-    tmp_path: Path,
+    asched: AschedHarness, admin: ClusterClient, namespace: str, kwok_nodes: NodeFactory
 ) -> AsyncIterator[Storage]:
-    s = Storage(cluster, admin, namespace, kwok_nodes, tmp_path)
+    s = Storage(asched, admin, namespace, kwok_nodes)
     yield s
     await s.cleanup()
 
@@ -295,7 +281,7 @@ async def test_sigkill_between_prebind_write_and_binding_then_restart(storage: S
     nodes = await storage.nodes([NodeSpec("kill-a"), NodeSpec("kill-b")])
     await storage.claim("data", cls, "1Gi")
     ns = storage.namespace
-    async with storage.asched("first.log") as p:
+    async with storage.asched() as p:
         await storage.pod(storage.make_pod("web").pvc("data").manifest())
         with anyio.fail_after(30):
             selected = await poll(lambda: _selected_node(storage.admin, ns), interval=0.2)
@@ -303,7 +289,7 @@ async def test_sigkill_between_prebind_write_and_binding_then_restart(storage: S
     assert selected in nodes
     web = await storage.admin.get(f"/api/v1/namespaces/{ns}/pods/web")
     assert not web["spec"].get("nodeName")
-    async with storage.asched("second.log"), provisioning(storage.admin, {cls}):
+    async with storage.asched(), provisioning(storage.admin, {cls}):
         bound = await storage.wait_pods(1, 90)
         claims = await storage.wait_claims(1)
     assert bound == {"web": selected}
