@@ -10,6 +10,7 @@ wire, so a change to the framework runtime can be compared before and after.
     python -m benchmarks.cycle --nodes 500 --pods 500 --kind antiaffinity --unique-labels
     python -m benchmarks.cycle --curve 100,1000,5000,15000 --plot docs/img/cycle-cost.png
     python -m benchmarks.cycle --nodes 500 --pods 100 --kind dra --cprofile dra.prof
+    python -m benchmarks.cycle --nodes 200 --pods 200 --kind dra --init-claims 1000
     python -m benchmarks.cycle --nodes 1000 --pods 1000 --profile policies   # + the six policies
     python -m benchmarks.cycle --curve 1000,5000 --kinds basic \
         --paths columnar,policies,per-node-plugins
@@ -174,10 +175,13 @@ def _pod(i: int, kind: str, unique_labels: bool = False) -> dict[str, Any]:
     }
 
 
-def _dra_objects(nodes: int, pods: int) -> dict[str, list[tuple[str, Any]]]:
+def _dra_objects(nodes: int, pods: int, init_claims: int = 0) -> dict[str, list[tuple[str, Any]]]:
     """The dra kind's cluster as scheduler_perf's templates make it (resourceslice-basic-
-    devices.yaml, deviceclass.yaml, one claim of one request per pod): store key and
+    devices.yaml, deviceclass.yaml, one claim of one request per pod, and `init_claims`
+    claims already allocated, as its initClaims and allocResourceClaims): store key and
     decoded object, by informer resource."""
+    if init_claims > nodes * DRA_DEVICES:
+        raise ValueError(f"{init_claims} init claims but only {nodes * DRA_DEVICES} devices")
     attributes = {
         "driver": {"string": "xe"},
         "driverVersion": {"version": "1.2.3"},
@@ -245,6 +249,39 @@ def _dra_objects(nodes: int, pods: int) -> dict[str, list[tuple[str, Any]]]:
         )
         for i in range(pods)
     ]
+    # Spread over the nodes as allocResourceClaims leaves them: claim j on node j % nodes.
+    claims.extend(
+        decode_resource_claim(
+            {
+                "metadata": {
+                    "name": f"init-{j}",
+                    "namespace": "init",
+                    "uid": f"init-{j}",
+                    "resourceVersion": "1",
+                },
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "req-0", "exactly": {"deviceClassName": DRA_CLASS}}]
+                    }
+                },
+                "status": {
+                    "allocation": {
+                        "devices": {
+                            "results": [
+                                {
+                                    "request": "req-0",
+                                    "driver": DRA_DRIVER,
+                                    "pool": f"resourceslice-{j % nodes}",
+                                    "device": f"basic-device-{j // nodes}",
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+        for j in range(init_claims)
+    )
     return {
         RESOURCE_SLICES.resource: [(s.name, s) for s in slices],
         DEVICE_CLASSES.resource: [(cls.name, cls)],
@@ -313,6 +350,7 @@ async def measure(
     batching: bool = True,
     unique_labels: bool = False,
     cprofile: str = "",
+    init_claims: int = 0,
 ) -> float:
     """CPU seconds per pod for `pods` scheduling cycles over `nodes` nodes; with
     `cprofile`, the cycles run under cProfile, their stats written to that file."""
@@ -331,7 +369,7 @@ async def measure(
     algo = Algorithm(0)
     todo = [decode_pod(_pod(i, kind, unique_labels)) for i in range(pods)]
     if kind == "dra":
-        for resource, objects in _dra_objects(nodes, pods).items():
+        for resource, objects in _dra_objects(nodes, pods, init_claims).items():
             store = services.stores[resource] = Store()
             for key, obj in objects:
                 store.upsert(key, obj, "1")
@@ -490,6 +528,12 @@ def main() -> None:
         default="basic,spread,antiaffinity",
         help="with --curve: comma list of pod kinds",
     )
+    ap.add_argument(
+        "--init-claims",
+        type=int,
+        default=0,
+        help="with --kind dra: claims allocated before the pods (scheduler_perf's initClaims)",
+    )
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument(
         "--paths",
@@ -527,13 +571,15 @@ def main() -> None:
             batching=args.batching,
             unique_labels=args.unique_labels,
             cprofile=args.cprofile,
+            init_claims=args.init_claims,
         )
     )
     path = "columnar" if args.columnar else "per-node"
     print(
         f"kind={args.kind} nodes={args.nodes} pods={args.pods} path={path} "
         f"profile={args.profile} batching={'on' if args.batching else 'off'} "
-        f"unique_labels={'on' if args.unique_labels else 'off'} ms_per_pod={per_pod * 1e3:.3f}"
+        f"unique_labels={'on' if args.unique_labels else 'off'} init_claims={args.init_claims} "
+        f"ms_per_pod={per_pod * 1e3:.3f}"
     )
 
 

@@ -255,7 +255,15 @@ class HintIndex:
         hints = self.for_event(qpi.pod.scheduler_name, event)
         if gate not in hints:
             return Strategy.SKIP
-        for plugin in sorted({gate} | qpi.unschedulable_plugins | qpi.pending_plugins):
+        unschedulable, pending = qpi.unschedulable_plugins, qpi.pending_plugins
+        if not unschedulable and not pending:
+            # The usual gated pod, never attempted: only its gate is asked. Every event
+            # of interest asks this of every gated pod, so no set is made and sorted.
+            for fn in hints[gate]:
+                if _call_hint(fn, gate, qpi.pod, event, old=old, new=new) is QueueingHint.QUEUE:
+                    return Strategy.AFTER_BACKOFF
+            return Strategy.SKIP
+        for plugin in sorted({gate} | unschedulable | pending):
             for fn in hints.get(plugin, ()):
                 if _call_hint(fn, plugin, qpi.pod, event, old=old, new=new) is QueueingHint.QUEUE:
                     return Strategy.AFTER_BACKOFF

@@ -40,6 +40,14 @@ class ObjectStore(Protocol[T_co]):
 
     def has_synced(self) -> bool: ...
 
+    def add_listener(self, listener: Callable[[T_co | None, T_co | None], None]) -> None:
+        """Call `listener(old, new)` after every later change to the store: (None, obj)
+        for an add, (old, obj) for an update, (obj, None) for a delete (client-go's
+        AddEventHandler). Synchronous, on the event loop, inside the write: the listener
+        must be quick and must not write to the store; what the store held before is the
+        caller's to read with `list()`."""
+        ...
+
 
 @dataclass(frozen=True)
 class InformerRequest(Generic[T]):

@@ -10,6 +10,12 @@ Every store keeps its objects by namespace too (`in_namespace`, client-go's name
 index, from the key itself). Further indexers (client-go's cache.Indexers): a named
 function from an object to the index value it files under ("" for none), kept current on
 every upsert and remove, so `by_index("group", "ns1/g")` answers without scanning the store.
+
+Listeners (client-go's AddEventHandler on a shared informer, as Go's DRA manager registers
+its allocated-devices tracker on the claims' assume cache): told `(old, new)` of every
+change the moment the store makes it, whoever writes (the informer's watch and relist, a
+test, a benchmark), so a reader can keep something derived from the store current in
+O(changes) instead of listing it again.
 """
 
 from __future__ import annotations
@@ -20,10 +26,20 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 IndexFn = Callable[[T], str]
+# (old, new): (None, obj) for an add, (old, obj) for an update, (obj, None) for a delete.
+Listener = Callable[[T | None, T | None], None]
 
 
 class Store(Generic[T]):
-    __slots__ = ("_by_namespace", "_indexers", "_indices", "_items", "_rvs", "_synced")
+    __slots__ = (
+        "_by_namespace",
+        "_indexers",
+        "_indices",
+        "_items",
+        "_listeners",
+        "_rvs",
+        "_synced",
+    )
 
     def __init__(self, indexers: Mapping[str, IndexFn[T]] | None = None) -> None:
         self._items: dict[str, T] = {}
@@ -37,6 +53,13 @@ class Store(Generic[T]):
         # namespace index, which every namespaced lister uses), so a plugin asking for the
         # objects of one namespace never scans the whole cluster's.
         self._by_namespace: dict[str, dict[str, T]] = {}
+        self._listeners: builtins.list[Listener[T]] = []
+
+    def add_listener(self, listener: Listener[T]) -> None:
+        """Call `listener(old, new)` after every later change (none for what the store
+        already holds: the caller reads `list()` first). It runs synchronously inside the
+        write, so it must be quick and must not write to the store."""
+        self._listeners.append(listener)
 
     def by_index(self, index: str, value: str) -> Mapping[str, T]:
         """The objects filed under `value` by indexer `index`, by key. Read only."""
@@ -86,6 +109,8 @@ class Store(Generic[T]):
             if old is not None:
                 self._unindex(key, old)
             self._index(key, obj)
+        for listener in self._listeners:
+            listener(old, obj)
         return old
 
     def remove(self, key: str) -> T | None:
@@ -97,8 +122,11 @@ class Store(Generic[T]):
             bucket.pop(key, None)
             if not bucket:
                 del self._by_namespace[namespace]
-        if old is not None and self._indexers:
-            self._unindex(key, old)
+        if old is not None:
+            if self._indexers:
+                self._unindex(key, old)
+            for listener in self._listeners:
+                listener(old, None)
         return old
 
     def _index(self, key: str, obj: T) -> None:

@@ -68,13 +68,23 @@ class QueueingHints(EnqueueExtensions):
             return QueueingHint.QUEUE
         if not isinstance(new, ResourceClaim):
             return QueueingHint.QUEUE
+        before = old if isinstance(old, ResourceClaim) else None
+        deallocated = (
+            before is not None and before.allocation is not None and new.allocation is None
+        )
+        if not deallocated and not _names(pod, new):
+            # Go answers QueueSkip both when the pod's claims cannot be looked up and when
+            # none of them is this one; a claim the pod does not name cannot be one of
+            # them (the lookup is by name), so the lookup, which for every pod still
+            # waiting for its template's claim raises, is not needed to say so. Each
+            # claim event asks this of every waiting pod.
+            return QueueingHint.QUEUE_SKIP
         try:
             claims = pod_claims(pod, self.tracker.get, group_claims=self._group_claims)
             uses = any(c.uid == new.uid for _, c in claims)
         except ClaimLookupError:
             return QueueingHint.QUEUE_SKIP
-        before = old if isinstance(old, ResourceClaim) else None
-        if before is not None and before.allocation is not None and new.allocation is None:
+        if deallocated:
             return QueueingHint.QUEUE
         if not uses:
             return QueueingHint.QUEUE_SKIP
@@ -100,3 +110,15 @@ class QueueingHints(EnqueueExtensions):
         except ClaimLookupError:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+
+def _names(pod: Pod, claim: ResourceClaim) -> bool:
+    """The pod names the claim: in spec.resourceClaims, or in status.resourceClaimStatuses
+    as the claim made from one of its templates (resourceclaim.Name's two sources)."""
+    if pod.namespace != claim.namespace:
+        return False
+    name = claim.name
+    for entry in pod.resource_claims:  # a loop: any() over a generator costs twice as much
+        if entry.claim_name == name:
+            return True
+    return name in pod.resource_claim_statuses.values()

@@ -214,3 +214,17 @@ def test_gated_pod_asks_every_rejector(
     qpi = QueuedPodInfo(make_pod("p").obj(), 0.0, unschedulable_plugins=rejected_by)
     qpi.gating_plugin = "Preempt"
     assert index.gate_strategy(qpi, event, None, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("rejected_by", "expected"),
+    [(set(), Strategy.AFTER_BACKOFF), ({"Fit"}, Strategy.AFTER_BACKOFF)],
+    ids=["never-attempted", "rejected-by-its-gate"],
+)
+def test_gated_pod_whose_gate_queues(rejected_by: set[str], expected: Strategy) -> None:
+    """The common gated pod (only its gate to ask) takes a short path with the same answer."""
+    index = HintIndex({PROFILE: {"Fit": [ClusterEventWithHint(POD_DELETE, _queue)]}})
+    qpi = QueuedPodInfo(make_pod("p").obj(), 0.0, unschedulable_plugins=rejected_by)
+    qpi.gating_plugin = "Fit"
+    assert index.gate_strategy(qpi, POD_DELETE, None, None) == expected
+    assert index.gate_strategy(qpi, NODE_ADD, None, None) == Strategy.SKIP

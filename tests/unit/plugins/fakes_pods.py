@@ -48,6 +48,9 @@ class FakeStore:
     def has_synced(self) -> bool:
         return True
 
+    def add_listener(self, listener: Callable[[Any | None, Any | None], None]) -> None:
+        """The objects never change: nothing to tell."""
+
 
 class StoreHandle(FakeHandle):
     """FakeHandle whose `store()` serves fixed objects per InformerRequest.resource."""

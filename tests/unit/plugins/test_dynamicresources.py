@@ -463,6 +463,93 @@ def test_claim_hints() -> None:
     assert hint(pod, was, other) is QueueingHint.QUEUE
 
 
+def _owned(name: str, owner: Pod, *, alloc: bool = False, ns: str = "default") -> dict[str, Any]:
+    raw = dra.resource_claim(name, dra.device_request("gpu", "gpu"), namespace=ns)
+    raw["metadata"]["uid"] = f"uid-{ns}-{name}"
+    raw["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": owner.name,
+            "uid": owner.uid,
+            "controller": True,
+        }
+    ]
+    return allocated(raw, "n1", "g") if alloc else raw
+
+
+_WAITING = make_pod("p").uid("pu").resource_claim("gpu", template="t").obj()
+_NAMED = make_pod("p").uid("pu").resource_claim("gpu", template="t").claim_status("gpu", "p-gpu")
+_BY_NAME = make_pod("q").uid("qu").resource_claim("gpu", claim="shared").obj()
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "want"),
+    [
+        # Waiting for its template's claim: the controller's Add of that very claim comes
+        # before the pod's status names it, so the lookup fails (Go: QueueSkip).
+        (_WAITING, None, ("p-gpu", _WAITING, False, "default"), QueueingHint.QUEUE_SKIP),
+        (_WAITING, None, ("other", _BY_NAME, False, "default"), QueueingHint.QUEUE_SKIP),
+        # A deallocation frees devices for any pod whose claims can be looked up.
+        (
+            _WAITING,
+            ("x", _BY_NAME, True, "default"),
+            ("x", _BY_NAME, False, "default"),
+            QueueingHint.QUEUE_SKIP,
+        ),
+        (
+            _BY_NAME,
+            ("x", _WAITING, True, "default"),
+            ("x", _WAITING, False, "default"),
+            QueueingHint.QUEUE,
+        ),
+        # Named in the pod's status, or in its spec: its claim's Add queues the pod ...
+        (_NAMED.obj(), None, ("p-gpu", _WAITING, False, "default"), QueueingHint.QUEUE),
+        (_BY_NAME, None, ("shared", _WAITING, False, "default"), QueueingHint.QUEUE),
+        # ... but not a claim of that name in another namespace, nor another claim's
+        # allocation.
+        (_BY_NAME, None, ("shared", _WAITING, False, "other"), QueueingHint.QUEUE_SKIP),
+        (
+            _BY_NAME,
+            ("y", _WAITING, False, "default"),
+            ("y", _WAITING, True, "default"),
+            QueueingHint.QUEUE_SKIP,
+        ),
+    ],
+    ids=[
+        "own-claim-before-status",
+        "unrelated-add",
+        "dealloc-but-lookup-fails",
+        "dealloc-queues",
+        "named-in-status",
+        "named-in-spec",
+        "same-name-other-namespace",
+        "unrelated-allocated",
+    ],
+)
+def test_claim_hint_asks_only_pods_that_name_the_claim(
+    pod: Pod,
+    old: tuple[str, Pod, bool, str] | None,
+    new: tuple[str, Pod, bool, str],
+    want: QueueingHint,
+) -> None:
+    """isSchedulableAfterClaimChange for the pods a claim event asks: what the fast
+    path for pods that do not name the claim answers is what the lookup answers."""
+    in_store = [_owned(*new[:2], ns=new[3]), _owned("shared", _WAITING)]
+    w = World(
+        claims=tuple(
+            {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in in_store}.values()
+        )
+    )
+    before = (
+        None
+        if old is None
+        else decode_resource_claim(_owned(old[0], old[1], alloc=old[2], ns=old[3]))
+    )
+    after = decode_resource_claim(_owned(new[0], new[1], alloc=new[2], ns=new[3]))
+    assert w.plugin.hint_claim_changed(pod, before, after) is want
+
+
 def test_claim_hint_queues_on_any_status_change_and_skips_a_metadata_one() -> None:
     # isSchedulableAfterClaimChange: Semantic.DeepEqual of the whole status, so a
     # driver's status.devices conditions alone requeue the pod; a finalizer does not.
