@@ -31,20 +31,40 @@ import sys
 import time
 import weakref
 from collections import deque
+from dataclasses import dataclass
 
 # How many of the newest TLS objects are watched for a ticket. A burst creates many before
 # any has finished its handshake; the newest few finish soon after and one ticket is
 # enough.
 _WATCHED = 8
+# How many times one watched object's session is read before it is given up. A TLS 1.3
+# ticket arrives after the handshake, so the first read can come too early; each read
+# costs memory for good (see `_ticket`), so it is bounded.
+_READS = 2
+
+
+@dataclass(slots=True)
+class _Watched:
+    ref: weakref.ref[ssl.SSLObject]
+    offered: ssl.SSLSession | None  # the session wrap_bio offered it, to tell a refusal
+    reads: int = 0
 
 
 class ResumingContext(ssl.SSLContext):
-    """An SSLContext whose client connections resume the newest session it received."""
+    """An SSLContext whose client connections resume the newest session it received.
+
+    A session is read from a connection only while the context holds none for that server
+    name (none yet, expired, or refused by a restarted server), never once per connection:
+    in CPython 3.11 every read of a TLS 1.3 connection's `session` leaks its copy of the
+    session in OpenSSL's heap (about 5.6 KiB, peer certificate included; measured with
+    glibc's mallinfo2 over 100 connections, none with the read left out). Reading one per
+    connection grew asched's C heap by about 0.5 MiB at every API-server restart, the
+    soak's steps (docs/benchmarks.md, "pymalloc against glibc")."""
 
     def __init__(self, protocol: int = ssl.PROTOCOL_TLS_CLIENT) -> None:
         # ssl.SSLContext sets itself up in __new__ (which received *protocol*).
         super().__init__()
-        self._watched: deque[weakref.ref[ssl.SSLObject]] = deque(maxlen=_WATCHED)
+        self._watched: deque[_Watched] = deque(maxlen=_WATCHED)
         self._sessions: dict[str | bytes | None, ssl.SSLSession] = {}
 
     def wrap_bio(
@@ -63,28 +83,54 @@ class ResumingContext(ssl.SSLContext):
         except ValueError:
             # A session OpenSSL will not take for this connection: connect without one.
             self._sessions.pop(server_hostname, None)
+            offered = None
             obj = super().wrap_bio(incoming, outgoing, False, server_hostname, None)
-        self._watched.append(weakref.ref(obj))
+        self._watched.append(_Watched(weakref.ref(obj), offered))
         return obj
 
     def keep(self, obj: ssl.SSLObject) -> None:
-        """Keep *obj*'s ticket, if it has one, before *obj* goes away (a closed
-        connection's): the weak references above cannot read a freed object."""
+        """Keep *obj*'s ticket before *obj* goes away (a closed connection's), if the
+        context has none for its server name: the weak references above cannot read a
+        freed object."""
+        name = obj.server_hostname
+        held = self._sessions.get(name)
+        if held is not None:
+            if obj.version() is None or obj.session_reused or not self._offered(obj, held):
+                return  # the held ticket works, or this connection cannot tell
+            del self._sessions[name]  # refused: stale for every later connection
         session = _ticket(obj)
         if session is not None:
-            self._sessions[obj.server_hostname] = session
+            self._sessions[name] = session
+
+    def _offered(self, obj: ssl.SSLObject, session: ssl.SSLSession) -> bool:
+        """Whether wrap_bio offered *session* to *obj* (as far as the watch remembers)."""
+        return any(w.ref() is obj and w.offered is session for w in self._watched)
 
     def session_for(self, server_hostname: str | bytes | None) -> ssl.SSLSession | None:
         """The newest resumable session for *server_hostname*, if any connection got one."""
-        for ref in list(self._watched):
-            obj = ref()
+        for watched in list(self._watched):
+            obj = watched.ref()
             if obj is None:
-                self._watched.remove(ref)
+                self._watched.remove(watched)
                 continue
+            if obj.version() is None:
+                continue  # mid-handshake: nothing to tell yet
+            name = obj.server_hostname
+            held = self._sessions.get(name)
+            if held is not None and watched.offered is held and not obj.session_reused:
+                # The server refused the held ticket (a restarted API server has new
+                # ticket keys): it is stale for every later connection too.
+                del self._sessions[name]
+                held = None
+            if held is not None:
+                self._watched.remove(watched)  # a good ticket is held: nothing to read
+                continue
+            watched.reads += 1
             session = _ticket(obj)
             if session is not None:
-                self._watched.remove(ref)
-                self._sessions[obj.server_hostname] = session
+                self._sessions[name] = session
+            if session is not None or watched.reads >= _READS:
+                self._watched.remove(watched)
         session = self._sessions.get(server_hostname)
         if session is not None and session.time + session.timeout < time.time():
             del self._sessions[server_hostname]
@@ -101,7 +147,9 @@ def keep_ticket(obj: ssl.SSLObject) -> None:
 
 
 def _ticket(obj: ssl.SSLObject) -> ssl.SSLSession | None:
-    """*obj*'s session once it can be resumed, else None (the object stays watched)."""
+    """*obj*'s session once it can be resumed, else None (the object stays watched).
+    Each call past the handshake reads `obj.session`, which leaks in CPython 3.11 (the
+    class docstring): call it only when a ticket is needed."""
     # Mid-handshake, reading `session` raises ValueError (CPython copies a TLS 1.3
     # session through i2d, which fails on an unfinished one); version() is None until the
     # handshake is done. A TLS 1.3 ticket arrives after that: until then has_ticket is

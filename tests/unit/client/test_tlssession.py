@@ -148,3 +148,36 @@ def test_an_insecure_context_verifies_nothing_and_endpoints_share_it() -> None:
     assert (system.verify_mode, system.check_hostname) == (ssl.CERT_REQUIRED, True)
     # A ready context is used as it is: RestClient hands one to both of its pools.
     assert h1.endpoint("https://127.0.0.1:6443", system, None).tls is system
+
+
+async def test_a_session_is_read_only_while_the_context_needs_a_ticket(
+    serve: Start, pair: CertKeyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CPython 3.11 leaks every read of a TLS 1.3 connection's `session` (about 5.6 KiB of
+    # OpenSSL's heap; tlssession's docstring): once a ticket is held, connections must
+    # resume without reading theirs. Reading one per connection was the soak's step of
+    # C heap at every API-server restart.
+    reads = 0
+    plain = vars(ssl.SSLObject)["session"]
+    assert isinstance(plain, property)
+
+    def counted(obj: ssl.SSLObject) -> ssl.SSLSession | None:
+        nonlocal reads
+        reads += 1
+        assert plain.fget is not None
+        session: ssl.SSLSession | None = plain.fget(obj)
+        return session
+
+    monkeypatch.setattr(ssl.SSLObject, "session", property(counted, plain.fset))
+    ctx = _client(pair)
+    first = await serve(build_context(pair))
+    assert [await _get(ctx, first) for _ in range(20)] == [False] + [True] * 19
+    await asyncio.gather(*(_get(ctx, first) for _ in range(12)))
+    assert reads <= 2
+    # A restarted server refuses the held ticket: the context reads again until it holds
+    # the new server's, then stops.
+    before = reads
+    second = await serve(build_context(pair))
+    resumed = [await _get(ctx, second) for _ in range(20)]
+    assert resumed == [False] + [True] * 19
+    assert reads - before <= 2
