@@ -1,5 +1,6 @@
-"""DynamicResources' queueing: Go's EventsToRegister and its hint functions, as a mixin
-of the plugin (the hints read the plugin's claim tracker)."""
+"""DynamicResources' queueing: Go's EventsToRegister and its hint functions. The plugin
+owns one ClaimHints and hands its events to the queue; the hints read the plugin's claim
+tracker."""
 
 from __future__ import annotations
 
@@ -14,19 +15,21 @@ from asched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from asched.framework.interfaces import EnqueueExtensions
 from asched.plugins.dynamicresources.claims import ClaimLookupError, pod_claims
 from asched.plugins.dynamicresources.tracker import ClaimTracker
 
 
-class QueueingHints(EnqueueExtensions):
-    tracker: ClaimTracker
-    # Go's fts.EnableDRAWorkloadResourceClaims. The hints look claims up as PreEnqueue
-    # does (one foreachPodResourceClaim in Go): a member whose claim its PodGroup owns
-    # and that PreEnqueue gated before the claim arrived is let out by the claim's Add.
-    _group_claims: bool
+class ClaimHints:
+    """The events DynamicResources registers and the hints that judge them."""
 
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+    def __init__(self, tracker: ClaimTracker, *, group_claims: bool) -> None:
+        self.tracker = tracker
+        # Go's fts.EnableDRAWorkloadResourceClaims. The hints look claims up as PreEnqueue
+        # does (one foreachPodResourceClaim in Go): a member whose claim its PodGroup owns
+        # and that PreEnqueue gated before the claim arrived is let out by the claim's Add.
+        self._group_claims = group_claims
+
+    def events(self) -> Sequence[ClusterEventWithHint]:
         """Go's EventsToRegister, same events and hints."""
         return (
             ClusterEventWithHint(
@@ -42,14 +45,14 @@ class QueueingHints(EnqueueExtensions):
                     EventResource.RESOURCE_CLAIM,
                     ActionType.ADD | ActionType.UPDATE | ActionType.DELETE,
                 ),
-                self.hint_claim_changed,
+                self.claim_changed,
             ),
             ClusterEventWithHint(
                 ClusterEvent(
                     EventResource.UNSCHEDULED_POD,
                     ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
                 ),
-                self.hint_pod_updated,
+                self.pod_updated,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
@@ -59,7 +62,7 @@ class QueueingHints(EnqueueExtensions):
             ),
         )
 
-    def hint_claim_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    def claim_changed(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """Go's isSchedulableAfterClaimChange."""
         if new is None:
             gone = old if isinstance(old, ResourceClaim) else None
@@ -101,7 +104,7 @@ class QueueingHints(EnqueueExtensions):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
-    def hint_pod_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
+    def pod_updated(self, pod: Pod, old: object | None, new: object | None) -> QueueingHint:
         """Go's isSchedulableAfterTargetPodUpdate."""
         if not isinstance(new, Pod):
             return QueueingHint.QUEUE

@@ -64,8 +64,10 @@ from asched.api.workload import NativePodGroup
 from asched.base import featuregates
 from asched.client.protocol import REQUEST_ERRORS, failure_fields, request_context
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEventWithHint
 from asched.framework.handle import Handle
 from asched.framework.interfaces import (
+    EnqueueExtensions,
     FilterPlugin,
     PodGroupPostFilterPlugin,
     PodGroupScheduling,
@@ -130,7 +132,7 @@ from asched.plugins.dynamicresources.extended import (
     requests_and_mappings,
     special_claim,
 )
-from asched.plugins.dynamicresources.hints import QueueingHints
+from asched.plugins.dynamicresources.hints import ClaimHints
 from asched.plugins.dynamicresources.pools import SliceIndex, SliceIndexCache
 from asched.plugins.dynamicresources.readiness import (
     BindingFailed,
@@ -179,7 +181,7 @@ class DynamicResources(
     ScoreNormalizer,
     ReservePlugin,
     PreBindPlugin,
-    QueueingHints,
+    EnqueueExtensions,
 ):
     # Every pod with resource claims is refused (sign_pod).
     refuses_signing_often = True
@@ -192,10 +194,14 @@ class DynamicResources(
         self._slice_cache = SliceIndexCache()
         # Go's fts.EnableDRAWorkloadResourceClaims, read once.
         self._group_claims = featuregates.enabled("DRAWorkloadResourceClaims")
+        self.hints = ClaimHints(self.tracker, group_claims=self._group_claims)
 
     @property
     def name(self) -> str:
         return NAME
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return self.hints.events()
 
     def sign_pod(self, pod: Pod) -> SignResult:
         """DynamicResources.SignPod: a pod with claims depends on the claims' state."""

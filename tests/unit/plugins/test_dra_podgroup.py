@@ -572,8 +572,8 @@ def test_hints_accept_the_claim_the_members_group_owns(gate_on: bool, want: Queu
         w = World()
         w.handle._stores[RESOURCE_CLAIMS.resource] = filled_store([claim])
         pod = template_member()
-        assert w.plugin.hint_claim_changed(pod, None, claim) is want
-        assert w.plugin.hint_pod_updated(pod, template_member(named=False), pod) is want
+        assert w.plugin.hints.claim_changed(pod, None, claim) is want
+        assert w.plugin.hints.pod_updated(pod, template_member(named=False), pod) is want
         assert (w.plugin.pre_enqueue(pod) is None) is (want is QueueingHint.QUEUE)
     finally:
         featuregates.set_current(featuregates.DEFAULTS)

@@ -451,7 +451,7 @@ def test_claim_hints() -> None:
     w = World(claims=(raw,))
     pod = claim_pod()
     other = decode_resource_claim(dra.resource_claim("x", dra.device_request("gpu", "gpu")))
-    hint = w.plugin.hint_claim_changed
+    hint = w.plugin.hints.claim_changed
     assert hint(pod, None, mine) is QueueingHint.QUEUE
     assert hint(pod, None, other) is QueueingHint.QUEUE_SKIP
     assert hint(pod, mine, mine) is QueueingHint.QUEUE_SKIP
@@ -547,7 +547,7 @@ def test_claim_hint_asks_only_pods_that_name_the_claim(
         else decode_resource_claim(_owned(old[0], old[1], alloc=old[2], ns=old[3]))
     )
     after = decode_resource_claim(_owned(new[0], new[1], alloc=new[2], ns=new[3]))
-    assert w.plugin.hint_claim_changed(pod, before, after) is want
+    assert w.plugin.hints.claim_changed(pod, before, after) is want
 
 
 def test_claim_hint_queues_on_any_status_change_and_skips_a_metadata_one() -> None:
@@ -571,7 +571,7 @@ def test_claim_hint_queues_on_any_status_change_and_skips_a_metadata_one() -> No
     }
     finalized = copy.deepcopy(raw)
     finalized["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
-    hint = w.plugin.hint_claim_changed
+    hint = w.plugin.hints.claim_changed
     assert hint(pod, before, decode_resource_claim(conditions)) is QueueingHint.QUEUE
     assert hint(pod, before, decode_resource_claim(finalized)) is QueueingHint.QUEUE_SKIP
 
@@ -579,9 +579,9 @@ def test_claim_hint_queues_on_any_status_change_and_skips_a_metadata_one() -> No
 def test_pod_update_hint() -> None:
     w = World(claims=(dra.resource_claim("gen", dra.device_request("gpu", "gpu")),))
     waiting = make_pod("p").resource_claim("gpu", template="t")
-    assert w.plugin.hint_pod_updated(waiting.obj(), None, waiting.obj()) is QueueingHint.QUEUE_SKIP
+    assert w.plugin.hints.pod_updated(waiting.obj(), None, waiting.obj()) is QueueingHint.QUEUE_SKIP
     done = make_pod("p").resource_claim("gpu", template="t").claim_status("gpu", None).obj()
-    assert w.plugin.hint_pod_updated(done, None, done) is QueueingHint.QUEUE
+    assert w.plugin.hints.pod_updated(done, None, done) is QueueingHint.QUEUE
 
 
 def test_decode_errors_name_the_field() -> None:
