@@ -115,11 +115,16 @@ def api() -> FakeApi:
     return fake
 
 
-def rig_factory(api: FakeApi, handler: Recorder | None = None, **kwargs: Any) -> Callable[[], Rig]:
+def rig_factory(
+    api: FakeApi,
+    handler: Recorder | None = None,
+    decode: Callable[[dict[str, Any]], Pod] = decode_pod,
+    **kwargs: Any,
+) -> Callable[[], Rig]:
     clock = FakeClock()
     recorder = handler or Recorder()
     informer: Informer[Pod] = Informer(
-        api, "/api/v1/pods", decode_pod, recorder, clock=clock, rng=random.Random(1), **kwargs
+        api, "/api/v1/pods", decode, recorder, clock=clock, rng=random.Random(1), **kwargs
     )
     return lambda: Rig(api, clock, recorder, informer)
 
@@ -240,14 +245,7 @@ async def test_a_relist_decodes_only_what_changed(api: FakeApi) -> None:
         decoded.append(raw["metadata"]["name"])
         return decode_pod(raw)
 
-    for name in ("a", "b", "c"):
-        api.put(pod(name))
-    clock = FakeClock()
-    handler = Recorder()
-    informer: Informer[Pod] = Informer(
-        api, "/api/v1/pods", counting, handler, clock=clock, rng=random.Random(1)
-    )
-    async with running(Rig(api, clock, handler, informer)) as rig:
+    async with running(rig_factory(api, decode=counting)()) as rig:
         assert sorted(decoded) == ["a", "b", "c"]
         before = dict(rig.informer.store._items)
         decoded.clear()
