@@ -355,11 +355,18 @@ def run_child(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memtrace child")
     parser.add_argument("--control", type=Path, required=True)
     parser.add_argument("--frames", type=int, default=10)
+    parser.add_argument("--step-peaks", type=float, default=0.0)
     parser.add_argument("asched_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.frames > 0:
         tracemalloc.start(args.frames)
     args.control.mkdir(parents=True, exist_ok=True)
+    if args.step_peaks > 0:
+        from benchmarks.steppeaks import StepPeaks
+
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(1)
+        StepPeaks(args.control, int(args.step_peaks * 2**20)).install()
     threading.Thread(
         target=_serve_probes, args=(args.control,), name="memtrace-probe", daemon=True
     ).start()
@@ -454,6 +461,8 @@ async def run_trace(args: argparse.Namespace) -> Path:
                 str(control),
                 "--frames",
                 str(args.frames),
+                "--step-peaks",
+                str(args.step_peaks),
                 "--",
             ]
             proc = SchedulerProcess(
@@ -677,6 +686,13 @@ def report(run_dir: Path, *, top: int = 25, frames: int = 10) -> dict[str, Any]:
         lines.append(f"## transient: {base} -> {peak} by traceback (top {top})")
         lines.extend(_growth_lines(rows))
         lines.append("")
+    steps = run_dir / "probes" / "steps.jsonl"
+    if steps.exists():
+        from benchmarks.steppeaks import summary
+
+        lines.append("## event-loop steps whose traced peak passed --step-peaks")
+        lines.extend(summary(steps, top))
+        lines.append("")
     text = "\n".join(lines)
     (run_dir / "report.txt").write_text(text)
     (run_dir / "report.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
@@ -707,6 +723,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--warmup", type=float, default=120.0, help="seconds before `warm`")
     run.add_argument("--settle", type=float, default=60.0, help="seconds from a fault to its probe")
     run.add_argument("--frames", type=int, default=10, help="tracemalloc frames (0: off)")
+    run.add_argument(
+        "--step-peaks",
+        type=float,
+        default=0.0,
+        help="MiB: record each event-loop step whose traced peak rises this much "
+        "(benchmarks/steppeaks.py; asyncio's loop instead of uvloop)",
+    )
     run.add_argument("--no-mixed-churn", dest="mixed_churn", action="store_false")
     run.add_argument("--top", type=int, default=25)
     run.add_argument("--out", type=Path, required=True)
