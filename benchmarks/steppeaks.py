@@ -49,6 +49,19 @@ def _chain(coro: object) -> list[str]:
     return out
 
 
+def _owner_name(coro: object) -> str | None:
+    """The `name` of the first object in the await chain whose method is running (an
+    informer says which resource it lists and watches)."""
+    while isinstance(coro, CoroutineType):
+        frame = coro.cr_frame
+        owner = frame.f_locals.get("self") if frame is not None else None
+        name = getattr(owner, "name", None)
+        if isinstance(name, str):
+            return f"{type(owner).__name__} {name}"
+        coro = coro.cr_await
+    return None
+
+
 def _short(filename: str) -> str:
     for marker in ("/asched/", "/benchmarks/", "/site-packages/", "/lib/python3"):
         at = filename.rfind(marker)
@@ -62,7 +75,12 @@ def _describe(callback: Callable[..., Any]) -> dict[str, Any]:
     if isinstance(owner, asyncio.Task):
         coro = owner.get_coro()
         name = getattr(coro, "__qualname__", repr(coro))
-        return {"task": owner.get_name(), "coro": name, "chain": _chain(coro)}
+        return {
+            "task": owner.get_name(),
+            "coro": name,
+            "chain": _chain(coro),
+            "object": _owner_name(coro),
+        }
     name = getattr(callback, "__qualname__", None) or repr(callback)
     return {"callback": name, "owner": type(owner).__name__ if owner is not None else None}
 
@@ -120,6 +138,8 @@ def summary(path: Path, top: int = 15) -> list[str]:
         key = entry.get("coro") or entry.get("callback") or "?"
         if chain:
             key = f"{key} -> {chain[-1]}"
+        if entry.get("object"):
+            key = f"{key} [{entry['object']}]"
         groups.setdefault(key, []).append(entry)
     rows = sorted(groups.items(), key=lambda kv: -max(e["peak"] - e["before"] for e in kv[1]))
     lines = [f"{'steps':>6} {'max rise MiB':>13} {'left MiB':>9}  at (s)  what ran"]

@@ -58,15 +58,26 @@ async def list_pages(
             del query["continue"]
             restarted = True
             continue
-        body = body if isinstance(body, dict) else {}
-        meta = body.get("metadata") or {}
-        yield ListPage(
-            items=body.get("items") or [],
-            resource_version=str(meta.get("resourceVersion") or ""),
-            restarted=restarted,
-        )
+        page, token = _page(body, restarted)
+        # Neither this frame nor the consumer's may hold a page while the next one is
+        # fetched and parsed: two pages alive at once doubled a relist's transient peak,
+        # which pymalloc's arenas keep (benchmarks.memtrace --step-peaks).
+        del body
+        yield page
+        del page
         restarted = False
-        token = meta.get("continue")
         if not token:
             return
-        query["continue"] = str(token)
+        query["continue"] = token
+
+
+def _page(body: Any, restarted: bool) -> tuple[ListPage, str]:
+    """One LIST response as a page, and its continue token ("" on the last page)."""
+    doc = body if isinstance(body, dict) else {}
+    meta = doc.get("metadata") or {}
+    page = ListPage(
+        items=doc.get("items") or [],
+        resource_version=str(meta.get("resourceVersion") or ""),
+        restarted=restarted,
+    )
+    return page, str(meta.get("continue") or "")

@@ -177,7 +177,6 @@ class Informer(Generic[T]):
         fresh: dict[str, tuple[T, str]] = {}
         failed: set[str] = set()
         rv = ""
-        handled = 0
         try:
             pages = list_pages(self._client, self._list_path, self._params, limit=self._page_size)
             async with _closing(pages):
@@ -186,20 +185,9 @@ class Informer(Generic[T]):
                         fresh.clear()
                         failed.clear()
                     rv = page.resource_version
-                    for raw in page.items:
-                        kept = self._unchanged(raw)
-                        if kept is not None:
-                            fresh[kept[0]] = kept[1]
-                            handled += 1
-                            continue
-                        decoded = self._decode(raw)
-                        if decoded is None:
-                            failed.add(meta_key(raw))
-                        else:
-                            fresh[decoded[0]] = (decoded[1], _rv_of(raw))
-                        handled += 1
-                        if handled % CHECKPOINT_EVERY == 0:
-                            await anyio.lowlevel.checkpoint()
+                    await self._take(page.items, fresh, failed)
+                    # Not held while the next page is fetched and parsed (see list_pages).
+                    del page
         except ApiError as err:
             if not err.not_found:
                 self._log.warning("informer_list_failed", status=err.status, error=str(err))
@@ -220,6 +208,23 @@ class Informer(Generic[T]):
         self._set_synced()
         self._log.info("informer_listed", objects=len(self.store), resource_version=rv)
         return True
+
+    async def _take(
+        self, items: list[dict[str, Any]], fresh: dict[str, tuple[T, str]], failed: set[str]
+    ) -> None:
+        """One page's objects into *fresh* (decoded only when changed) or *failed*."""
+        for handled, raw in enumerate(items, 1):
+            kept = self._unchanged(raw)
+            if kept is not None:
+                fresh[kept[0]] = kept[1]
+                continue
+            decoded = self._decode(raw)
+            if decoded is None:
+                failed.add(meta_key(raw))
+            else:
+                fresh[decoded[0]] = (decoded[1], _rv_of(raw))
+            if handled % CHECKPOINT_EVERY == 0:
+                await anyio.lowlevel.checkpoint()
 
     def _unchanged(self, raw: dict[str, Any]) -> tuple[str, tuple[T, str]] | None:
         """The stored object and its resourceVersion when a relisted *raw* object is the

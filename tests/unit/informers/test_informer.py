@@ -6,7 +6,9 @@ built from those events equals the server's objects (nothing lost, nothing repea
 
 from __future__ import annotations
 
+import copy
 import random
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -259,6 +261,43 @@ async def test_a_relist_decodes_only_what_changed(api: FakeApi) -> None:
         assert rig.handler.take() == []
         # The very objects the handler holds, not equal copies.
         assert all(rig.informer.store.get(k) is v for k, v in before.items())
+        rig.assert_in_step()
+
+
+class _Item(dict[str, Any]):
+    """A listed object that can be watched for being freed (a plain dict cannot)."""
+
+
+class PageWatchingApi(FakeApi):
+    """Records, at each LIST request, how many objects of earlier pages are still alive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listed: list[weakref.ref[_Item]] = []
+        self.alive_at_request: list[int] = []
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        self.alive_at_request.append(sum(ref() is not None for ref in self._listed))
+        body = await super().request(method, path, **kwargs)
+        items = [_Item(copy.deepcopy(raw)) for raw in body["items"]]
+        self._listed.extend(weakref.ref(item) for item in items)
+        return {**body, "items": items}
+
+
+async def test_a_page_is_freed_before_the_next_is_fetched() -> None:
+    """A relist's transient is one page, not two: neither the pager nor the informer
+    holds a handled page while the next one is fetched and parsed."""
+    api = PageWatchingApi()
+    for i in range(6):
+        api.put(pod(f"p{i}"))
+    async with running(rig_factory(api, page_size=2)()) as rig:
+        assert len(api.list_calls) == 3
+        assert api.alive_at_request == [0, 0, 0]
+        rig.end_watch()
+        rig.api.advance(3)
+        rig.api.compact()
+        await settle()
+        assert api.alive_at_request == [0, 0, 0, 0, 0, 0]
         rig.assert_in_step()
 
 
