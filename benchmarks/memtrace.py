@@ -356,6 +356,7 @@ def run_child(argv: Sequence[str]) -> int:
     parser.add_argument("--control", type=Path, required=True)
     parser.add_argument("--frames", type=int, default=10)
     parser.add_argument("--step-peaks", type=float, default=0.0)
+    parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("asched_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.frames > 0:
@@ -367,6 +368,13 @@ def run_child(argv: Sequence[str]) -> int:
         if not tracemalloc.is_tracing():
             tracemalloc.start(1)
         StepPeaks(args.control, int(args.step_peaks * 2**20)).install()
+    if args.page_size > 0:
+        # An experiment on the LIST page size: the informers' default, before any exists.
+        from asched.informers.informer import Informer
+
+        defaults = Informer.__init__.__kwdefaults__
+        assert defaults is not None
+        defaults["page_size"] = args.page_size
     threading.Thread(
         target=_serve_probes, args=(args.control,), name="memtrace-probe", daemon=True
     ).start()
@@ -439,6 +447,7 @@ async def run_trace(args: argparse.Namespace) -> Path:
         "warmup_s": args.warmup,
         "settle_s": args.settle,
         "frames": args.frames,
+        "page_size": args.page_size,
         "loadavg_start": list(os.getloadavg()),
         "probes": [],
     }
@@ -463,6 +472,8 @@ async def run_trace(args: argparse.Namespace) -> Path:
                 str(args.frames),
                 "--step-peaks",
                 str(args.step_peaks),
+                "--page-size",
+                str(args.page_size),
                 "--",
             ]
             proc = SchedulerProcess(
@@ -729,6 +740,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="MiB: record each event-loop step whose traced peak rises this much "
         "(benchmarks/steppeaks.py; asyncio's loop instead of uvloop)",
+    )
+    run.add_argument(
+        "--page-size",
+        type=int,
+        default=0,
+        help="the informers' LIST page size for this run (0: asched's default)",
     )
     run.add_argument("--no-mixed-churn", dest="mixed_churn", action="store_false")
     run.add_argument("--top", type=int, default=25)

@@ -50,16 +50,17 @@ def _chain(coro: object) -> list[str]:
 
 
 def _owner_name(coro: object) -> str | None:
-    """The `name` of the first object in the await chain whose method is running (an
-    informer says which resource it lists and watches)."""
+    """The `name` of the innermost object in the await chain whose method is running and
+    that has one (an informer says which resource it lists and watches)."""
+    found = None
     while isinstance(coro, CoroutineType):
         frame = coro.cr_frame
         owner = frame.f_locals.get("self") if frame is not None else None
         name = getattr(owner, "name", None)
-        if isinstance(name, str):
-            return f"{type(owner).__name__} {name}"
+        if isinstance(name, str) and not type(owner).__module__.startswith("anyio"):
+            found = f"{type(owner).__name__} {name}"
         coro = coro.cr_await
-    return None
+    return found
 
 
 def _short(filename: str) -> str:
