@@ -15,6 +15,7 @@ from benchmarks.soak import (
     Scrape,
     full_gc_summary,
     lag_p99_per_window,
+    rss_summary,
     schedule,
 )
 
@@ -80,3 +81,21 @@ def test_the_full_collections_are_those_of_the_last_scrape() -> None:
         "full_gc_unreachable_objects": 0,
     }
     assert full_gc_summary([]) == {}
+
+
+def test_the_warm_rss_is_the_last_sample_before_the_second_fault() -> None:
+    """Not the first one after it: the fault has begun by then and RSS dips."""
+    mib = 2**20
+    samples = [
+        (290.0, 1, 80 * mib),  # the process the first fault (asched's restart) killed
+        (310.0, 2, 85 * mib),
+        (592.0, 2, 92 * mib),
+        (602.0, 2, 89 * mib),  # kube-apiserver killed at 600 s
+        (3590.0, 2, 96 * mib),
+    ]
+    got = rss_summary(samples, 600.0)
+    assert (got["rss_warm_at_s"], got["rss_warm_mib"]) == (592.0, 92.0)
+    assert got["rss_end_mib"] == 96.0
+    assert got["rss_growth_pct"] == pytest.approx(100 * 4 / 92)
+    assert got["rss_max_mib"] == 96.0
+    assert rss_summary(samples, 0.0)["rss_warm_at_s"] == 310.0
