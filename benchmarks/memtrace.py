@@ -17,7 +17,10 @@ what the steps are made of. It runs:
   (`steady`: what churn alone adds), and one `--settle` seconds after each fault, for
   `--rounds` rounds of `--faults` (restart: kube-apiserver SIGKILLed and restarted twice
   10 s apart; 410: etcd compacted while kube-apiserver is down, restarted with its
-  watch cache off; etcd: etcd SIGSTOPped 8 s; the soak's `inject`).
+  watch cache off; etcd: etcd SIGSTOPped 8 s; the soak's `inject`). With
+  `--restart-first`, asched is SIGKILLed after the warm-up and its successor, started on
+  the settled population as the soak's first fault does, is the process measured, after
+  a warm-up of its own.
 
 A probe, in the child, holding the GIL (so asched is stopped while it looks):
 1. the resident memory (/proc/self/status: VmRSS, RssAnon), glibc's heap (mallinfo2:
@@ -51,6 +54,7 @@ import ctypes
 import ctypes.util
 import gc
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -448,6 +452,7 @@ async def run_trace(args: argparse.Namespace) -> Path:
         "settle_s": args.settle,
         "frames": args.frames,
         "page_size": args.page_size,
+        "restart_first": args.restart_first,
         "loadavg_start": list(os.getloadavg()),
         "probes": [],
     }
@@ -476,15 +481,19 @@ async def run_trace(args: argparse.Namespace) -> Path:
                 str(args.page_size),
                 "--",
             ]
-            proc = SchedulerProcess(
-                Kind.ASCHED,
-                SchedulerSetup(limits),
-                work_dir=work_dir,
-                admin_kubeconfig=cluster.admin_kubeconfig,
-                scheduler_kubeconfig=cluster.scheduler_kubeconfig,
-                extra_args=["--log-format", "json"],
-                launcher=launcher,
-            )
+
+            def child() -> SchedulerProcess:
+                return SchedulerProcess(
+                    Kind.ASCHED,
+                    SchedulerSetup(limits),
+                    work_dir=work_dir,
+                    admin_kubeconfig=cluster.admin_kubeconfig,
+                    scheduler_kubeconfig=cluster.scheduler_kubeconfig,
+                    extra_args=["--log-format", "json"],
+                    launcher=launcher,
+                )
+
+            proc = child()
             for _ in range(args.pods // 2):
                 await soak.create_pod()
             soak.started = time.time()
@@ -507,6 +516,19 @@ async def run_trace(args: argparse.Namespace) -> Path:
                     if args.mixed_churn:
                         tg.start_soon(soak.mixed_churn)
                     await anyio.sleep(args.warmup)
+                    if args.restart_first:
+                        # The soak's first fault: the process it measures is one that
+                        # started on a settled population, not the one that took the
+                        # start-up burst.
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        await proc.stop()
+                        proc = child()
+                        await proc.start()
+                        soak.proc = proc
+                        with anyio.fail_after(300):
+                            await proc.wait_ready()
+                        print(f"asched restarted: pid {proc.pid}")
+                        await anyio.sleep(args.warmup)
                     await take("00-warm")
                     await anyio.sleep(args.settle)
                     await take("01-steady")
@@ -746,6 +768,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=0,
         help="the informers' LIST page size for this run (0: asched's default)",
+    )
+    run.add_argument(
+        "--restart-first",
+        action="store_true",
+        help="SIGKILL asched after the warm-up and measure its successor, as the soak does",
     )
     run.add_argument("--no-mixed-churn", dest="mixed_churn", action="store_false")
     run.add_argument("--top", type=int, default=25)
