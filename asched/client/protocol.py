@@ -160,6 +160,20 @@ def request_context(what: str) -> Iterator[None]:
         raise
 
 
+def may_have_been_applied(exc: BaseException) -> bool:
+    """Whether a failed write may still have been applied by the server. It may when the
+    connection broke after the request was sent, when no answer came in time, or when
+    the answer was a 5xx: kube-apiserver answers 500 or 504 when etcd is slow to confirm
+    a write that can still commit. It was not applied when the connection never opened
+    (refused, TLS) or when the answer was any other status."""
+    if isinstance(exc, TransportError):
+        return exc.broken or exc.timeout
+    if isinstance(exc, ApiError):
+        return exc.status >= 500
+    # Clients that do not wrap the network's errors (failure_kind's OSError rule).
+    return isinstance(exc, TimeoutError | ConnectionResetError | BrokenPipeError)
+
+
 def write_target_gone(exc: BaseException) -> bool:
     """Whether a failed write found its object gone: a 404, or a 409 on the write's uid
     precondition (the name now belongs to a new object). A writer of status for an object

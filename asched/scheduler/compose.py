@@ -46,6 +46,7 @@ from asched.informers import NON_TERMINAL_PODS, Informer
 from asched.informers.informer import NODES_PATH, PODS_PATH
 from asched.informers.store import Store
 from asched.scheduler.algorithm import Algorithm
+from asched.scheduler.bindcheck import BindCheck
 from asched.scheduler.cycle import Assumed, BindingCycle, CycleMetrics, SchedulingCycle
 from asched.scheduler.groupcycle import GroupCycle, GroupMetrics
 from asched.scheduler.handlers import NodeHandler, PodHandler, ResourceHandler
@@ -263,6 +264,7 @@ class Components:
             before_binding=self.status_writer.before_binding,
             extenders=self.extenders,
             group_members=self.pod_view.pods_in_scheduling_group,
+            check=BindCheck(client, self.clock),
         )
 
     def view(self, ready: Callable[[], bool]) -> SchedulerView:

@@ -27,7 +27,7 @@ import structlog
 from asched.api import Pod, bound_to
 from asched.backend.cache import Cache
 from asched.backend.snapshot import Snapshot
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, may_have_been_applied
 from asched.extender import Extenders
 from asched.framework import events as ev
 from asched.framework.cycle_state import CycleState
@@ -37,6 +37,7 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.types import QueuedPodInfo
 from asched.scheduler.algorithm import Algorithm, SchedulingError
+from asched.scheduler.bindcheck import BindCheck, Landed
 from asched.scheduler.diagnosis import FitError, NoNodesAvailable, one_node_fit_message
 from asched.scheduler.observe import CycleObserver
 from asched.scheduler.outcome import ERROR, UNSCHEDULABLE, Outcomes
@@ -230,8 +231,12 @@ class BindingCycle:
         before_binding: Callable[[str], Awaitable[None]] | None = None,
         extenders: Extenders | None = None,
         group_members: Callable[[str, str], Sequence[Pod]] | None = None,
+        check: BindCheck | None = None,
     ) -> None:
-        """`group_members(ns, name)` lists a native PodGroup's pods (a failed member is
+        """`check` asks the API server whether a Bind that failed without a clear answer
+        bound the pod all the same, before its assumption is released (BindCheck);
+        without it such a failure is taken as it comes, as kube-scheduler does.
+        `group_members(ns, name)` lists a native PodGroup's pods (a failed member is
         requeued beside its siblings); `events(profile)` is the profile's recorder;
         `limiter` caps binds in flight (an asyncio.Semaphore: anyio's CapacityLimiter
         yields to the loop twice per acquire, one of them in a shielded cancel scope,
@@ -245,6 +250,7 @@ class BindingCycle:
         self.observer = observer
         self._extenders = extenders
         self._group_members = group_members
+        self._check = check
         self._nominate = nominate
         self._before_binding = before_binding
         self._metrics = metrics
@@ -282,7 +288,9 @@ class BindingCycle:
             self._nominate(assumed, node)
         st = await fwk.wait_on_permit(assumed)
         at_permit = st is not None
+        landed: Landed | None = None
         if st is None:
+            unclear = False
             async with self._limiter:
                 began = time.perf_counter()
                 st = await self._pre_bind(fwk, state, assumed, node, has_work=pre_flight is None)
@@ -292,9 +300,17 @@ class BindingCycle:
                     if self._before_binding is not None:
                         await self._before_binding(assumed.uid)
                     st = await self._bind(fwk, state, assumed, node)
+                    unclear = st is not None and self._unclear(st)
                 bind_seconds = time.perf_counter() - began
+            if unclear and self._check is not None:
+                # Outside the limiter: the check may wait out an outage, and it sends no
+                # Binding.
+                landed = await self._check.landed(assumed, node)
+                log.info("bind_checked", pod=assumed.key, node=node, landed=landed.value)
+                if landed is Landed.HERE:
+                    st = None
         if st is not None:
-            self._failed(a, st, at_permit=at_permit)
+            self._failed(a, st, at_permit=at_permit, landed=landed)
             return
         if self.observer is not None:
             self.observer.bound(assumed, node, bind_seconds)
@@ -314,6 +330,11 @@ class BindingCycle:
             attempts=a.qpi.attempts,
         )
         await fwk.run_post_bind(state, assumed, node)
+
+    def _unclear(self, st: Status) -> bool:
+        """Whether a failed Bind may have bound the pod all the same: its request failed
+        after it may have reached the server (BindCheck asks the server then)."""
+        return st.error is not None and may_have_been_applied(st.error)
 
     async def _bind(self, fwk: Framework, state: CycleState, pod: Pod, node: str) -> Status | None:
         """bind: extenders first (extendersBinding), then the Bind plugins. An extender's
@@ -353,7 +374,9 @@ class BindingCycle:
         """
         self._outcomes.dropped(a.qpi)
 
-    def _failed(self, a: Assumed, st: Status, *, at_permit: bool = False) -> None:
+    def _failed(
+        self, a: Assumed, st: Status, *, at_permit: bool = False, landed: Landed | None = None
+    ) -> None:
         fwk, assumed = a.fwk, a.pod
         release_assumption(fwk, self._cache, assumed, a.state)
         # Forgetting an assumed pod frees its room: a pod delete for the queue
@@ -364,23 +387,25 @@ class BindingCycle:
         if not rejected:
             self._queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
         try:
-            self._report_failure(a, st, at_permit=at_permit)
+            self._report_failure(a, st, at_permit=at_permit, landed=landed)
         finally:
             if rejected:
                 self._queue.move_all_to_active_or_backoff(
                     ev.ASSIGNED_POD_DELETE, assumed, None, keep=assumed.uid
                 )
 
-    def _report_failure(self, a: Assumed, st: Status, *, at_permit: bool) -> None:
+    def _report_failure(
+        self, a: Assumed, st: Status, *, at_permit: bool, landed: Landed | None
+    ) -> None:
         fwk, assumed, node = a.fwk, a.pod, a.node
         name = fwk.profile_name
-        if isinstance(st.error, ApiError) and st.error.conflict:
+        if (isinstance(st.error, ApiError) and st.error.conflict) or landed is Landed.ELSEWHERE:
             # Someone else bound it (or it changed under us): the informer brings the truth.
             log.info("bind_conflict", pod=assumed.key, node=node, error=st.message())
             self._outcomes.attempted(ERROR, name, a.start)
             self._outcomes.dropped(a.qpi)
             return
-        if isinstance(st.error, ApiError) and st.error.not_found:
+        if (isinstance(st.error, ApiError) and st.error.not_found) or landed is Landed.GONE:
             log.info("pod_gone_before_bind", pod=assumed.key)
             self._outcomes.dropped(a.qpi)
             return

@@ -13,6 +13,10 @@ and a regular expression on the path:
   `details.retryAfterSeconds` and a Retry-After header when `retry_after` is set).
 - `hold`: the request is forwarded `delay` seconds late, so it is in flight meanwhile.
 
+Any fault may also `stall_watches` for that many seconds from the moment it acts: the
+watches' bytes from the server are held back, then passed on, so a client's informers see
+the fault's write only later (as when a kube-apiserver dies with a write and its watches).
+
 `outage()` cuts the watches and resets every request until it ends: the API server looks
 unreachable. Every
 request and the upstream status of each forwarded one are recorded (`log`), so a test can
@@ -53,6 +57,7 @@ class Fault:
     status: int = 0
     retry_after: int | None = None
     delay: float = 0.0  # "hold": forwarded this many seconds late (reset if down by then)
+    stall_watches: float = 0.0  # hold the watches' events back this long when acting
     hits: int = 0
 
     def matches(self, method: str, path: str) -> bool:
@@ -82,6 +87,9 @@ class FaultProxy:
     _server: asyncio.Server | None = None
     _connections: set[asyncio.Task[None]] = field(default_factory=set)
     _watches: set[asyncio.StreamWriter] = field(default_factory=set)
+    # Set while watch events flow; cleared while a fault's stall_watches lasts.
+    _flowing: asyncio.Event = field(default_factory=asyncio.Event)
+    _stalls: int = 0
 
     def add(self, fault: Fault) -> Fault:
         self.faults.append(fault)
@@ -98,6 +106,18 @@ class FaultProxy:
         finally:
             self._down = False
 
+    def _stall_watches(self, seconds: float) -> None:
+        """Hold the watches' events back for *seconds* (overlapping stalls extend it)."""
+        self._stalls += 1
+        self._flowing.clear()
+
+        def resume() -> None:
+            self._stalls -= 1
+            if not self._stalls:
+                self._flowing.set()
+
+        asyncio.get_running_loop().call_later(seconds, resume)
+
     @property
     def down(self) -> bool:
         return self._down
@@ -107,6 +127,7 @@ class FaultProxy:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[FaultProxy]:
+        self._flowing.set()
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         try:
@@ -133,6 +154,8 @@ class FaultProxy:
                 method, target, raw = request
                 path = target.split("?", 1)[0]
                 fault = self._fault(method, path)
+                if fault is not None and fault.stall_watches > 0:
+                    self._stall_watches(fault.stall_watches)
                 if self._down or (fault is not None and fault.action == "reset"):
                     self.log.append(Seen(method, path, 0, "reset"))
                     _reset(writer)
@@ -158,7 +181,7 @@ class FaultProxy:
                     self.log.append(Seen(method, path, 0, "watch"))
                     self._watches.add(writer)
                     try:
-                        await _pipe_both(reader, writer, up_reader, up_writer)
+                        await _pipe_both(reader, writer, up_reader, up_writer, self._flowing)
                     finally:
                         self._watches.discard(writer)
                     return
@@ -276,18 +299,25 @@ async def _pipe_both(
     writer: asyncio.StreamWriter,
     up_reader: asyncio.StreamReader,
     up_writer: asyncio.StreamWriter,
+    flowing: asyncio.Event,
 ) -> None:
-    async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    """Pipe a watch both ways; the server's bytes wait while `flowing` is clear."""
+
+    async def pipe(
+        src: asyncio.StreamReader, dst: asyncio.StreamWriter, gate: asyncio.Event | None
+    ) -> None:
         try:
             while chunk := await src.read(65536):
+                if gate is not None:
+                    await gate.wait()
                 dst.write(chunk)
                 await dst.drain()
         except OSError:
             pass
 
     tasks = [
-        asyncio.ensure_future(pipe(reader, up_writer)),
-        asyncio.ensure_future(pipe(up_reader, writer)),
+        asyncio.ensure_future(pipe(reader, up_writer, None)),
+        asyncio.ensure_future(pipe(up_reader, writer, flowing)),
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

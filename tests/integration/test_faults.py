@@ -275,6 +275,60 @@ async def test_cut_refused_and_throttled_writes_bind_every_pod_once_without_alar
     assert all(r["level"] == "warning" for r in cut)
 
 
+async def test_a_binding_applied_whose_answer_was_lost_keeps_its_room(
+    asched: AschedHarness,
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+) -> None:
+    """The server applies a Binding whose answer never comes, and the pods watch lags (as
+    when kube-apiserver dies with both). kube-scheduler's handleBindingCycleError forgets
+    the pod at once, so its room is free until the watch catches up and a third pod can
+    take it; asched asks the server first (asched.scheduler.bindcheck), so the one node,
+    with room for two, never holds three."""
+    (node,) = await kwok_nodes([NodeSpec("l0", cpu="1", memory="16Gi")])
+    scheduler = f"lost-{namespace}"
+    config = leader_config(scheduler)
+    names = ["p0", "p1", "p2"]
+    stall = 6.0
+    proxy = FaultProxy(cluster.server, cluster.ca_pem)
+    lost = proxy.add(Fault("POST", BINDING, "lose_answer", stall_watches=stall))
+    recorder = BindingRecorder(admin, namespace)
+    async with proxy.running(), anyio.create_task_group() as tg:
+        await tg.start(recorder.run)
+        kubeconfig = await _proxied_kubeconfig(asched, proxy)
+        async with asched.run(config, kubeconfig=kubeconfig, args=["--log-format", "json"]) as proc:
+            await _create_pods(admin, namespace, [_pod(n, namespace, scheduler) for n in names])
+            with anyio.fail_after(30):
+                await poll(_async(lambda: lost.hits == 1 or None), interval=0.1)
+            # A freed room is taken within about a second (the third pod's first backoff),
+            # well inside the stall; the watch has caught up two seconds after it.
+            await anyio.sleep(stall + 2.0)
+            await _wait_scheduled_events(admin, namespace, proc, within=20)
+            samples = parse_metrics(await proc.metrics())
+            assert await proc.terminate() == 0
+        tg.cancel_scope.cancel()
+
+    pods = (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    placed = {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in pods}
+    assert sorted(v for v in placed.values() if v) == [node, node], placed
+    assert set(recorder.bound_at) == {n for n, v in placed.items() if v}
+    assert recorder.rebound() == {}
+    (applied,) = [s for s in proxy.seen("POST", BINDING) if s.fault == "lose_answer"]
+    assert applied.status == 201
+    records = _log_records(proc)
+    checked = [r for r in records if r["event"] == "bind_checked"]
+    assert [(r["pod"], r["landed"]) for r in checked] == [
+        (f"{namespace}/{applied.path.split('/')[-2]}", "here")
+    ]
+    assert _bound_by(records) == {n for n, v in placed.items() if v}
+    assert _false_alarms(records) == []
+    assert _unexpected(samples) == 0
+    events = await _scheduled_events(admin, namespace)
+    assert events == Counter(dict.fromkeys(_bound_by(records), 1))
+
+
 async def test_sigterm_during_an_outage_with_binds_in_flight_exits_cleanly(
     asched: AschedHarness,
     cluster: LocalCluster,

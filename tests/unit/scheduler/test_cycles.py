@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from asched.backend.cache import Cache
 from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import FakeClock
-from asched.client.protocol import ApiError
+from asched.client.protocol import ApiError, TransportError
 from asched.extender import ExtenderError, Extenders
 from asched.framework import status as st
 from asched.framework.cycle_state import CycleState
@@ -31,9 +32,12 @@ from asched.framework.runtime import Framework, ProfileSpec
 from asched.framework.status import Status
 from asched.metrics import Metrics
 from asched.scheduler.algorithm import Algorithm
+from asched.scheduler.bindcheck import BindCheck
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
+from asched.testing.fakes import FakeClient
 from tests.builders import make_node, make_pod
+from tests.clocks import JumpingClock
 from tests.unit.extender.fakes import fake_extender
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, registry
 
@@ -45,6 +49,8 @@ class FlakyBinder:
 
     def __init__(self, args: Any, handle: Any) -> None:
         self.bound: list[tuple[str, str]] = []
+        # What the API server applied although Bind failed: pod name -> node.
+        self.applied: dict[str, str] = {}
         # When set, Bind waits for it (a slow API server); in_flight counts who waits.
         self.hold: anyio.Event | None = None
         self.in_flight = 0
@@ -60,6 +66,17 @@ class FlakyBinder:
             finally:
                 self.in_flight -= 1
         answer = pod.labels.get("bind")
+        if answer == "lost":
+            # Applied, but the connection broke before the answer came.
+            self.applied[pod.name] = node_name
+            raise TransportError("closed before the answer was complete", broken=True)
+        if answer == "cut":
+            raise TransportError("closed before the answer was complete", broken=True)
+        if answer == "refused":
+            raise TransportError("connection refused")
+        if answer == "elsewhere":
+            self.applied[pod.name] = "n9"  # another scheduler's Binding won
+            raise TransportError("closed before the answer was complete", broken=True)
         if answer == "conflict":
             raise ApiError(409, "Conflict", "pod already bound", "POST", "binding")
         if answer == "error":
@@ -126,7 +143,10 @@ class Harness:
         metrics: Metrics | None = None,
         pre_bind: tuple[str, ...] = (),
         extenders: Extenders | None = None,
+        check: bool = False,
     ) -> None:
+        """`check`: a Bind that failed without a clear answer is checked (BindCheck) with
+        an API server that knows what the binder applied."""
         reg = registry()
         for cls in (FlakyBinder, Volumes, OldPreBind):
             reg.register(PluginSpec(cls.name, cls))
@@ -178,6 +198,7 @@ class Harness:
             metrics=metrics,
         )
         self.nominations: list[tuple[str, str]] = []
+        self.server = ServerPods(self)
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -188,6 +209,7 @@ class Harness:
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
             before_binding=self._before_binding,
             extenders=extenders,
+            check=BindCheck(self.server, JumpingClock()) if check else None,
         )
         # (uid, bindings done when the pod's status patches were settled)
         self.withdrawn: list[tuple[str, int]] = []
@@ -219,6 +241,32 @@ class Harness:
 
     def failed_scheduling(self) -> list[str]:
         return [msg for _, reason, msg in self.events.events if reason == "FailedScheduling"]
+
+
+class ServerPods(FakeClient):
+    """The API server's view of the harness's pods: bound where the binder applied them."""
+
+    def __init__(self, harness: Harness) -> None:
+        super().__init__()
+        self.harness = harness
+        self.gets: list[str] = []
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        assert method == "GET"
+        await anyio.lowlevel.checkpoint()
+        name = path.rsplit("/", 1)[1]
+        self.gets.append(name)
+        pod = self.harness.informer[f"default/{name}"]
+        node = self.harness.binder.applied.get(name, "")
+        return make_pod(name).uid(pod.uid).node(node).raw()
 
 
 def _pod(name: str, **labels: str) -> Pod:
@@ -456,6 +504,56 @@ async def test_bind_error_forgets_and_retries_after_backoff() -> None:
     assert msg == 'running Bind plugin "FlakyBinder": etcd timeout'
     assert h.conditions.written[0][:2] == ("p", "SchedulerError")
     assert h.queue.where(pod.uid) == "backoff"
+
+
+async def test_a_bind_applied_whose_answer_was_lost_is_bound_not_requeued() -> None:
+    # The Binding landed but its answer never came. Forgetting the pod (as Go's
+    # handleBindingCycleError does) would free its room until the informer brings the
+    # bound pod back; asched asks the API server first.
+    h = Harness(check=True)
+    pod = _pod("p", bind="lost")
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.cache.is_assumed(pod.uid)
+    cached = h.cache.get_pod(pod.uid)
+    assert cached is not None
+    assert cached.node_name == a.node
+    assert h.gate.unreserved == []
+    assert h.queue.where(pod.uid) is None
+    assert [(reason, msg) for _, reason, msg in h.events.events] == [
+        ("Scheduled", f"Successfully assigned default/p to {a.node}")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bind", "where", "gets"),
+    [
+        # Cut after sending, not applied: the failure stands, after one read.
+        pytest.param("cut", "backoff", ["p"], id="cut-not-applied"),
+        # Never sent: nothing to ask.
+        pytest.param("refused", "backoff", [], id="refused"),
+        # A 500 may have been written; the server says it was not.
+        pytest.param("error", "backoff", ["p"], id="server-error"),
+        # A 409 says where the truth is: the informer brings it.
+        pytest.param("conflict", None, [], id="conflict"),
+        # Someone else's Binding won: as a 409.
+        pytest.param("elsewhere", None, ["p"], id="bound-elsewhere"),
+    ],
+)
+async def test_a_bind_that_failed_is_checked_only_when_it_may_have_been_applied(
+    bind: str, where: str | None, gets: list[str]
+) -> None:
+    h = Harness(check=True)
+    pod = _pod("p", bind=bind)
+    a = await h.schedule(pod)
+    assert a is not None
+    await h.binding.run(a)
+    assert h.server.gets == gets
+    assert not h.cache.is_assumed(pod.uid)
+    assert h.gate.unreserved == ["p"]
+    assert h.queue.where(pod.uid) == where
+    assert not any(reason == "Scheduled" for _, reason, _ in h.events.events)
 
 
 @pytest.mark.parametrize(
