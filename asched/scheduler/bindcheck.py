@@ -31,8 +31,8 @@ log = structlog.get_logger(__name__)
 
 # The pause between two reads starts here and doubles up to CHECK_MAX_WAIT, with jitter,
 # so that the checks of many cut Bindings do not all reach a restarting server together.
-CHECK_FIRST_WAIT = 0.5
-CHECK_MAX_WAIT = 4.0
+CHECK_FIRST_WAIT = 0.25
+CHECK_MAX_WAIT = 2.0
 # How long an answer that will not change soon (a 403 while a restarted server's RBAC
 # caches fill, a 401) is retried before the check gives up. An unreachable or throttled
 # server is retried for as long as it takes.
