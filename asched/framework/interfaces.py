@@ -588,7 +588,11 @@ class BindPlugin(Plugin, Protocol):
         order until one does not return Skip. None: bound. Skip: let the next Bind plugin
         bind it (if all skip, binding fails). Any other status, or a raised request
         failure: binding fails, Unreserve runs and the pod is requeued (an Error with
-        backoff). Awaits freely; concurrent with other pods' cycles.
+        backoff). A raised failure that may have been applied (a connection broken after
+        sending, a timeout, a 5xx) is checked first: the scheduler reads the pod, and if
+        it is bound to `node_name` the bind counts as done. So let such failures
+        propagate rather than turning them into a status. Awaits freely; concurrent with
+        other pods' cycles.
         """
         ...
 
