@@ -3,7 +3,7 @@ answer, read through a scripted client on a fake clock."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -11,16 +11,18 @@ import pytest
 
 from asched.client.protocol import ApiError, TransportError, may_have_been_applied
 from asched.scheduler.bindcheck import BindCheck, Landed
+from asched.testing.fakes import FakeClient
 from tests.builders import make_pod
 from tests.clocks import JumpingClock
 
 POD = make_pod("p", "ns").uid("u1").obj()
 
 
-class ScriptedServer:
+class ScriptedServer(FakeClient):
     """Answers GETs of pods from `answers` in order: a raw pod, or an exception to raise."""
 
     def __init__(self, *answers: dict[str, Any] | Exception) -> None:
+        super().__init__()
         self.answers = list(answers)
         self.paths: list[str] = []
 
@@ -40,17 +42,6 @@ class ScriptedServer:
         if isinstance(answer, Exception):
             raise answer
         return answer
-
-    def stream_lines(
-        self, path: str, params: Mapping[str, str] | None = None
-    ) -> AsyncIterator[bytes]:
-        raise NotImplementedError
-
-    async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        return None
 
 
 async def _landed(server: ScriptedServer) -> Landed:
