@@ -3,48 +3,26 @@ answer, read through a scripted client on a fake clock."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import pytest
 
 from asched.client.protocol import ApiError, TransportError, may_have_been_applied
 from asched.scheduler.bindcheck import BindCheck, Landed
-from asched.testing.fakes import FakeClient
 from tests.builders import make_pod
 from tests.clocks import JumpingClock
+from tests.unit.scheduler.podreads import PodReads
 
 POD = make_pod("p", "ns").uid("u1").obj()
 
 
-class ScriptedServer(FakeClient):
-    """Answers GETs of pods from `answers` in order: a raw pod, or an exception to raise."""
-
-    def __init__(self, *answers: dict[str, Any] | Exception) -> None:
-        super().__init__()
-        self.answers = list(answers)
-        self.paths: list[str] = []
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        assert method == "GET"
-        await anyio.lowlevel.checkpoint()
-        self.paths.append(path)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
+def scripted(*answers: dict[str, Any] | Exception) -> PodReads:
+    """A server answering the pod's GETs from `answers`, in order."""
+    left = list(answers)
+    return PodReads(lambda path: left.pop(0))
 
 
-async def _landed(server: ScriptedServer) -> Landed:
+async def _landed(server: PodReads) -> Landed:
     """Run the check on a clock whose sleeps end at once."""
     check = BindCheck(server, JumpingClock(), first_wait=1.0, max_wait=4.0, refused_for=30.0)
     return await check.landed(POD, "n1")
@@ -63,7 +41,7 @@ async def _landed(server: ScriptedServer) -> Landed:
 async def test_the_answer_says_where_the_pod_is(
     current: dict[str, Any] | Exception, expected: Landed
 ) -> None:
-    server = ScriptedServer(current)
+    server = scripted(current)
     assert await _landed(server) is expected
     assert server.paths == ["/api/v1/namespaces/ns/pods/p"]
 
@@ -76,14 +54,14 @@ async def test_an_unreachable_or_failing_server_is_asked_until_it_answers() -> N
         ApiError(429, "TooManyRequests", "slow down"),
     ]
     # More than refused_for of fake time passes: these never give up.
-    server = ScriptedServer(*failures * 10, make_pod("p", "ns").uid("u1").node("n1").raw())
+    server = scripted(*failures * 10, make_pod("p", "ns").uid("u1").node("n1").raw())
     assert await _landed(server) is Landed.HERE
     assert len(server.paths) == 41
 
 
 async def test_a_refusal_is_retried_for_a_while_then_the_failure_stands() -> None:
     forbidden = ApiError(403, "Forbidden", "cannot get pods")
-    server = ScriptedServer(*[forbidden] * 100)
+    server = scripted(*[forbidden] * 100)
     assert await _landed(server) is Landed.UNKNOWN
     # Asked at the start, then on each wake (1, 2, 4, 4, ... s, with jitter) until
     # 30 s after the first refusal.
@@ -92,7 +70,7 @@ async def test_a_refusal_is_retried_for_a_while_then_the_failure_stands() -> Non
 
 async def test_a_refusal_that_clears_is_answered() -> None:
     forbidden = ApiError(403, "Forbidden", "RBAC caches not yet filled")
-    server = ScriptedServer(forbidden, forbidden, make_pod("p", "ns").uid("u1").raw())
+    server = scripted(forbidden, forbidden, make_pod("p", "ns").uid("u1").raw())
     assert await _landed(server) is Landed.NOT_BOUND
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -35,11 +34,11 @@ from asched.scheduler.algorithm import Algorithm
 from asched.scheduler.bindcheck import BindCheck
 from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
-from asched.testing.fakes import FakeClient
 from tests.builders import make_node, make_pod
 from tests.clocks import JumpingClock
 from tests.unit.extender.fakes import fake_extender
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, registry
+from tests.unit.scheduler.podreads import PodReads
 
 
 class FlakyBinder:
@@ -198,7 +197,7 @@ class Harness:
             metrics=metrics,
         )
         self.nominations: list[tuple[str, str]] = []
-        self.server = ServerPods(self)
+        self.server = PodReads(self._server_pod)
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -213,6 +212,12 @@ class Harness:
         )
         # (uid, bindings done when the pod's status patches were settled)
         self.withdrawn: list[tuple[str, int]] = []
+
+    def _server_pod(self, path: str) -> dict[str, Any]:
+        """The API server's view of a pod: bound where the binder applied it."""
+        name = path.rsplit("/", 1)[1]
+        pod = self.informer[f"default/{name}"]
+        return make_pod(name).uid(pod.uid).node(self.binder.applied.get(name, "")).raw()
 
     async def _before_binding(self, uid: str) -> None:
         self.withdrawn.append((uid, len(self.binder.bound)))
@@ -241,32 +246,6 @@ class Harness:
 
     def failed_scheduling(self) -> list[str]:
         return [msg for _, reason, msg in self.events.events if reason == "FailedScheduling"]
-
-
-class ServerPods(FakeClient):
-    """The API server's view of the harness's pods: bound where the binder applied them."""
-
-    def __init__(self, harness: Harness) -> None:
-        super().__init__()
-        self.harness = harness
-        self.gets: list[str] = []
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        assert method == "GET"
-        await anyio.lowlevel.checkpoint()
-        name = path.rsplit("/", 1)[1]
-        self.gets.append(name)
-        pod = self.harness.informer[f"default/{name}"]
-        node = self.harness.binder.applied.get(name, "")
-        return make_pod(name).uid(pod.uid).node(node).raw()
 
 
 def _pod(name: str, **labels: str) -> Pod:
@@ -549,7 +528,7 @@ async def test_a_bind_that_failed_is_checked_only_when_it_may_have_been_applied(
     a = await h.schedule(pod)
     assert a is not None
     await h.binding.run(a)
-    assert h.server.gets == gets
+    assert [p.rsplit("/", 1)[1] for p in h.server.paths] == gets
     assert not h.cache.is_assumed(pod.uid)
     assert h.gate.unreserved == ["p"]
     assert h.queue.where(pod.uid) == where
