@@ -9,34 +9,20 @@ the informer brings the bound pod back. Another pod can be placed in that room, 
 node is overcommitted. The fault suite hit this when kube-apiserver was killed with a
 Binding on the wire, which cut the pods watch at the same moment.
 
-So the binding cycle asks first: it keeps the pod assumed and reads the pod from the API
-server until it gets an answer. A server that cannot be reached cannot bind another pod
-either, so holding the room while waiting costs nothing. Only a failure that may have been
-applied is checked (asched.client.protocol.may_have_been_applied), so at most the binds
-that were in flight when the connection broke are checked; a refused connection is not.
+So the binding cycle asks first: it keeps the pod assumed and reads the pod back from the
+API server until it gets an answer (asched.client.readback). A server that cannot be
+reached cannot bind another pod either, so holding the room while waiting costs nothing.
+Only a failure that may have been applied is checked
+(asched.client.protocol.may_have_been_applied), so at most the binds that were in flight
+when the connection broke are checked; a refused connection is not.
 """
 
 from __future__ import annotations
 
 import enum
-import random
-
-import structlog
 
 from asched.api import Pod, decode_pod
-from asched.base.clock import Clock
-from asched.client.protocol import REQUEST_ERRORS, ApiError, KubeClient, failure_fields
-
-log = structlog.get_logger(__name__)
-
-# The pause between two reads starts here and doubles up to CHECK_MAX_WAIT, with jitter,
-# so that the checks of many cut Bindings do not all reach a restarting server together.
-CHECK_FIRST_WAIT = 0.25
-CHECK_MAX_WAIT = 2.0
-# How long an answer that will not change soon (a 403 while a restarted server's RBAC
-# caches fill, a 401) is retried before the check gives up. An unreachable or throttled
-# server is retried for as long as it takes.
-REFUSED_FOR = 30.0
+from asched.client.readback import ReadBack, Unread
 
 
 class Landed(enum.Enum):
@@ -52,50 +38,18 @@ class Landed(enum.Enum):
 class BindCheck:
     """Reads a pod from the API server to learn whether its Binding was applied."""
 
-    def __init__(
-        self,
-        client: KubeClient,
-        clock: Clock,
-        *,
-        first_wait: float = CHECK_FIRST_WAIT,
-        max_wait: float = CHECK_MAX_WAIT,
-        refused_for: float = REFUSED_FOR,
-    ) -> None:
-        self._client = client
-        self._clock = clock
-        self._first_wait = first_wait
-        self._max_wait = max_wait
-        self._refused_for = refused_for
+    def __init__(self, reader: ReadBack) -> None:
+        self._reader = reader
 
     async def landed(self, pod: Pod, node: str) -> Landed:
-        """Where the API server has *pod*. Retries until it answers with the pod or a
-        404; a refusal other than 429 or 5xx is retried for `refused_for` seconds, then
-        the answer is UNKNOWN."""
+        """Where the API server has *pod* (asched.client.readback: asked until it answers
+        with the pod or a 404; UNKNOWN when it keeps refusing)."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
-        wait = self._first_wait
-        give_up: float | None = None
-        while True:
-            try:
-                raw = await self._client.request("GET", path)
-            except REQUEST_ERRORS as exc:
-                if isinstance(exc, ApiError) and exc.not_found:
-                    return Landed.GONE
-                if isinstance(exc, ApiError) and not exc.kind.retriable:
-                    now = self._clock.now()
-                    give_up = now + self._refused_for if give_up is None else give_up
-                    if now >= give_up:
-                        log.warning("bind_check_refused", pod=pod.key, **failure_fields(exc))
-                        return Landed.UNKNOWN
-                log.debug("bind_check_retry", pod=pod.key, wait_s=wait, **failure_fields(exc))
-            else:
-                return _where(decode_pod(raw), pod, node)
-            await self._clock.sleep(wait * random.uniform(0.5, 1.0))
-            wait = min(wait * 2, self._max_wait)
-
-
-def _where(current: Pod, pod: Pod, node: str) -> Landed:
-    if current.uid != pod.uid:
-        return Landed.GONE
-    if not current.node_name:
-        return Landed.NOT_BOUND
-    return Landed.HERE if current.node_name == node else Landed.ELSEWHERE
+        current = await self._reader.read(path, decode_pod, subject=pod.key)
+        if current is Unread.REFUSED:
+            return Landed.UNKNOWN
+        if current is Unread.NOT_FOUND or current.uid != pod.uid:
+            return Landed.GONE
+        if not current.node_name:
+            return Landed.NOT_BOUND
+        return Landed.HERE if current.node_name == node else Landed.ELSEWHERE

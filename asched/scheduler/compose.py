@@ -25,6 +25,7 @@ from asched.backend.snapshot import Snapshot
 from asched.base import featuregates
 from asched.base.clock import Clock
 from asched.client.protocol import KubeClient
+from asched.client.readback import ReadBack
 from asched.config.model import ExtenderConfig
 from asched.extender import (
     EXTENDER_EVENTS,
@@ -264,7 +265,7 @@ class Components:
             before_binding=self.status_writer.before_binding,
             extenders=self.extenders,
             group_members=self.pod_view.pods_in_scheduling_group,
-            check=BindCheck(client, self.clock),
+            check=BindCheck(ReadBack(client, self.clock)),
         )
 
     def view(self, ready: Callable[[], bool]) -> SchedulerView:

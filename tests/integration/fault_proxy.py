@@ -16,6 +16,8 @@ and a regular expression on the path:
 Any fault may also `stall_watches` for that many seconds from the moment it acts: the
 watches' bytes from the server are held back, then passed on, so a client's informers see
 the fault's write only later (as when a kube-apiserver dies with a write and its watches).
+`stalled` (a regular expression on the watch's path) holds back only those watches, so a
+test can lag one informer and let another run.
 
 `outage()` cuts the watches and resets every request until it ends: the API server looks
 unreachable. Every
@@ -58,6 +60,7 @@ class Fault:
     retry_after: int | None = None
     delay: float = 0.0  # "hold": forwarded this many seconds late (reset if down by then)
     stall_watches: float = 0.0  # hold the watches' events back this long when acting
+    stalled: str = ""  # which watches stall_watches holds back (re.search on the path)
     hits: int = 0
 
     def matches(self, method: str, path: str) -> bool:
@@ -86,10 +89,11 @@ class FaultProxy:
     _down: bool = False
     _server: asyncio.Server | None = None
     _connections: set[asyncio.Task[None]] = field(default_factory=set)
-    _watches: set[asyncio.StreamWriter] = field(default_factory=set)
-    # Set while watch events flow; cleared while a fault's stall_watches lasts.
-    _flowing: asyncio.Event = field(default_factory=asyncio.Event)
-    _stalls: int = 0
+    # Each open watch's path, and its gate: set while its events flow, cleared while a
+    # fault's stall_watches holds it back.
+    _watches: dict[asyncio.StreamWriter, tuple[str, asyncio.Event]] = field(default_factory=dict)
+    # The `stalled` patterns of the stalls in force.
+    _stalling: list[str] = field(default_factory=list)
 
     def add(self, fault: Fault) -> Fault:
         self.faults.append(fault)
@@ -106,17 +110,27 @@ class FaultProxy:
         finally:
             self._down = False
 
-    def _stall_watches(self, seconds: float) -> None:
-        """Hold the watches' events back for *seconds* (overlapping stalls extend it)."""
-        self._stalls += 1
-        self._flowing.clear()
+    def _stall_watches(self, seconds: float, pattern: str) -> None:
+        """Hold back the events of the watches whose path matches *pattern* for *seconds*
+        (overlapping stalls extend it), those opened meanwhile included."""
+        self._stalling.append(pattern)
+        self._gate_watches()
 
         def resume() -> None:
-            self._stalls -= 1
-            if not self._stalls:
-                self._flowing.set()
+            self._stalling.remove(pattern)
+            self._gate_watches()
 
         asyncio.get_running_loop().call_later(seconds, resume)
+
+    def _stalled(self, path: str) -> bool:
+        return any(re.search(pattern, path) for pattern in self._stalling)
+
+    def _gate_watches(self) -> None:
+        for path, gate in self._watches.values():
+            if self._stalled(path):
+                gate.clear()
+            else:
+                gate.set()
 
     @property
     def down(self) -> bool:
@@ -127,7 +141,6 @@ class FaultProxy:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[FaultProxy]:
-        self._flowing.set()
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         try:
@@ -155,7 +168,7 @@ class FaultProxy:
                 path = target.split("?", 1)[0]
                 fault = self._fault(method, path)
                 if fault is not None and fault.stall_watches > 0:
-                    self._stall_watches(fault.stall_watches)
+                    self._stall_watches(fault.stall_watches, fault.stalled)
                 if self._down or (fault is not None and fault.action == "reset"):
                     self.log.append(Seen(method, path, 0, "reset"))
                     _reset(writer)
@@ -179,11 +192,13 @@ class FaultProxy:
                 await up_writer.drain()
                 if _is_watch(target):
                     self.log.append(Seen(method, path, 0, "watch"))
-                    self._watches.add(writer)
+                    gate = asyncio.Event()
+                    self._watches[writer] = (path, gate)
+                    self._gate_watches()
                     try:
-                        await _pipe_both(reader, writer, up_reader, up_writer, self._flowing)
+                        await _pipe_both(reader, writer, up_reader, up_writer, gate)
                     finally:
-                        self._watches.discard(writer)
+                        del self._watches[writer]
                     return
                 answer = await _read_answer(up_reader)
                 status = int(answer.split(b" ", 2)[1])

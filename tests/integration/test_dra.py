@@ -6,7 +6,6 @@ checks what asched writes to the claim (allocation and reservation) and where th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -15,42 +14,12 @@ import pytest
 from asched.localcluster import ApiError, ClusterClient, NodeSpec
 from asched.testing import dra
 from tests.builders import make_native_pod_group, make_pod
-from tests.integration.conftest import NodeFactory, unique
+from tests.integration.conftest import RESOURCE, DraObjects, NodeFactory, unique
 from tests.integration.harness import AschedHarness, profile_config
 from tests.integration.helpers import poll
 
 DRIVER = "gpu.example.com"
-RESOURCE = "/apis/resource.k8s.io/v1"
 CONFIG = profile_config("dra-test")
-
-
-class DraObjects:
-    """Cluster-scoped DeviceClasses and ResourceSlices, deleted after the test."""
-
-    def __init__(self, admin: ClusterClient) -> None:
-        self.admin = admin
-        self.created: list[str] = []
-
-    async def create(self, kind_path: str, body: dict[str, Any]) -> None:
-        await self.admin.post(f"{RESOURCE}/{kind_path}", body)
-        self.created.append(f"{RESOURCE}/{kind_path}/{body['metadata']['name']}")
-
-    async def cleanup(self) -> None:
-        for path in self.created:
-            try:
-                await self.admin.delete(path)
-            except ApiError as err:
-                if err.status != 404:
-                    raise
-
-
-@pytest.fixture
-async def dra_objects(admin: ClusterClient) -> AsyncIterator[DraObjects]:
-    objs = DraObjects(admin)
-    try:
-        yield objs
-    finally:
-        await objs.cleanup()
 
 
 async def _claim(admin: ClusterClient, ns: str, name: str) -> dict[str, Any]:

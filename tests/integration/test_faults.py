@@ -30,10 +30,11 @@ import orjson
 from asched.api.quantity import parse_quantity_exact
 from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
 from asched.localcluster.kubeconfig import write_kubeconfig
+from asched.testing import dra
 from tests.builders import make_pod
 from tests.cluster_fixtures import RestartApiServer
 from tests.integration.asched_proc import AschedProcess
-from tests.integration.conftest import NodeFactory
+from tests.integration.conftest import RESOURCE, DraObjects, NodeFactory, unique
 from tests.integration.fault_proxy import Fault, FaultProxy
 from tests.integration.harness import AschedHarness
 from tests.integration.helpers import poll
@@ -50,6 +51,8 @@ BINDING = r"^/api/v1/namespaces/[^/]+/pods/[^/]+/binding$"
 EVENTS = r"^/apis/events\.k8s\.io/v1/namespaces/[^/]+/events$"
 LEASE = r"^/apis/coordination\.k8s\.io/v1/namespaces/[^/]+/leases/asched$"
 POD_STATUS = r"^/api/v1/namespaces/[^/]+/pods/[^/]+/status$"
+CLAIM_STATUS = r"^/apis/resource\.k8s\.io/v1/namespaces/[^/]+/resourceclaims/[^/]+/status$"
+CLAIMS_WATCH = r"^/apis/resource\.k8s\.io/v1/resourceclaims$"
 FAILURES = "asched_request_failures_total"
 
 
@@ -330,6 +333,76 @@ async def test_a_binding_applied_whose_answer_was_lost_keeps_its_room(
     assert _unexpected(samples) == 0
     events = await _scheduled_events(admin, namespace)
     assert events == Counter(dict.fromkeys(_bound_by(records), 1))
+
+
+async def test_a_claim_allocation_whose_answer_was_lost_keeps_its_device(
+    asched: AschedHarness,
+    *,
+    cluster: LocalCluster,
+    admin: ClusterClient,
+    namespace: str,
+    kwok_nodes: NodeFactory,
+    dra_objects: DraObjects,
+) -> None:
+    """The server applies DynamicResources' allocation of the one GPU to q1's claim, but
+    the answer never comes and the claims watch lags. Go's Unreserve takes the in-flight
+    allocation back whatever the write's fate, so the GPU looks free until the watch
+    catches up and q2's claim can be given it too; asched reads the claim back first
+    (binding.written_after_all), binds q1 and leaves q2 waiting."""
+    (node,) = await kwok_nodes([NodeSpec("g0")])
+    cls = unique("gpu")
+    await dra_objects.create("deviceclasses", dra.device_class(cls))
+    await dra_objects.create(
+        "resourceslices", dra.resource_slice(unique("slice"), node, [dra.device("gpu-0")])
+    )
+    claims = f"{RESOURCE}/namespaces/{namespace}/resourceclaims"
+    for name in ("c1", "c2"):
+        request = dra.device_request("gpu", cls)
+        await admin.post(claims, dra.resource_claim(name, request, namespace=namespace))
+    scheduler = f"lost-claim-{namespace}"
+
+    def gpu_pod(name: str, claim: str) -> dict[str, Any]:
+        pod = make_pod(name, namespace).scheduler(scheduler).resource_claim("gpu", claim=claim)
+        return pod.manifest()
+
+    stall = 8.0
+    proxy = FaultProxy(cluster.server, cluster.ca_pem)
+    lost = proxy.add(
+        Fault("PATCH", CLAIM_STATUS, "lose_answer", stall_watches=stall, stalled=CLAIMS_WATCH)
+    )
+    async with proxy.running():
+        kubeconfig = await _proxied_kubeconfig(asched, proxy)
+        config = leader_config(scheduler)
+        async with asched.run(config, kubeconfig=kubeconfig, args=["--log-format", "json"]) as proc:
+            await _create_pods(admin, namespace, [gpu_pod("q1", "c1")])
+            with anyio.fail_after(30):
+                await poll(_async(lambda: lost.hits == 1 or None), interval=0.1)
+            # q1's failure is handled within milliseconds; q2 comes while the claims
+            # watch still lags, so only what asched kept says the GPU is taken.
+            await anyio.sleep(1.0)
+            await _create_pods(admin, namespace, [gpu_pod("q2", "c2")])
+            await asched.wait_bound({"q1"}, within=stall + 10)
+            await anyio.sleep(stall)  # the watch has caught up: q2 stays where it is
+            samples = parse_metrics(await proc.metrics())
+            assert await proc.terminate() == 0
+
+    (applied,) = [s for s in proxy.seen("PATCH", CLAIM_STATUS) if s.fault == "lose_answer"]
+    assert (applied.status, applied.path.split("/")[-2]) == (200, "c1")
+    devices = {}
+    for item in (await admin.get(claims))["items"]:
+        allocation = item.get("status", {}).get("allocation")
+        if allocation is not None:
+            results = allocation["devices"]["results"]
+            devices[item["metadata"]["name"]] = [r["device"] for r in results]
+    assert devices == {"c1": ["gpu-0"]}
+    pods = (await admin.get(f"/api/v1/namespaces/{namespace}/pods"))["items"]
+    placed = {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in pods}
+    assert placed == {"q1": node, "q2": ""}
+    records = _log_records(proc)
+    checked = [(r["claim"], r["landed"]) for r in records if r["event"] == "claim_checked"]
+    assert checked == [(f"{namespace}/c1", True)]
+    assert _false_alarms(records) == []
+    assert _unexpected(samples) == 0
 
 
 async def test_sigterm_during_an_outage_with_binds_in_flight_exits_cleanly(

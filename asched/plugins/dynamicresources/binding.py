@@ -35,6 +35,7 @@ from asched.client.protocol import (
     failure_message,
     request_context,
 )
+from asched.client.readback import ReadBack, Unread
 
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
@@ -126,6 +127,37 @@ async def bind_claim(
             if attempt == CONFLICT_ATTEMPTS - 1:
                 raise ClaimBindError(str(exc)) from None
     raise AssertionError("unreachable")
+
+
+async def written_after_all(
+    reader: ReadBack,
+    claim: ResourceClaim,
+    consumer: ConsumerRef,
+    allocation: Allocation | None,
+) -> ResourceClaim | None:
+    """After bind_claim failed in a way that may have been applied: the claim as stored
+    when its status write landed after all (the consumer reserved and, for a new
+    allocation, the same devices allocated), else None and the failure stands.
+
+    Go's bindClaim has no such step: its Unreserve takes the in-flight allocation back
+    (MaybeRemoveClaimPendingAllocation) whatever the write's fate, so until the claims
+    informer brings the written allocation, its devices look free and a second claim can
+    be given them. The status write is one PATCH at one resourceVersion, so a stored claim
+    reserved for the consumer with these devices is this write's claim."""
+    current = await reader.read(claim_path(claim), decode_resource_claim, subject=claim.key)
+    if isinstance(current, Unread) or current.uid != claim.uid:
+        return None
+    if not any(ref.uid == consumer.uid for ref in current.reserved_for):
+        return None
+    if allocation is None:
+        return current
+    if current.allocation is None or _devices(current.allocation) != _devices(allocation):
+        return None
+    return current
+
+
+def _devices(allocation: Allocation) -> set[tuple[str, str, str, str, str]]:
+    return {(r.request, r.driver, r.pool, r.device, r.share_id) for r in allocation.results}
 
 
 class _Conflict(Exception):

@@ -62,7 +62,13 @@ from asched.api.node import Node
 from asched.api.pod import Pod
 from asched.api.workload import NativePodGroup
 from asched.base import featuregates
-from asched.client.protocol import REQUEST_ERRORS, failure_fields, request_context
+from asched.client.protocol import (
+    REQUEST_ERRORS,
+    failure_fields,
+    may_have_been_applied,
+    request_context,
+)
+from asched.client.readback import ReadBack
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEventWithHint
 from asched.framework.handle import Handle
@@ -111,6 +117,7 @@ from asched.plugins.dynamicresources.binding import (
     delete_claim,
     patch_extended_claim_status,
     unreserve_consumer,
+    written_after_all,
 )
 from asched.plugins.dynamicresources.claims import (
     ClaimLookupError,
@@ -692,6 +699,17 @@ class DynamicResources(
                 )
             except ClaimBindError as exc:
                 return error(str(exc), NAME)
+            except REQUEST_ERRORS as exc:
+                # A write whose answer was lost may have landed: Unreserve would then free
+                # devices the claim holds (binding.written_after_all). Ask first.
+                if not may_have_been_applied(exc):
+                    raise
+                reader = ReadBack(client, self._handle.clock)
+                landed = await written_after_all(reader, claim, consumer, allocation)
+                log.info("claim_checked", pod=pod.key, claim=claim.key, landed=landed is not None)
+                if landed is None:
+                    raise
+                stored = landed
             self.tracker.assume(stored)
             # Unreserve works on the claim as written (Go's state.claims.set).
             s.claims[index] = stored

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from asched.client.protocol import ApiError, TransportError, may_have_been_applied
+from asched.client.readback import ReadBack
 from asched.scheduler.bindcheck import BindCheck, Landed
 from tests.builders import make_pod
 from tests.clocks import JumpingClock
@@ -24,7 +25,8 @@ def scripted(*answers: dict[str, Any] | Exception) -> PodReads:
 
 async def _landed(server: PodReads) -> Landed:
     """Run the check on a clock whose sleeps end at once."""
-    check = BindCheck(server, JumpingClock(), first_wait=1.0, max_wait=4.0, refused_for=30.0)
+    reader = ReadBack(server, JumpingClock(), first_wait=1.0, max_wait=4.0, refused_for=30.0)
+    check = BindCheck(reader)
     return await check.landed(POD, "n1")
 
 

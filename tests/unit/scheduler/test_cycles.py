@@ -22,6 +22,7 @@ from asched.backend.queue import SchedulingQueue
 from asched.backend.snapshot import Snapshot
 from asched.base.clock import FakeClock
 from asched.client.protocol import ApiError, TransportError
+from asched.client.readback import ReadBack
 from asched.extender import ExtenderError, Extenders
 from asched.framework import status as st
 from asched.framework.cycle_state import CycleState
@@ -208,7 +209,7 @@ class Harness:
             nominate=lambda pod, node: self.nominations.append((pod.name, node)),
             before_binding=self._before_binding,
             extenders=extenders,
-            check=BindCheck(self.server, JumpingClock()) if check else None,
+            check=BindCheck(ReadBack(self.server, JumpingClock())) if check else None,
         )
         # (uid, bindings done when the pod's status patches were settled)
         self.withdrawn: list[tuple[str, int]] = []
