@@ -17,7 +17,8 @@ Any fault may also `stall_watches` for that many seconds from the moment it acts
 watches' bytes from the server are held back, then passed on, so a client's informers see
 the fault's write only later (as when a kube-apiserver dies with a write and its watches).
 `stalled` (a regular expression on the watch's path) holds back only those watches, so a
-test can lag one informer and let another run.
+test can lag one informer and let another run. A `lose_answer` fault may also begin an
+`outage` of that many seconds once the answer is lost (as when the server dies with it).
 
 `outage()` cuts the watches and resets every request until it ends: the API server looks
 unreachable. Every
@@ -61,6 +62,7 @@ class Fault:
     delay: float = 0.0  # "hold": forwarded this many seconds late (reset if down by then)
     stall_watches: float = 0.0  # hold the watches' events back this long when acting
     stalled: str = ""  # which watches stall_watches holds back (re.search on the path)
+    outage: float = 0.0  # "lose_answer": then look unreachable this long
     hits: int = 0
 
     def matches(self, method: str, path: str) -> bool:
@@ -102,13 +104,21 @@ class FaultProxy:
     @contextlib.contextmanager
     def outage(self) -> Iterator[None]:
         """Every request is reset while inside; the watches open are cut on entry."""
-        self._down = True
-        for writer in list(self._watches):
-            _reset(writer)
+        self._go_down()
         try:
             yield
         finally:
             self._down = False
+
+    def _go_down(self) -> None:
+        self._down = True
+        for writer in list(self._watches):
+            _reset(writer)
+
+    def _outage_for(self, seconds: float) -> None:
+        """As `outage()`, for *seconds* from now."""
+        self._go_down()
+        asyncio.get_running_loop().call_later(seconds, setattr, self, "_down", False)
 
     def _stall_watches(self, seconds: float, pattern: str) -> None:
         """Hold back the events of the watches whose path matches *pattern* for *seconds*
@@ -205,6 +215,8 @@ class FaultProxy:
                 if fault is not None:  # lose_answer
                     self.log.append(Seen(method, path, status, "lose_answer"))
                     _reset(writer)
+                    if fault.outage > 0:
+                        self._outage_for(fault.outage)
                     return
                 self.log.append(Seen(method, path, status))
                 writer.write(answer)

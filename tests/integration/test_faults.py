@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 import orjson
+import pytest
 
 from asched.api.quantity import parse_quantity_exact
 from asched.localcluster import ClusterClient, LocalCluster, NodeSpec
@@ -335,8 +336,10 @@ async def test_a_binding_applied_whose_answer_was_lost_keeps_its_room(
     assert events == Counter(dict.fromkeys(_bound_by(records), 1))
 
 
+@pytest.mark.parametrize("outage", [0.0, 1.5], ids=["answer-lost", "then-unreachable"])
 async def test_a_claim_allocation_whose_answer_was_lost_keeps_its_device(
     asched: AschedHarness,
+    outage: float,
     *,
     cluster: LocalCluster,
     admin: ClusterClient,
@@ -348,7 +351,9 @@ async def test_a_claim_allocation_whose_answer_was_lost_keeps_its_device(
     the answer never comes and the claims watch lags. Go's Unreserve takes the in-flight
     allocation back whatever the write's fate, so the GPU looks free until the watch
     catches up and q2's claim can be given it too; asched reads the claim back first
-    (binding.written_after_all), binds q1 and leaves q2 waiting."""
+    (binding.written_after_all), binds q1 and leaves q2 waiting. With `outage`, the server
+    is unreachable for a while after the answer is lost: the read is asked again until it
+    answers (asched.client.readback), quietly."""
     (node,) = await kwok_nodes([NodeSpec("g0")])
     cls = unique("gpu")
     await dra_objects.create("deviceclasses", dra.device_class(cls))
@@ -368,7 +373,14 @@ async def test_a_claim_allocation_whose_answer_was_lost_keeps_its_device(
     stall = 8.0
     proxy = FaultProxy(cluster.server, cluster.ca_pem)
     lost = proxy.add(
-        Fault("PATCH", CLAIM_STATUS, "lose_answer", stall_watches=stall, stalled=CLAIMS_WATCH)
+        Fault(
+            "PATCH",
+            CLAIM_STATUS,
+            "lose_answer",
+            stall_watches=stall,
+            stalled=CLAIMS_WATCH,
+            outage=outage,
+        )
     )
     async with proxy.running():
         kubeconfig = await _proxied_kubeconfig(asched, proxy)
@@ -388,6 +400,10 @@ async def test_a_claim_allocation_whose_answer_was_lost_keeps_its_device(
 
     (applied,) = [s for s in proxy.seen("PATCH", CLAIM_STATUS) if s.fault == "lose_answer"]
     assert (applied.status, applied.path.split("/")[-2]) == (200, "c1")
+    reads = [s.status for s in proxy.seen("GET", f"{claims}/c1$")]
+    assert reads[-1] == 200
+    if outage:
+        assert 0 in reads  # asked while the server could not be reached
     devices = {}
     for item in (await admin.get(claims))["items"]:
         allocation = item.get("status", {}).get("allocation")
