@@ -556,7 +556,12 @@ class PreBindPlugin(Plugin, Protocol):
         requeued (an Error with backoff). A raised request failure is such an Error.
 
         May write the API server and its own state; must leave the cluster unchanged,
-        or undo it in Unreserve, when it fails.
+        or undo it in Unreserve, when it fails. A write that failed in a way that may
+        have been applied (asched.client.protocol.may_have_been_applied: a connection
+        cut after sending, a timeout, a 5xx) may have landed: before failing, and so
+        before Unreserve frees what the write holds, read the object back
+        (asched.client.readback.ReadBack) and go on if it is there, as DynamicResources
+        does for its claim allocations.
         """
         ...
 
