@@ -12,14 +12,13 @@ import structlog.testing
 from asched.client.protocol import ApiError, TransportError
 from asched.client.readback import ReadBack, Unread
 from tests.clocks import JumpingClock
-from tests.unit.scheduler.podreads import PodReads
+from tests.reads import Reads
 
 PATH = "/apis/example/v1/namespaces/ns/things/t"
 
 
-def _reader(*answers: dict[str, Any] | Exception) -> tuple[ReadBack, PodReads, JumpingClock]:
-    left = list(answers)
-    server = PodReads(lambda path: left.pop(0))
+def _reader(*answers: dict[str, Any] | Exception) -> tuple[ReadBack, Reads, JumpingClock]:
+    server = Reads.scripted(*answers)
     clock = JumpingClock()
     return ReadBack(server, clock, first_wait=1.0, max_wait=4.0, refused_for=30.0), server, clock
 

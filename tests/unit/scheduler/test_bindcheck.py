@@ -12,18 +12,12 @@ from asched.client.readback import ReadBack
 from asched.scheduler.bindcheck import BindCheck, Landed
 from tests.builders import make_pod
 from tests.clocks import JumpingClock
-from tests.unit.scheduler.podreads import PodReads
+from tests.reads import Reads
 
 POD = make_pod("p", "ns").uid("u1").obj()
 
 
-def scripted(*answers: dict[str, Any] | Exception) -> PodReads:
-    """A server answering the pod's GETs from `answers`, in order."""
-    left = list(answers)
-    return PodReads(lambda path: left.pop(0))
-
-
-async def _landed(server: PodReads) -> Landed:
+async def _landed(server: Reads) -> Landed:
     """Run the check on a clock whose sleeps end at once."""
     reader = ReadBack(server, JumpingClock(), first_wait=1.0, max_wait=4.0, refused_for=30.0)
     check = BindCheck(reader)
@@ -43,7 +37,7 @@ async def _landed(server: PodReads) -> Landed:
 async def test_the_answer_says_where_the_pod_is(
     current: dict[str, Any] | Exception, expected: Landed
 ) -> None:
-    server = scripted(current)
+    server = Reads.scripted(current)
     assert await _landed(server) is expected
     assert server.paths == ["/api/v1/namespaces/ns/pods/p"]
 
@@ -56,14 +50,14 @@ async def test_an_unreachable_or_failing_server_is_asked_until_it_answers() -> N
         ApiError(429, "TooManyRequests", "slow down"),
     ]
     # More than refused_for of fake time passes: these never give up.
-    server = scripted(*failures * 10, make_pod("p", "ns").uid("u1").node("n1").raw())
+    server = Reads.scripted(*failures * 10, make_pod("p", "ns").uid("u1").node("n1").raw())
     assert await _landed(server) is Landed.HERE
     assert len(server.paths) == 41
 
 
 async def test_a_refusal_is_retried_for_a_while_then_the_failure_stands() -> None:
     forbidden = ApiError(403, "Forbidden", "cannot get pods")
-    server = scripted(*[forbidden] * 100)
+    server = Reads.scripted(*[forbidden] * 100)
     assert await _landed(server) is Landed.UNKNOWN
     # Asked at the start, then on each wake (1, 2, 4, 4, ... s, with jitter) until
     # 30 s after the first refusal.
@@ -72,7 +66,7 @@ async def test_a_refusal_is_retried_for_a_while_then_the_failure_stands() -> Non
 
 async def test_a_refusal_that_clears_is_answered() -> None:
     forbidden = ApiError(403, "Forbidden", "RBAC caches not yet filled")
-    server = scripted(forbidden, forbidden, make_pod("p", "ns").uid("u1").raw())
+    server = Reads.scripted(forbidden, forbidden, make_pod("p", "ns").uid("u1").raw())
     assert await _landed(server) is Landed.NOT_BOUND
 
 

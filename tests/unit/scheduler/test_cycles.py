@@ -37,9 +37,9 @@ from asched.scheduler.cycle import Assumed, BindingCycle, SchedulingCycle
 from asched.scheduler.outcome import Outcomes
 from tests.builders import make_node, make_pod
 from tests.clocks import JumpingClock
+from tests.reads import Reads
 from tests.unit.extender.fakes import fake_extender
 from tests.unit.framework.fakes import FakeServices, Gate, Recorder, registry
-from tests.unit.scheduler.podreads import PodReads
 
 
 class FlakyBinder:
@@ -198,7 +198,7 @@ class Harness:
             metrics=metrics,
         )
         self.nominations: list[tuple[str, str]] = []
-        self.server = PodReads(self._server_pod)
+        self.server = Reads(self._server_pod)
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
